@@ -1,0 +1,22 @@
+// Package signing signs requests to the venue with Ed25519.
+//
+// The venue authenticates every request with three headers: x-api-key,
+// x-timestamp (Unix seconds) and x-signature, the standard base64 of an
+// Ed25519 signature over
+//
+//	api_key + timestamp + request-target + METHOD + body
+//
+// with no separators. The request-target is the path with its query string,
+// exactly as sent; the body is the exact bytes sent (empty when there is
+// none). A Signer never re-serialises anything: marshal once, sign those
+// bytes, send those bytes.
+//
+// A signature is valid for about 30 seconds after its timestamp, so a
+// request that is sent again must be signed again; see package transport.
+//
+// # Secrets
+//
+// PrivateKey and Signer redact themselves in every print path: String,
+// GoString, every fmt verb, encoding/json and zerolog. Nothing in this
+// package puts key material in an error.
+package signing

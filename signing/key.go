@@ -1,0 +1,149 @@
+package signing
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+const redacted = "[REDACTED]"
+
+// KeyError reports a private key that could not be loaded. It never holds
+// key material: Reason says what was wrong in words.
+type KeyError struct {
+	// Source names where the key came from: "base64" or a file path.
+	Source string
+	// Reason says what was wrong and, where it can, how to fix it.
+	Reason string
+}
+
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("signing: private key from %s: %s", e.Source, e.Reason)
+}
+
+// PrivateKey is an Ed25519 private key that redacts itself when printed,
+// marshalled or logged. The zero value holds no key and cannot sign.
+// A PrivateKey is immutable and safe for concurrent use.
+type PrivateKey struct {
+	key ed25519.PrivateKey
+}
+
+// ParsePrivateKey decodes a private key from standard base64 of either a
+// 32-byte seed or a 64-byte seed followed by its public key. For the
+// 64-byte form the embedded public key must match the seed.
+func ParsePrivateKey(b64 string) (*PrivateKey, error) {
+	return parseBase64("base64", b64)
+}
+
+func parseBase64(source, b64 string) (*PrivateKey, error) {
+	s := strings.TrimSpace(b64)
+	if s == "" {
+		return nil, &KeyError{Source: source, Reason: "empty"}
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		// Do not wrap err: base64.CorruptInputError is harmless, but
+		// keep errors free of anything derived from the input.
+		return nil, &KeyError{Source: source, Reason: "not valid standard base64"}
+	}
+	return fromRaw(source, raw)
+}
+
+func fromRaw(source string, raw []byte) (*PrivateKey, error) {
+	switch len(raw) {
+	case ed25519.SeedSize:
+		return &PrivateKey{key: ed25519.NewKeyFromSeed(raw)}, nil
+	case ed25519.PrivateKeySize:
+		k := ed25519.NewKeyFromSeed(raw[:ed25519.SeedSize])
+		if !bytes.Equal(k[ed25519.SeedSize:], raw[ed25519.SeedSize:]) {
+			return nil, &KeyError{Source: source, Reason: "the public key embedded in the 64-byte key does not match its seed"}
+		}
+		return &PrivateKey{key: k}, nil
+	default:
+		return nil, &KeyError{Source: source, Reason: fmt.Sprintf("decodes to %d bytes; want a 32-byte seed or a 64-byte seed and public key", len(raw))}
+	}
+}
+
+// LoadPrivateKeyFile reads a private key from a file holding base64 of a
+// 32- or 64-byte key, or a PKCS#8 PEM block ("PRIVATE KEY"). Like OpenSSH,
+// it refuses a file that group or others may read or write.
+func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+	}
+	if !info.Mode().IsRegular() {
+		return nil, &KeyError{Source: path, Reason: "not a regular file"}
+	}
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		return nil, &KeyError{Source: path, Reason: fmt.Sprintf(
+			"permissions %04o are too open: group or others can access it; run: chmod 600 %s", perm, path)}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+	}
+	if block, _ := pem.Decode(data); block != nil {
+		if block.Type != "PRIVATE KEY" {
+			return nil, &KeyError{Source: path, Reason: fmt.Sprintf("PEM block is %q; want a PKCS#8 \"PRIVATE KEY\"", block.Type)}
+		}
+		parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, &KeyError{Source: path, Reason: "PEM block is not a valid PKCS#8 private key"}
+		}
+		k, ok := parsed.(ed25519.PrivateKey)
+		if !ok {
+			return nil, &KeyError{Source: path, Reason: fmt.Sprintf("PKCS#8 key is %T; want Ed25519", parsed)}
+		}
+		return &PrivateKey{key: k}, nil
+	}
+	return parseBase64(path, string(data))
+}
+
+func describeFSError(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	default:
+		return "cannot read the file"
+	}
+}
+
+// Public returns the public key that verifies this key's signatures.
+func (k *PrivateKey) Public() ed25519.PublicKey {
+	if k == nil || len(k.key) == 0 {
+		return nil
+	}
+	return append(ed25519.PublicKey(nil), k.key[ed25519.SeedSize:]...)
+}
+
+func (k *PrivateKey) valid() bool { return k != nil && len(k.key) == ed25519.PrivateKeySize }
+
+// String returns a redacted placeholder, never key material.
+func (k PrivateKey) String() string { return "signing.PrivateKey" + redacted }
+
+// GoString returns a redacted placeholder, never key material.
+func (k PrivateKey) GoString() string { return k.String() }
+
+// Format writes a redacted placeholder for every fmt verb.
+func (k PrivateKey) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())) }
+
+// MarshalJSON encodes the key as a redacted placeholder string.
+func (k PrivateKey) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+
+// MarshalText encodes the key as a redacted placeholder.
+func (k PrivateKey) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// MarshalZerologObject logs only that a key is present.
+func (k PrivateKey) MarshalZerologObject(e *zerolog.Event) { e.Str("private_key", redacted) }

@@ -1,0 +1,93 @@
+package signing
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Header names the venue reads.
+const (
+	HeaderAPIKey    = "x-api-key"
+	HeaderTimestamp = "x-timestamp"
+	HeaderSignature = "x-signature"
+)
+
+// ValidFor is how long the venue accepts a signature after its timestamp.
+const ValidFor = 30 * time.Second
+
+// Signer signs requests for one API key. It redacts itself when printed,
+// marshalled or logged. A Signer is immutable and safe for concurrent use;
+// the zero value cannot sign.
+type Signer struct {
+	apiKey string
+	key    *PrivateKey
+}
+
+// New returns a Signer for apiKey and key. Both are required.
+func New(apiKey string, key *PrivateKey) (*Signer, error) {
+	if apiKey == "" {
+		return nil, errors.New("signing: API key is empty")
+	}
+	for i := 0; i < len(apiKey); i++ {
+		if c := apiKey[i]; c <= ' ' || c >= 0x7f {
+			return nil, errors.New("signing: API key holds a space, control or non-ASCII character")
+		}
+	}
+	if !key.valid() {
+		return nil, errors.New("signing: private key is missing")
+	}
+	return &Signer{apiKey: apiKey, key: key}, nil
+}
+
+// Message returns the exact bytes the venue verifies:
+// apiKey + timestamp + target + method + body.
+func Message(apiKey string, timestamp int64, target, method string, body []byte) []byte {
+	ts := strconv.AppendInt(nil, timestamp, 10)
+	msg := make([]byte, 0, len(apiKey)+len(ts)+len(target)+len(method)+len(body))
+	msg = append(msg, apiKey...)
+	msg = append(msg, ts...)
+	msg = append(msg, target...)
+	msg = append(msg, method...)
+	return append(msg, body...)
+}
+
+// Sign returns the base64 signature of a request sent at time t. target is
+// the request-target (path and query string) exactly as it will be sent,
+// method is upper case, and body is the exact bytes sent (nil for none).
+func (s *Signer) Sign(t time.Time, method, target string, body []byte) string {
+	sig := ed25519.Sign(s.key.key, Message(s.apiKey, t.Unix(), target, method, body))
+	return base64.StdEncoding.EncodeToString(sig)
+}
+
+// SetHeaders signs a request sent at time t and sets the three
+// authentication headers on h.
+func (s *Signer) SetHeaders(h http.Header, t time.Time, method, target string, body []byte) {
+	h[http.CanonicalHeaderKey(HeaderAPIKey)] = []string{s.apiKey}
+	h[http.CanonicalHeaderKey(HeaderTimestamp)] = []string{strconv.FormatInt(t.Unix(), 10)}
+	h[http.CanonicalHeaderKey(HeaderSignature)] = []string{s.Sign(t, method, target, body)}
+}
+
+// String returns a redacted placeholder, never the API key or private key.
+func (s Signer) String() string { return "signing.Signer" + redacted }
+
+// GoString returns a redacted placeholder.
+func (s Signer) GoString() string { return s.String() }
+
+// Format writes a redacted placeholder for every fmt verb.
+func (s Signer) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+// MarshalJSON encodes the signer as a redacted placeholder string.
+func (s Signer) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+
+// MarshalText encodes the signer as a redacted placeholder.
+func (s Signer) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// MarshalZerologObject logs only that a signer is present.
+func (s Signer) MarshalZerologObject(e *zerolog.Event) { e.Str("signer", redacted) }

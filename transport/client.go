@@ -1,0 +1,425 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+
+	"github.com/tradewire/tradewire/signing"
+)
+
+// Defaults a Client uses unless told otherwise.
+const (
+	DefaultRatePerMinute    = 100
+	DefaultBurst            = 300
+	DefaultAttemptTimeout   = 10 * time.Second
+	DefaultMaxResponseBytes = 4 << 20
+)
+
+// Client sends signed requests to one venue and decides, in one function,
+// whether a request may be sent again. A Client is safe for concurrent use
+// by many goroutines; construct it with New.
+type Client struct {
+	base           *url.URL
+	signer         *signing.Signer
+	clock          clockwork.Clock
+	hc             *http.Client
+	log            zerolog.Logger
+	policy         RetryPolicy
+	limiter        Limiter
+	attemptTimeout time.Duration
+	maxBody        int64
+}
+
+// Option configures a Client.
+type Option func(*config)
+
+type config struct {
+	clock          clockwork.Clock
+	hc             *http.Client
+	rt             http.RoundTripper
+	log            zerolog.Logger
+	policy         RetryPolicy
+	limiter        Limiter
+	perMinute      float64
+	burst          int
+	attemptTimeout time.Duration
+	maxBody        int64
+}
+
+// WithClock sets the clock that timestamps signatures and times every wait
+// (default: the real clock).
+func WithClock(c clockwork.Clock) Option { return func(o *config) { o.clock = c } }
+
+// WithHTTPClient sets the HTTP client requests go through. The Client uses
+// a copy whose redirect policy never follows a redirect.
+func WithHTTPClient(hc *http.Client) Option { return func(o *config) { o.hc = hc } }
+
+// WithRoundTripper sets the round tripper requests go through, such as an
+// in-memory simulated venue's.
+func WithRoundTripper(rt http.RoundTripper) Option { return func(o *config) { o.rt = rt } }
+
+// WithLogger sets the logger that receives one event per attempt (default:
+// zerolog.Nop()). No event holds a signature, a key or a request body.
+func WithLogger(l zerolog.Logger) Option { return func(o *config) { o.log = l } }
+
+// WithRetryPolicy sets the retry policy for GETs (default:
+// DefaultRetryPolicy). The zero RetryPolicy makes one attempt.
+func WithRetryPolicy(p RetryPolicy) Option { return func(o *config) { o.policy = p } }
+
+// WithRateLimit sets the client-side token bucket: perMinute requests a
+// minute sustained, bursts of burst (default 100 and 300, the venue's
+// budget). perMinute 0 turns throttling off; 429 pauses still apply.
+func WithRateLimit(perMinute float64, burst int) Option {
+	return func(o *config) { o.perMinute, o.burst, o.limiter = perMinute, burst, nil }
+}
+
+// WithLimiter sets the rate budget shared with other clients, replacing the
+// client's own token bucket.
+func WithLimiter(l Limiter) Option { return func(o *config) { o.limiter = l } }
+
+// WithAttemptTimeout bounds each attempt, from sending to the end of the
+// body (default 10 s).
+func WithAttemptTimeout(d time.Duration) Option { return func(o *config) { o.attemptTimeout = d } }
+
+// WithMaxResponseBytes bounds a response body (default 4 MiB); a larger
+// body is an error.
+func WithMaxResponseBytes(n int64) Option { return func(o *config) { o.maxBody = n } }
+
+// New returns a Client for the venue at baseURL that signs with signer.
+//
+// baseURL must be https, or http on a loopback host (127.0.0.0/8, ::1,
+// localhost), with no path, query, fragment or user information: anything
+// else is refused here, before anything is sent.
+func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error) {
+	base, err := checkBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if signer == nil {
+		return nil, errors.New("transport: a signer is required")
+	}
+	cfg := config{
+		log:            zerolog.Nop(),
+		policy:         DefaultRetryPolicy(),
+		perMinute:      DefaultRatePerMinute,
+		burst:          DefaultBurst,
+		attemptTimeout: DefaultAttemptTimeout,
+		maxBody:        DefaultMaxResponseBytes,
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if cfg.clock == nil {
+		cfg.clock = clockwork.NewRealClock()
+	}
+	if cfg.perMinute < 0 || cfg.burst < 0 {
+		return nil, fmt.Errorf("transport: rate limit %v/min, burst %d: must not be negative", cfg.perMinute, cfg.burst)
+	}
+	if cfg.perMinute > 0 && cfg.burst < 1 {
+		return nil, fmt.Errorf("transport: burst %d: must be at least 1 when the rate limit is on", cfg.burst)
+	}
+	if cfg.maxBody <= 0 {
+		return nil, fmt.Errorf("transport: max response bytes %d: must be positive", cfg.maxBody)
+	}
+	if cfg.attemptTimeout <= 0 {
+		return nil, fmt.Errorf("transport: attempt timeout %v: must be positive", cfg.attemptTimeout)
+	}
+	if cfg.policy.MaxDelay < 0 || cfg.policy.BaseDelay < 0 {
+		return nil, errors.New("transport: retry delays must not be negative")
+	}
+	hc := &http.Client{}
+	if cfg.hc != nil {
+		copied := *cfg.hc
+		hc = &copied
+	}
+	if cfg.rt != nil {
+		hc.Transport = cfg.rt
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	hc.Timeout = 0 // each attempt has its own deadline on the injected clock
+	if cfg.limiter == nil {
+		cfg.limiter = NewTokenBucket(cfg.clock, cfg.perMinute, cfg.burst)
+	}
+	return &Client{
+		base:           base,
+		signer:         signer,
+		clock:          cfg.clock,
+		hc:             hc,
+		log:            cfg.log,
+		policy:         cfg.policy,
+		limiter:        cfg.limiter,
+		attemptTimeout: cfg.attemptTimeout,
+		maxBody:        cfg.maxBody,
+	}, nil
+}
+
+func checkBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("transport: base URL %q: %v", raw, err)
+	}
+	switch {
+	case u.User != nil:
+		return nil, errors.New("transport: base URL must not carry user information")
+	case u.Host == "" || u.Opaque != "":
+		return nil, fmt.Errorf("transport: base URL %q: want scheme://host[:port]", raw)
+	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
+		return nil, fmt.Errorf("transport: base URL %q: want scheme://host[:port] with no path, query or fragment", raw)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !isLoopback(u.Hostname()) {
+			return nil, fmt.Errorf("transport: base URL %q: http is allowed only for loopback hosts (127.0.0.0/8, ::1, localhost); use https", raw)
+		}
+	default:
+		return nil, fmt.Errorf("transport: base URL %q: scheme must be https", raw)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// BaseURL returns the venue's base URL (scheme and host).
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// Response is a 2xx answer, read whole.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	Body       []byte
+	// Attempts is how many times the request was sent.
+	Attempts int
+}
+
+// Target returns the request-target (path and query) for a URL on the
+// client's base URL, such as a pagination link. A URL on another scheme or
+// host is refused with ErrForeignURL: following it would send signed
+// headers elsewhere.
+func (c *Client) Target(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("transport: %w: %v", ErrForeignURL, err)
+	}
+	if !strings.EqualFold(u.Scheme, c.base.Scheme) || !strings.EqualFold(u.Host, c.base.Host) || u.User != nil {
+		return "", fmt.Errorf("transport: %w: %s://%s is not %s", ErrForeignURL, u.Scheme, u.Host, c.base)
+	}
+	return u.RequestURI(), nil
+}
+
+// Get sends a signed GET for target, retrying under the client's policy.
+func (c *Client) Get(ctx context.Context, target string) (*Response, error) {
+	return c.Do(ctx, http.MethodGet, target, nil)
+}
+
+// Post sends a signed POST for target with body, exactly once.
+func (c *Client) Post(ctx context.Context, target string, body []byte) (*Response, error) {
+	return c.Do(ctx, http.MethodPost, target, body)
+}
+
+// Do sends one signed request and returns its 2xx answer.
+//
+// target is the request-target — the path with its query string — exactly
+// as it is to be sent and signed; it must be in the form net/http sends
+// (a target that would be re-encoded is refused). body is sent byte for
+// byte on every attempt.
+//
+// Each attempt waits for the rate budget, is signed afresh with the
+// clock's current time, and is bounded by the attempt timeout. Only a GET
+// is sent again, and only after 429, 500, 502, 503, 504 or a failure below
+// HTTP; every other answer is final. A write that gets 429 or 5xx, or whose
+// answer is lost after it may have been written, returns an
+// *UnknownOutcomeError and is never sent again.
+//
+// Errors: *StatusError for a non-2xx answer, *NetworkError for a GET that
+// failed below HTTP on every attempt, *UnknownOutcomeError, or an error
+// matching ErrInvalidRequest, or ctx's error when ctx ends first.
+func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*Response, error) {
+	path, err := checkTarget(method, target)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return nil, c.notSent(method, path, attempt, err)
+		}
+		status, header, respBody, sendErr := c.attempt(ctx, method, target, body)
+		retry, reason := shouldRetry(ctx, method, status, sendErr)
+		if retry && attempt >= c.policy.attempts() {
+			retry, reason = false, "attempts exhausted"
+		}
+
+		var retryAfter time.Duration
+		var hasRetryAfter bool
+		if sendErr == nil {
+			retryAfter, hasRetryAfter = parseRetryAfter(header.Get("Retry-After"))
+		}
+		var delay time.Duration
+		if retry {
+			delay, reason = c.policy.backoff(attempt+1, retryAfter, hasRetryAfter)
+			if dl, ok := ctx.Deadline(); ok && c.clock.Now().Add(delay).After(dl) {
+				retry, reason = false, "wait would outlive the context deadline"
+			}
+		}
+		if status == http.StatusTooManyRequests {
+			// Backoff is per request; the pause is for every caller.
+			pause, _ := c.policy.backoff(attempt+1, retryAfter, hasRetryAfter)
+			c.limiter.Pause(pause)
+		}
+		c.logAttempt(method, path, attempt, status, sendErr, retry, delay, reason)
+
+		if !retry {
+			return c.finish(ctx, method, path, attempt, status, header, respBody, retryAfter, sendErr)
+		}
+		t := c.clock.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.Chan():
+		}
+	}
+}
+
+// attempt signs and sends one request and reads its answer. A non-nil error
+// means no complete answer was read.
+func (c *Client) attempt(ctx context.Context, method, target string, body []byte) (int, http.Header, []byte, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
+	defer timeout.Stop()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(actx, method, c.base.String()+target, rd)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "tradewire")
+	c.signer.SetHeaders(req.Header, c.clock.Now(), method, target, body)
+
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, nil, attemptError(actx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	if err != nil {
+		return resp.StatusCode, resp.Header, nil, attemptError(actx, err)
+	}
+	if int64(len(data)) > c.maxBody {
+		return resp.StatusCode, resp.Header, nil, errResponseTooLarge
+	}
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+func (c *Client) finish(ctx context.Context, method, path string, attempts, status int, header http.Header, body []byte, retryAfter time.Duration, sendErr error) (*Response, error) {
+	write := method != http.MethodGet && method != http.MethodHead
+	switch {
+	case sendErr != nil && errors.Is(sendErr, errResponseTooLarge):
+		return nil, &ResponseTooLargeError{Method: method, Path: path, StatusCode: status, Limit: c.maxBody}
+	case sendErr != nil && write:
+		if isDialError(sendErr) && ctx.Err() == nil {
+			// Nothing reached the venue.
+			return nil, fmt.Errorf("%s %s: not sent: %w", method, path, sendErr)
+		}
+		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: sendErr}
+	case sendErr != nil:
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, &NetworkError{Method: method, Path: path, Attempts: attempts, Err: sendErr}
+	case status >= 200 && status < 300:
+		return &Response{StatusCode: status, Header: header, Body: body, Attempts: attempts}, nil
+	}
+	serr := newStatusError(method, path, status, attempts, retryAfter, body)
+	if status >= 300 && status < 400 {
+		serr.Body = "redirect not followed (it would carry the signed headers elsewhere)"
+		serr.Errors = nil
+	}
+	if write && (status == http.StatusTooManyRequests || status >= 500 || (status >= 300 && status < 400)) {
+		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: serr}
+	}
+	return nil, serr
+}
+
+func (c *Client) notSent(method, path string, attempt int, err error) error {
+	c.log.Debug().Str("method", method).Str("path", path).Int("attempt", attempt).Err(err).Msg("not sent: waiting for the rate budget ended")
+	return err
+}
+
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// attemptError names the attempt timeout when it is what ended err.
+func attemptError(actx context.Context, err error) error {
+	if cause := context.Cause(actx); errors.Is(cause, errAttemptTimeout) {
+		return fmt.Errorf("%w: %w", errAttemptTimeout, err)
+	}
+	return err
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func (c *Client) logAttempt(method, path string, attempt, status int, err error, retry bool, delay time.Duration, reason string) {
+	var ev *zerolog.Event
+	switch {
+	case retry:
+		ev = c.log.Info()
+	case err != nil || status >= 400:
+		ev = c.log.Warn()
+	default:
+		ev = c.log.Debug()
+	}
+	ev = ev.Str("method", method).Str("path", path).Int("attempt", attempt).Int("status", status).Bool("retry", retry).Str("reason", reason)
+	if retry {
+		ev = ev.Dur("delay", delay)
+	}
+	if err != nil {
+		ev = ev.Str("error", err.Error())
+	}
+	ev.Msg("attempt")
+}
+
+// checkTarget refuses, before anything is sent, a target that would not
+// be sent byte for byte as signed. It returns the path for errors and logs.
+func checkTarget(method, target string) (string, error) {
+	if method == "" || strings.ToUpper(method) != method {
+		return "", fmt.Errorf("transport: %w: method %q must be upper case", ErrInvalidRequest, method)
+	}
+	if !strings.HasPrefix(target, "/") || strings.HasPrefix(target, "//") {
+		return "", fmt.Errorf("transport: %w: target %q must be a path starting with /", ErrInvalidRequest, target)
+	}
+	u, err := url.ParseRequestURI(target)
+	if err != nil {
+		return "", fmt.Errorf("transport: %w: target %q: %v", ErrInvalidRequest, target, err)
+	}
+	if got := u.RequestURI(); got != target {
+		return "", fmt.Errorf("transport: %w: target %q would be sent as %q; escape it as sent", ErrInvalidRequest, target, got)
+	}
+	return u.Path, nil
+}

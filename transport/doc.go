@@ -1,0 +1,69 @@
+// Package transport sends signed requests to the venue and decides, in one
+// conservative function, whether a request may be sent again.
+//
+// # Retries
+//
+// Every attempt waits for the rate budget, is signed afresh with the
+// injected clock's current time (a signature is valid for about 30 s), and
+// sends the same body bytes. The rules:
+//
+//	request  answer                                   what the client does
+//	GET      2xx                                      returns it
+//	GET      429, 500, 502, 503, 504                  waits, sends again (budget permitting)
+//	GET      failed below HTTP (refused, reset,       waits, sends again: a GET has no
+//	         per-attempt timeout)                     effect to duplicate
+//	GET      any other status (400, 401, 403, 404,    final: returns a *StatusError
+//	         422, 501, 3xx, …)
+//	POST     2xx                                      returns it
+//	POST     429 or any 5xx, or the answer lost       never sent again: *UnknownOutcomeError
+//	         after it may have been written
+//	POST     any other status                         final: returns a *StatusError
+//
+// A POST is never sent twice by this package, whatever comes back: a 429 or
+// 5xx on a create is an unknown outcome, not a refusal. Only package orders,
+// which can look an order up first, decides whether a create is sent again.
+//
+// The default policy makes 4 attempts in total, waiting 0.5 s, 1 s and 2 s
+// (doubling, capped at 8 s). Full jitter is off by default; turn it on
+// (RetryPolicy.Jitter) when many processes share one API key, so their
+// retries do not arrive in lockstep. Retry-After is read only in its
+// delta-seconds form; it replaces the computed delay but is clamped to the
+// cap. An HTTP-date, a negative or fractional value, or garbage is ignored:
+// exponential backoff needs no clock agreement with the venue. A wait never
+// starts if it would outlive the context's deadline, and a cancelled
+// context ends a wait at once.
+//
+// # Throttling
+//
+// Backoff is not throttling. A client-side token bucket (default 100
+// requests a minute, bursts of 300: the venue's budget) sits in front of
+// every attempt, retries included. When any request is answered 429, the
+// whole client pauses for that (clamped) delay, so concurrent callers do
+// not pile onto a limiter that already said no. Several clients can share
+// one budget through the Limiter interface.
+//
+// # Errors
+//
+// Callers branch with errors.Is on ErrNotFound (404), ErrCredentials
+// (401, 403), ErrRejected (400, 422 and other final 4xx), ErrRateLimited
+// and ErrUnavailable (retried until the budget ran out), ErrUnknownOutcome
+// and ErrInvalidRequest, and read details with errors.As on *StatusError
+// (status, attempts, last Retry-After, the venue's error envelope with its
+// field paths), *NetworkError, *UnknownOutcomeError and
+// *ResponseTooLargeError. Errors never hold headers, signatures or keys.
+//
+// # Safety of the wire
+//
+// The base URL must be https; http is allowed only for loopback hosts.
+// Redirects are never followed (they would carry the signed headers
+// elsewhere), URLs from the venue are followed only on the base URL's
+// scheme and host (Client.Target), and response bodies are read through a
+// size limit (default 4 MiB).
+//
+// # Logging
+//
+// The client logs one zerolog event per attempt to the injected logger
+// (default zerolog.Nop()): method, path, status, attempt, whether it
+// retries, the delay chosen and why. It never logs a signature, a key or a
+// request body.
+package transport

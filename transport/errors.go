@@ -1,0 +1,220 @@
+package transport
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Conditions callers branch on, matched with errors.Is against the typed
+// errors this package returns.
+var (
+	// ErrNotFound: the venue answered 404.
+	ErrNotFound = errors.New("not found")
+	// ErrCredentials: the venue refused the credentials (401) or their
+	// scope (403).
+	ErrCredentials = errors.New("credentials refused")
+	// ErrRejected: the venue refused the request as sent (400, 422 and
+	// the other final 4xx statuses). StatusError.Errors names the fields.
+	ErrRejected = errors.New("rejected by the venue")
+	// ErrRateLimited: the venue kept answering 429 until the retry budget
+	// ran out.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrUnavailable: the venue kept failing (500, 502, 503, 504, or
+	// below HTTP) until the retry budget ran out.
+	ErrUnavailable = errors.New("venue unavailable")
+	// ErrUnknownOutcome: a write may or may not have taken effect.
+	ErrUnknownOutcome = errors.New("unknown outcome")
+	// ErrInvalidRequest: the request was refused before anything was sent.
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrForeignURL: a URL does not belong to the client's base URL.
+	ErrForeignURL = errors.New("URL is not on the base URL's scheme and host")
+)
+
+var errResponseTooLarge = errors.New("response body too large")
+
+// FieldError is one entry of the venue's error envelope.
+type FieldError struct {
+	// Detail is the venue's message, such as "Must be a valid UUID.".
+	Detail string `json:"detail"`
+	// Attr is the field path the detail is about
+	// ("market_order_config.asset_quantity", "non_field_errors"), or
+	// empty when the venue gave none.
+	Attr string `json:"attr"`
+}
+
+// StatusError is a final non-2xx answer from the venue, or the last answer
+// of a GET that was retried until its budget ran out. Use errors.Is with
+// ErrNotFound, ErrCredentials, ErrRejected, ErrRateLimited or
+// ErrUnavailable to branch on it.
+type StatusError struct {
+	Method string
+	// Path is the request path without its query string.
+	Path       string
+	StatusCode int
+	// Attempts is how many times the request was sent.
+	Attempts int
+	// RetryAfter is the last Retry-After the venue sent, as parsed
+	// (delta-seconds only, before clamping); zero when it sent none.
+	RetryAfter time.Duration
+	// Type is the envelope's type: validation_error, client_error or
+	// server_error; empty when the body was not an envelope.
+	Type string
+	// Errors are the envelope's entries.
+	Errors []FieldError
+	// Body is the raw body, kept verbatim (up to 1 KiB) when it was not an
+	// envelope.
+	Body string
+}
+
+func (e *StatusError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %d %s", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
+	}
+	for i, fe := range e.Errors {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		b.WriteString(sep)
+		if fe.Attr != "" {
+			b.WriteString(fe.Attr + ": ")
+		}
+		b.WriteString(fe.Detail)
+	}
+	if len(e.Errors) == 0 && e.Body != "" {
+		b.WriteString(": " + e.Body)
+	}
+	return b.String()
+}
+
+// Is reports whether e is one of the conditions this package names.
+func (e *StatusError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrCredentials:
+		return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden
+	case ErrRateLimited:
+		return e.StatusCode == http.StatusTooManyRequests
+	case ErrUnavailable:
+		switch e.StatusCode {
+		case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+	case ErrRejected:
+		switch e.StatusCode {
+		case http.StatusNotFound, http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+			return false
+		}
+		return e.StatusCode >= 400 && e.StatusCode < 500
+	}
+	return false
+}
+
+// Fields returns the field paths the venue named, in order.
+func (e *StatusError) Fields() []string {
+	var out []string
+	for _, fe := range e.Errors {
+		if fe.Attr != "" {
+			out = append(out, fe.Attr)
+		}
+	}
+	return out
+}
+
+// NetworkError is a GET that failed below HTTP (connection refused or
+// reset, per-attempt timeout) on every attempt. It matches ErrUnavailable.
+type NetworkError struct {
+	Method, Path string
+	Attempts     int
+	Err          error
+}
+
+func (e *NetworkError) Error() string {
+	return fmt.Sprintf("%s %s: failed after %d attempts: %v", e.Method, e.Path, e.Attempts, e.Err)
+}
+
+// Unwrap returns the last failure.
+func (e *NetworkError) Unwrap() error { return e.Err }
+
+// Is matches ErrUnavailable.
+func (e *NetworkError) Is(target error) bool { return target == ErrUnavailable }
+
+// UnknownOutcomeError is a write (a POST) whose effect cannot be known: the
+// venue answered 429 or 5xx, or the answer was lost after the request may
+// have been written (a timeout, a connection reset). The request was sent
+// once and was not sent again; only a lookup can tell whether it took
+// effect.
+type UnknownOutcomeError struct {
+	Method, Path string
+	// StatusCode is the venue's answer, or 0 when none arrived.
+	StatusCode int
+	// Err is the answer (a *StatusError) or the failure.
+	Err error
+}
+
+func (e *UnknownOutcomeError) Error() string {
+	return fmt.Sprintf("%s %s: unknown outcome (sent once, not retried; it may have taken effect): %v", e.Method, e.Path, e.Err)
+}
+
+// Unwrap returns the answer or failure behind the unknown outcome.
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+
+// Is matches ErrUnknownOutcome.
+func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
+
+// ResponseTooLargeError is a response whose body exceeded the client's
+// limit. The request was answered with StatusCode; the body was not read.
+type ResponseTooLargeError struct {
+	Method, Path string
+	StatusCode   int
+	Limit        int64
+}
+
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("%s %s: %d response body exceeds the %d-byte limit", e.Method, e.Path, e.StatusCode, e.Limit)
+}
+
+// Unwrap lets errors.Is see that the body was too large.
+func (e *ResponseTooLargeError) Unwrap() error { return errResponseTooLarge }
+
+const maxErrorBody = 1 << 10
+
+// newStatusError builds the error for a non-2xx answer, decoding the
+// venue's envelope when the body is one.
+func newStatusError(method, path string, status, attempts int, retryAfter time.Duration, body []byte) *StatusError {
+	e := &StatusError{Method: method, Path: path, StatusCode: status, Attempts: attempts, RetryAfter: retryAfter}
+	var env struct {
+		Type   string `json:"type"`
+		Errors []struct {
+			Detail *string `json:"detail"`
+			Attr   *string `json:"attr"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(body, &env) == nil && (env.Type != "" || len(env.Errors) > 0) {
+		e.Type = env.Type
+		for _, fe := range env.Errors {
+			var f FieldError
+			if fe.Detail != nil {
+				f.Detail = *fe.Detail
+			}
+			if fe.Attr != nil {
+				f.Attr = *fe.Attr
+			}
+			e.Errors = append(e.Errors, f)
+		}
+		return e
+	}
+	text := strings.TrimSpace(string(body))
+	if len(text) > maxErrorBody {
+		text = text[:maxErrorBody] + "…"
+	}
+	e.Body = text
+	return e
+}

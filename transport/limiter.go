@@ -1,0 +1,129 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// Limiter is a rate budget that every attempt draws from before it is
+// sent, retries included. Implementations must be safe for concurrent use.
+//
+// Wait blocks until one request may be sent, or until ctx is done, in which
+// case it returns an error that wraps ctx's. Pause stops every caller from
+// sending for d (it never shortens a pause already in force); the client
+// calls it when the venue answers 429, so that concurrent callers do not
+// pile onto a limiter that already said no.
+type Limiter interface {
+	Wait(ctx context.Context) error
+	Pause(d time.Duration)
+}
+
+// TokenBucket is the in-process Limiter: a token bucket that refills at a
+// steady rate up to a burst, on an injected clock. Waiters are served in
+// the order they reserve a token. A TokenBucket is safe for concurrent use;
+// the zero value is not usable: construct one with NewTokenBucket.
+type TokenBucket struct {
+	clock clockwork.Clock
+	rate  float64 // tokens per second; 0 means unlimited (pauses still apply)
+	burst float64
+
+	mu          sync.Mutex
+	tokens      float64
+	last        time.Time
+	pausedUntil time.Time
+}
+
+// NewTokenBucket returns a bucket that allows perMinute requests a minute
+// sustained and bursts of up to burst, starting full. perMinute <= 0 turns
+// the throttle off; the bucket then only enforces pauses.
+func NewTokenBucket(clock clockwork.Clock, perMinute float64, burst int) *TokenBucket {
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	b := &TokenBucket{clock: clock, last: clock.Now()}
+	if perMinute > 0 && !math.IsInf(perMinute, 1) {
+		b.rate = perMinute / 60
+		b.burst = math.Max(1, float64(burst))
+		b.tokens = b.burst
+	}
+	return b
+}
+
+// Wait takes one token, waiting on the clock for it when the bucket is
+// empty or paused. It never starts a wait that would end after ctx's
+// deadline: it returns at once with an error instead.
+func (b *TokenBucket) Wait(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	now := b.clock.Now()
+	d := b.reserve(now)
+	b.mu.Unlock()
+	for d > 0 {
+		if dl, ok := ctx.Deadline(); ok && now.Add(d).After(dl) {
+			b.unreserve()
+			return fmt.Errorf("transport: rate budget: a token is %v away, past the context deadline: %w", d, context.DeadlineExceeded)
+		}
+		t := b.clock.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			b.unreserve()
+			return ctx.Err()
+		case <-t.Chan():
+		}
+		// A pause may have begun while this caller slept.
+		b.mu.Lock()
+		now = b.clock.Now()
+		d = b.pausedUntil.Sub(now)
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// reserve takes a token (the balance may go negative: a debt that later
+// callers queue behind) and returns how long the caller must wait for it.
+func (b *TokenBucket) reserve(now time.Time) time.Duration {
+	var d time.Duration
+	if b.rate > 0 {
+		if now.After(b.last) {
+			b.tokens = math.Min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+			b.last = now
+		}
+		b.tokens--
+		if b.tokens < 0 {
+			d = time.Duration(math.Ceil(-b.tokens / b.rate * float64(time.Second)))
+		}
+	}
+	if p := b.pausedUntil.Sub(now); p > d {
+		d = p
+	}
+	return d
+}
+
+func (b *TokenBucket) unreserve() {
+	if b.rate == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.tokens = math.Min(b.burst, b.tokens+1)
+	b.mu.Unlock()
+}
+
+// Pause stops every caller from taking a token for d from now.
+func (b *TokenBucket) Pause(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	b.mu.Lock()
+	if until := b.clock.Now().Add(d); until.After(b.pausedUntil) {
+		b.pausedUntil = until
+	}
+	b.mu.Unlock()
+}
