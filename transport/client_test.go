@@ -1,0 +1,540 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+func newTestClient(t *testing.T, v *venue, log *eventLog, opts ...Option) *Client {
+	t.Helper()
+	base := []Option{WithClock(v.clock), WithLogger(log.logger()), WithRateLimit(0, 0)}
+	c, err := New(v.srv.URL, testSigner(t), append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func status(code int) reply {
+	return reply{status: code, body: `{"type":"server_error","errors":[{"detail":"boom","attr":null}]}`}
+}
+
+func withRetryAfter(code int, ra string) reply {
+	return reply{status: code, header: map[string]string{"Retry-After": ra}, body: `{}`}
+}
+
+const (
+	s500ms = 500 * time.Millisecond
+	s1     = time.Second
+	s2     = 2 * time.Second
+	s8     = 8 * time.Second
+)
+
+// TestRetryRules has one row per rule: method × answer × Retry-After form.
+func TestRetryRules(t *testing.T) {
+	ok := reply{status: http.StatusOK, body: `{"ok":true}`}
+	tests := []struct {
+		name     string
+		method   string
+		script   []reply
+		attempts int
+		delays   []time.Duration
+		want     error // nil: success
+		unknown  bool  // the error is an unknown outcome
+	}{
+		{"GET 200", "GET", []reply{ok}, 1, nil, nil, false},
+		{"GET 429 until budget ends", "GET", []reply{status(429)}, 4, []time.Duration{s500ms, s1, s2}, ErrRateLimited, false},
+		{"GET 500 until budget ends", "GET", []reply{status(500)}, 4, []time.Duration{s500ms, s1, s2}, ErrUnavailable, false},
+		{"GET 502 until budget ends", "GET", []reply{status(502)}, 4, []time.Duration{s500ms, s1, s2}, ErrUnavailable, false},
+		{"GET 503 until budget ends", "GET", []reply{status(503)}, 4, []time.Duration{s500ms, s1, s2}, ErrUnavailable, false},
+		{"GET 504 until budget ends", "GET", []reply{status(504)}, 4, []time.Duration{s500ms, s1, s2}, ErrUnavailable, false},
+		{"GET 503 then 200", "GET", []reply{status(503), status(503), ok}, 3, []time.Duration{s500ms, s1}, nil, false},
+		{"GET 429 Retry-After 3", "GET", []reply{withRetryAfter(429, "3"), ok}, 2, []time.Duration{3 * s1}, nil, false},
+		{"GET 429 Retry-After 0", "GET", []reply{withRetryAfter(429, "0"), ok}, 2, []time.Duration{0}, nil, false},
+		{"GET 503 Retry-After 120 clamped", "GET", []reply{withRetryAfter(503, "120"), ok}, 2, []time.Duration{s8}, nil, false},
+		{"GET 503 Retry-After huge clamped", "GET", []reply{withRetryAfter(503, "99999999999999999999"), ok}, 2, []time.Duration{s8}, nil, false},
+		{"GET 429 Retry-After HTTP-date ignored", "GET", []reply{withRetryAfter(429, "Wed, 21 Oct 2026 07:28:00 GMT"), ok}, 2, []time.Duration{s500ms}, nil, false},
+		{"GET 429 Retry-After negative ignored", "GET", []reply{withRetryAfter(429, "-1"), ok}, 2, []time.Duration{s500ms}, nil, false},
+		{"GET 429 Retry-After fraction ignored", "GET", []reply{withRetryAfter(429, "1.5"), ok}, 2, []time.Duration{s500ms}, nil, false},
+		{"GET 429 Retry-After NaN ignored", "GET", []reply{withRetryAfter(429, "NaN"), ok}, 2, []time.Duration{s500ms}, nil, false},
+		{"GET 429 Retry-After empty ignored", "GET", []reply{withRetryAfter(429, ""), ok}, 2, []time.Duration{s500ms}, nil, false},
+		{"GET 400 final", "GET", []reply{status(400), ok}, 1, nil, ErrRejected, false},
+		{"GET 401 final", "GET", []reply{status(401), ok}, 1, nil, ErrCredentials, false},
+		{"GET 403 final", "GET", []reply{status(403), ok}, 1, nil, ErrCredentials, false},
+		{"GET 404 final", "GET", []reply{status(404), ok}, 1, nil, ErrNotFound, false},
+		{"GET 422 final", "GET", []reply{status(422), ok}, 1, nil, ErrRejected, false},
+		{"GET 501 final", "GET", []reply{status(501), ok}, 1, nil, errStatus, false},
+		{"GET 505 final", "GET", []reply{status(505), ok}, 1, nil, errStatus, false},
+		{"GET 302 not followed", "GET", []reply{{status: 302, header: map[string]string{"Location": "https://elsewhere.invalid/"}}, ok}, 1, nil, errStatus, false},
+		{"POST 201", "POST", []reply{{status: 201, body: `{}`}}, 1, nil, nil, false},
+		{"POST 429 unknown", "POST", []reply{status(429), ok}, 1, nil, ErrUnknownOutcome, true},
+		{"POST 429 Retry-After unknown", "POST", []reply{withRetryAfter(429, "1"), ok}, 1, nil, ErrUnknownOutcome, true},
+		{"POST 500 unknown", "POST", []reply{status(500), ok}, 1, nil, ErrUnknownOutcome, true},
+		{"POST 501 unknown", "POST", []reply{status(501), ok}, 1, nil, ErrUnknownOutcome, true},
+		{"POST 502 unknown", "POST", []reply{status(502), ok}, 1, nil, ErrUnknownOutcome, true},
+		{"POST 503 unknown", "POST", []reply{status(503), ok}, 1, nil, ErrUnknownOutcome, true},
+		{"POST 504 unknown", "POST", []reply{status(504), ok}, 1, nil, ErrUnknownOutcome, true},
+		{"POST 400 rejected", "POST", []reply{status(400), ok}, 1, nil, ErrRejected, false},
+		{"POST 401 refused", "POST", []reply{status(401), ok}, 1, nil, ErrCredentials, false},
+		{"POST 404 not found", "POST", []reply{status(404), ok}, 1, nil, ErrNotFound, false},
+		{"POST 422 rejected", "POST", []reply{status(422), ok}, 1, nil, ErrRejected, false},
+		{"POST connection dropped after write", "POST", []reply{{drop: true}, ok}, 1, nil, ErrUnknownOutcome, true},
+		{"GET connection dropped then 200", "GET", []reply{{drop: true}, {drop: true}, ok}, 3, []time.Duration{s500ms, s1}, nil, false},
+		{"GET connection dropped until budget ends", "GET", []reply{{drop: true}}, 4, []time.Duration{s500ms, s1, s2}, ErrUnavailable, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testContext(t)
+			clock := clockwork.NewFakeClockAt(t0)
+			v := newVenue(t, clock, tt.script...)
+			log := newEventLog()
+			c := newTestClient(t, v, log)
+
+			body := []byte(`{"client_order_id":"131de903-5a9c-4260-abc1-28d562a5dcf0","side":"buy"}`)
+			if tt.method == "GET" {
+				body = nil
+			}
+			const target = "/api/v2/crypto/trading/orders/?account_number=AB1&symbol=BTC-USD"
+			done := make(chan result, 1)
+			go func() {
+				resp, err := c.Do(ctx, tt.method, target, body)
+				done <- result{resp, err}
+			}()
+			delays := drive(t, ctx, clock, log, 0)
+			res := <-done
+
+			if !slices.Equal(delays, tt.delays) {
+				t.Errorf("delays = %v, want %v", delays, tt.delays)
+			}
+			reqs := v.requests()
+			if len(reqs) != tt.attempts {
+				t.Fatalf("venue saw %d requests, want %d", len(reqs), tt.attempts)
+			}
+			for i, r := range reqs {
+				if !r.validSig {
+					t.Errorf("attempt %d: signature does not verify", i+1)
+				}
+				if r.timestamp != itoa(r.at.Unix()) {
+					t.Errorf("attempt %d: x-timestamp %s, but the clock read %d when it was sent: not signed afresh", i+1, r.timestamp, r.at.Unix())
+				}
+				if r.target != target || r.method != tt.method || string(r.body) != string(body) {
+					t.Errorf("attempt %d: sent %s %s %q, want %s %s %q", i+1, r.method, r.target, r.body, tt.method, target, body)
+				}
+				if i > 0 {
+					if got := r.at.Sub(reqs[i-1].at); got != tt.delays[i-1] {
+						t.Errorf("attempt %d came %v after the previous one, want %v", i+1, got, tt.delays[i-1])
+					}
+					if tt.delays[i-1] >= s500ms && (r.timestamp == reqs[i-1].timestamp || r.signature == reqs[i-1].signature) {
+						t.Errorf("attempt %d reused the previous timestamp or signature", i+1)
+					}
+				}
+			}
+			if tt.method == "POST" && len(log.lines()) != 1 {
+				t.Errorf("POST logged %d attempts, want exactly 1", len(log.lines()))
+			}
+
+			if tt.want == nil {
+				if res.err != nil {
+					t.Fatalf("err = %v, want success", res.err)
+				}
+				if res.resp.Attempts != tt.attempts {
+					t.Errorf("Response.Attempts = %d, want %d", res.resp.Attempts, tt.attempts)
+				}
+				return
+			}
+			if res.err == nil {
+				t.Fatal("err = nil, want an error")
+			}
+			if tt.want == errStatus {
+				var se *StatusError
+				if !errors.As(res.err, &se) {
+					t.Fatalf("err = %T %v, want *StatusError", res.err, res.err)
+				}
+			} else if !errors.Is(res.err, tt.want) {
+				t.Fatalf("err = %v, want errors.Is %v", res.err, tt.want)
+			}
+			var uo *UnknownOutcomeError
+			if got := errors.As(res.err, &uo); got != tt.unknown {
+				t.Errorf("unknown outcome = %v, want %v (err %v)", got, tt.unknown, res.err)
+			}
+			var se *StatusError
+			if errors.As(res.err, &se) && se.Attempts != tt.attempts {
+				t.Errorf("StatusError.Attempts = %d, want %d", se.Attempts, tt.attempts)
+			}
+		})
+	}
+}
+
+// errStatus marks rows whose error is a *StatusError that matches none of
+// the named conditions.
+var errStatus = errors.New("status error")
+
+func TestStatusErrorCarriesEnvelope(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, reply{status: 429, header: map[string]string{"Retry-After": "2"},
+		body: `{"type":"client_error","errors":[{"detail":"Request was throttled.","attr":null}]}`})
+	log := newEventLog()
+	c := newTestClient(t, v, log)
+	done := make(chan result, 1)
+	go func() { _, err := c.Get(ctx, "/api/v2/crypto/trading/accounts/"); done <- result{nil, err} }()
+	drive(t, ctx, clock, log, 0)
+	err := (<-done).err
+	var se *StatusError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v", err)
+	}
+	if se.StatusCode != 429 || se.Attempts != 4 || se.RetryAfter != 2*time.Second || se.Type != "client_error" ||
+		len(se.Errors) != 1 || se.Errors[0].Detail != "Request was throttled." {
+		t.Errorf("StatusError = %+v", se)
+	}
+	if !errors.Is(err, ErrRateLimited) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotFound) {
+		t.Error("wrong conditions matched")
+	}
+}
+
+func TestRejectionNamesFields(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, reply{status: 400, body: `{"type":"validation_error","errors":[` +
+		`{"detail":"Must be a valid UUID.","attr":"client_order_id"},` +
+		`{"detail":"A valid number is required.","attr":"market_order_config.asset_quantity"}]}`})
+	c := newTestClient(t, v, newEventLog())
+	_, err := c.Post(ctx, "/api/v2/crypto/trading/orders/", []byte(`{}`))
+	var se *StatusError
+	if !errors.As(err, &se) || !errors.Is(err, ErrRejected) {
+		t.Fatalf("err = %v", err)
+	}
+	if got := se.Fields(); !slices.Equal(got, []string{"client_order_id", "market_order_config.asset_quantity"}) {
+		t.Errorf("Fields = %v", got)
+	}
+	if !strings.Contains(err.Error(), "client_order_id: Must be a valid UUID.") {
+		t.Errorf("message %q does not name the field", err)
+	}
+}
+
+func TestPlainTextBodyKeptVerbatim(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	long := strings.Repeat("x", 5000)
+	v := newVenue(t, clock,
+		reply{status: 400, body: "Request missing required headers: x-signature"},
+		reply{status: 400, body: long})
+	c := newTestClient(t, v, newEventLog())
+	_, err := c.Get(ctx, "/a/")
+	var se *StatusError
+	if !errors.As(err, &se) || se.Body != "Request missing required headers: x-signature" {
+		t.Fatalf("err = %#v", err)
+	}
+	_, err = c.Get(ctx, "/a/")
+	if !errors.As(err, &se) || len(se.Body) > maxErrorBody+len("…") {
+		t.Fatalf("a long body was not bounded: %d bytes", len(se.Body))
+	}
+}
+
+func TestCancelEndsBackoffAtOnce(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, status(503))
+	log := newEventLog()
+	c := newTestClient(t, v, log)
+	callCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := c.Get(callCtx, "/a/"); done <- err }()
+	if ev := <-log.events; !ev.Retry {
+		t.Fatal("first attempt was not retried")
+	}
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the clock never moves: only the cancellation can end the wait
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("cancellation did not end the backoff")
+	}
+	if n := len(v.requests()); n != 1 {
+		t.Errorf("venue saw %d requests after cancel, want 1", n)
+	}
+}
+
+func TestNoWaitOutlivesDeadline(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, status(503))
+	log := newEventLog()
+	c := newTestClient(t, v, log)
+	// 1.2 s of budget: the 0.5 s wait fits, the 1 s wait after it does not.
+	callCtx, cancel := withFakeDeadline(ctx, clock, 1200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := c.Get(callCtx, "/a/"); done <- err }()
+	delays := drive(t, ctx, clock, log, 1) // the deadline's timer is a waiter too
+	err := <-done
+	if !slices.Equal(delays, []time.Duration{s500ms}) {
+		t.Errorf("delays = %v", delays)
+	}
+	var se *StatusError
+	if !errors.As(err, &se) || se.Attempts != 2 || se.StatusCode != 503 {
+		t.Fatalf("err = %v, want the 503 after 2 attempts", err)
+	}
+}
+
+func TestAttemptTimeoutRetriesGET(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, reply{hang: true}, reply{status: 200, body: `{}`})
+	log := newEventLog()
+	c := newTestClient(t, v, log, WithAttemptTimeout(3*time.Second))
+	done := make(chan result, 1)
+	go func() { r, err := c.Get(ctx, "/a/"); done <- result{r, err} }()
+	<-v.arrived
+	if err := clock.BlockUntilContext(ctx, 1); err != nil { // the attempt's timer
+		t.Fatal(err)
+	}
+	clock.Advance(3 * time.Second)
+	delays := drive(t, ctx, clock, log, 0)
+	res := <-done
+	if res.err != nil || res.resp.Attempts != 2 {
+		t.Fatalf("res = %+v, %v", res.resp, res.err)
+	}
+	if !slices.Equal(delays, []time.Duration{s500ms}) {
+		t.Errorf("delays = %v", delays)
+	}
+}
+
+func TestAttemptTimeoutOnPOSTIsUnknown(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, reply{hang: true}, reply{status: 201, body: `{}`})
+	log := newEventLog()
+	c := newTestClient(t, v, log)
+	done := make(chan error, 1)
+	go func() { _, err := c.Post(ctx, "/o/", []byte(`{}`)); done <- err }()
+	<-v.arrived
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(DefaultAttemptTimeout)
+	err := <-done
+	var uo *UnknownOutcomeError
+	if !errors.As(err, &uo) || uo.StatusCode != 0 || !errors.Is(err, errAttemptTimeout) {
+		t.Fatalf("err = %v, want an unknown outcome from the attempt timeout", err)
+	}
+	if n := len(v.requests()); n != 1 {
+		t.Fatalf("POST sent %d times", n)
+	}
+}
+
+func TestPOSTRefusedConnectionIsNotSent(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock)
+	url := v.srv.URL
+	v.srv.Close()
+	c, err := New(url, testSigner(t), WithClock(clock), WithRateLimit(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Post(ctx, "/o/", []byte(`{}`))
+	if err == nil || errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("err = %v: a refused connection sent nothing, so the outcome is known", err)
+	}
+}
+
+func TestResponseTooLarge(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, reply{status: 200, body: strings.Repeat("a", 65)})
+	c := newTestClient(t, v, newEventLog(), WithMaxResponseBytes(64))
+	_, err := c.Get(ctx, "/a/")
+	var tl *ResponseTooLargeError
+	if !errors.As(err, &tl) || tl.Limit != 64 || tl.StatusCode != 200 {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(v.requests()); n != 1 {
+		t.Errorf("sent %d times", n)
+	}
+}
+
+func TestRedirectNotFollowed(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	other := newVenue(t, clock)
+	v := newVenue(t, clock, reply{status: http.StatusTemporaryRedirect, header: map[string]string{"Location": other.srv.URL + "/stolen/"}})
+	c := newTestClient(t, v, newEventLog())
+	for _, method := range []string{"GET", "POST"} {
+		if _, err := c.Do(ctx, method, "/a/", nil); err == nil {
+			t.Fatalf("%s: redirect answered with success", method)
+		}
+	}
+	if n := len(other.requests()); n != 0 {
+		t.Fatalf("the redirect target received %d requests carrying signed headers", n)
+	}
+}
+
+func TestBaseURLRules(t *testing.T) {
+	s := testSigner(t)
+	tests := []struct {
+		url string
+		ok  bool
+	}{
+		{"https://trading.robinhood.com", true},
+		{"https://trading.robinhood.com/", true},
+		{"http://127.0.0.1:8787", true},
+		{"http://127.9.9.9", true},
+		{"http://localhost:1234", true},
+		{"http://[::1]:80", true},
+		{"http://trading.robinhood.com", false},
+		{"http://10.0.0.1", false},
+		{"http://localhost.example.com", false},
+		{"ftp://127.0.0.1", false},
+		{"https://user:pass@trading.robinhood.com", false},
+		{"https://trading.robinhood.com/api/", false},
+		{"https://trading.robinhood.com?x=1", false},
+		{"trading.robinhood.com", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.url, s)
+		if (err == nil) != tt.ok {
+			t.Errorf("New(%q) err = %v, want ok=%v", tt.url, err, tt.ok)
+		}
+	}
+}
+
+func TestTargetRefusedBeforeSending(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock)
+	c := newTestClient(t, v, newEventLog())
+	for _, target := range []string{"api/v2/", "//evil.example/x", "/a b/", "/%zz/", "http://x/y"} {
+		if _, err := c.Get(ctx, target); !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("Get(%q) err = %v, want ErrInvalidRequest", target, err)
+		}
+	}
+	if _, err := c.Do(ctx, "get", "/a/", nil); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("lower-case method accepted: %v", err)
+	}
+	if n := len(v.requests()); n != 0 {
+		t.Fatalf("%d invalid requests were sent", n)
+	}
+	// A comma list goes raw, signed exactly as given.
+	const raw = "/api/v2/crypto/trading/estimated_price/?symbol=BTC-USD&side=both&quantity=0.1,1"
+	if _, err := c.Get(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	if r := v.requests()[0]; r.target != raw || !r.validSig {
+		t.Errorf("sent %q (valid signature %v), want %q", r.target, r.validSig, raw)
+	}
+}
+
+func TestTargetOfLinks(t *testing.T) {
+	c, err := New("https://trading.robinhood.com", testSigner(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Target("https://trading.robinhood.com/api/v2/crypto/trading/orders/?cursor=abc&symbol=BTC-USD")
+	if err != nil || got != "/api/v2/crypto/trading/orders/?cursor=abc&symbol=BTC-USD" {
+		t.Errorf("Target = %q, %v", got, err)
+	}
+	for _, u := range []string{
+		"https://evil.example/api/v2/crypto/trading/orders/?cursor=abc",
+		"http://trading.robinhood.com/api/",
+		"https://trading.robinhood.com:8443/api/",
+		"https://user@trading.robinhood.com/api/",
+		"/relative/",
+	} {
+		if _, err := c.Target(u); !errors.Is(err, ErrForeignURL) {
+			t.Errorf("Target(%q) err = %v, want ErrForeignURL", u, err)
+		}
+	}
+}
+
+func TestLogsNeverHoldSecrets(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, status(503), status(400))
+	log := newEventLog()
+	c := newTestClient(t, v, log, WithRetryPolicy(RetryPolicy{MaxAttempts: 2}))
+	body := []byte(`{"client_order_id":"131de903-5a9c-4260-abc1-28d562a5dcf0"}`)
+	_, err := c.Do(ctx, "GET", "/a/", body)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	_, _ = c.Post(ctx, "/o/", body)
+	lines := log.lines()
+	if len(lines) != 3 {
+		t.Fatalf("logged %d events, want one per attempt (3): %q", len(lines), lines)
+	}
+	reqs := v.requests()
+	for _, line := range lines {
+		for _, secret := range []string{testAPIKey, testSeed, reqs[0].signature, reqs[1].signature, "131de903"} {
+			if strings.Contains(line, secret) {
+				t.Fatalf("log line %q holds a secret or a body", line)
+			}
+		}
+		for _, field := range []string{`"method"`, `"path"`, `"status"`, `"attempt"`, `"reason"`} {
+			if !strings.Contains(line, field) {
+				t.Errorf("log line %q lacks %s", line, field)
+			}
+		}
+	}
+	if !strings.Contains(lines[0], `"delay"`) {
+		t.Errorf("a retried attempt's event lacks its delay: %s", lines[0])
+	}
+	for _, e := range []error{err} {
+		if strings.Contains(e.Error(), reqs[0].signature) || strings.Contains(e.Error(), testAPIKey) {
+			t.Fatalf("error %q holds a secret", e)
+		}
+	}
+}
+
+func TestZeroPolicyMakesOneAttempt(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, status(503))
+	c := newTestClient(t, v, newEventLog(), WithRetryPolicy(RetryPolicy{}))
+	if _, err := c.Get(ctx, "/a/"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(v.requests()); n != 1 {
+		t.Fatalf("sent %d times", n)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock)
+	v.arrived = make(chan received, 1000)
+	c := newTestClient(t, v, newEventLog())
+	errs := make(chan error, 100)
+	for i := 0; i < 100; i++ {
+		go func() {
+			_, err := c.Get(ctx, "/api/v2/crypto/trading/accounts/")
+			errs <- err
+		}()
+	}
+	for i := 0; i < 100; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range v.requests() {
+		if !r.validSig {
+			t.Fatal("a concurrent request carried a bad signature")
+		}
+	}
+}

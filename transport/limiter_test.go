@@ -1,0 +1,206 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+func TestTokenBucketBurstThenRate(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	b := NewTokenBucket(clock, 60, 3) // one a second, bursts of 3
+	for i := 0; i < 3; i++ {
+		if err := b.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan time.Time, 1)
+	go func() {
+		if err := b.Wait(ctx); err != nil {
+			t.Error(err)
+		}
+		done <- clock.Now()
+	}()
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(999 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("the fourth token came before the bucket refilled")
+	default:
+	}
+	clock.Advance(time.Millisecond)
+	if at := <-done; at.Sub(t0) != time.Second {
+		t.Fatalf("fourth token at +%v, want +1s", at.Sub(t0))
+	}
+}
+
+func TestTokenBucketCancelRefunds(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	b := NewTokenBucket(clock, 60, 1)
+	if err := b.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- b.Wait(wctx) }()
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	// The cancelled reservation was given back: one second later a token
+	// is there at once.
+	clock.Advance(time.Second)
+	if d := b.reserveForTest(); d != 0 {
+		t.Fatalf("token after refund is %v away, want 0", d)
+	}
+}
+
+func (b *TokenBucket) reserveForTest() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reserve(b.clock.Now())
+}
+
+func TestTokenBucketRefusesWaitPastDeadline(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	b := NewTokenBucket(clock, 60, 1)
+	_ = b.Wait(ctx)
+	dctx, cancel := withFakeDeadline(ctx, clock, 500*time.Millisecond)
+	defer cancel()
+	if err := b.Wait(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want an immediate deadline error", err)
+	}
+	if clock.Since(t0) != 0 {
+		t.Fatal("time passed")
+	}
+}
+
+func TestTokenBucketPauseHoldsEveryCaller(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	b := NewTokenBucket(clock, 0, 0) // throttle off: pauses only
+	b.Pause(5 * time.Second)
+	b.Pause(time.Second) // never shortens a pause in force
+	var wg sync.WaitGroup
+	times := make(chan time.Duration, 3)
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.Wait(ctx); err != nil {
+				t.Error(err)
+			}
+			times <- clock.Since(t0)
+		}()
+	}
+	if err := clock.BlockUntilContext(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Second)
+	wg.Wait()
+	close(times)
+	for d := range times {
+		if d != 5*time.Second {
+			t.Errorf("a caller went at +%v, want +5s", d)
+		}
+	}
+}
+
+// TestThrottleKeepsUnderBudget sends more requests than the burst through
+// one client from many goroutines and checks, from the venue's side, that
+// no window of a minute saw more than the burst plus the minute's refill.
+func TestThrottleKeepsUnderBudget(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock)
+	v.arrived = make(chan received, 1000)
+	// Attempts get a long timeout: the clock runs on while requests are in flight.
+	c, err := New(v.srv.URL, testSigner(t), WithClock(clock), WithRateLimit(60, 10), WithAttemptTimeout(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() { _, err := c.Get(ctx, "/a/"); errs <- err }()
+	}
+	// Play the clock forward whenever someone waits on it, until all are
+	// through.
+	driveCtx, stop := context.WithCancel(ctx)
+	go func() {
+		for clock.BlockUntilContext(driveCtx, 1) == nil {
+			clock.Advance(100 * time.Millisecond)
+		}
+	}()
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	reqs := v.requests()
+	first := t0 // the bucket started full at t0
+	for _, r := range reqs {
+		// At most burst (10) plus one a second since the start.
+		allowed := 10 + int(r.at.Sub(first)/time.Second)
+		count := 0
+		for _, q := range reqs {
+			if !q.at.After(r.at) {
+				count++
+			}
+		}
+		if count > allowed {
+			t.Fatalf("%d requests by +%v, budget allows %d", count, r.at.Sub(first), allowed)
+		}
+	}
+	if last := reqs[len(reqs)-1].at.Sub(first); last < 29*time.Second {
+		t.Fatalf("40 requests at 1/s after a burst of 10 finished in %v", last)
+	}
+}
+
+// TestRateLimitedPausesWholeClient: a 429 to one caller holds back a
+// concurrent caller on the same client for the clamped delay.
+func TestRateLimitedPausesWholeClient(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, withRetryAfter(429, "4"), reply{status: 200, body: `{}`})
+	log := newEventLog()
+	c := newTestClient(t, v, log, WithRateLimit(6000, 100))
+	first := make(chan error, 1)
+	go func() { _, err := c.Get(ctx, "/first/"); first <- err }()
+	if ev := <-log.events; ev.Status != 429 || !ev.Retry {
+		t.Fatalf("event = %+v", ev)
+	}
+	second := make(chan error, 1)
+	go func() { _, err := c.Get(ctx, "/second/"); second <- err }()
+	if err := clock.BlockUntilContext(ctx, 2); err != nil { // the backoff and the paused caller
+		t.Fatal(err)
+	}
+	if n := len(v.requests()); n != 1 {
+		t.Fatalf("the venue saw %d requests during the pause", n)
+	}
+	clock.Advance(4 * time.Second)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range v.requests()[1:] {
+		if r.at.Sub(t0) < 4*time.Second {
+			t.Fatalf("%s sent at +%v, inside the pause", r.target, r.at.Sub(t0))
+		}
+	}
+}
