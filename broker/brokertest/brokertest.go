@@ -1,0 +1,330 @@
+package brokertest
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/shopspring/decimal"
+	"github.com/tradewire/tradewire/internal/venue"
+)
+
+// InMemoryURL is the base URL of a Server made by New: it exists only
+// inside the RoundTripper returned by Transport. It is https so that a
+// client insisting on https for non-loopback hosts accepts it.
+const InMemoryURL = "https://venue.brokertest.invalid"
+
+// Re-exported venue types, so code outside this module can name them.
+type (
+	// Fault is one scripted misbehaviour; see the package documentation.
+	Fault = venue.Fault
+	// FaultKind names what a Fault does.
+	FaultKind = venue.FaultKind
+	// Mix is a seeded, probabilistic fault mix for simulation runs.
+	Mix = venue.Mix
+	// DuplicateMode selects what a reused client_order_id does.
+	DuplicateMode = venue.DuplicateMode
+	// FaultPlan is a parsed JSON fault file.
+	FaultPlan = venue.FaultPlan
+	// Ledger records every request and every created order.
+	Ledger = venue.Ledger
+	// Request is one Ledger entry.
+	Request = venue.Request
+	// OrderRecord is one created order in the Ledger.
+	OrderRecord = venue.OrderRecord
+	// Counts summarises a Ledger.
+	Counts = venue.Counts
+)
+
+// Fault kinds.
+const (
+	FaultRespond      = venue.FaultRespond
+	FaultLoseResponse = venue.FaultLoseResponse
+	FaultLatency      = venue.FaultLatency
+	FaultRedirect     = venue.FaultRedirect
+	FaultForeignNext  = venue.FaultForeignNext
+)
+
+// Duplicate client_order_id modes.
+const (
+	ReturnOriginal = venue.ReturnOriginal
+	Reject400      = venue.Reject400
+	CreateSecond   = venue.CreateSecond
+)
+
+// Server is a simulated venue reachable over a loopback listener
+// (NewServer) or only in memory (New). It is safe for concurrent use.
+type Server struct {
+	// URL is the base URL to point a client at, without a trailing slash.
+	URL string
+	// APIKey is the x-api-key the venue accepts.
+	APIKey string
+	// PrivateKey signs requests for APIKey.
+	PrivateKey ed25519.PrivateKey
+	// PrivateKeyBase64 is the base64 of PrivateKey's 32-byte seed, the form
+	// TRADEWIRE_PRIVATE_KEY takes.
+	PrivateKeyBase64 string
+	// AccountNumber is the account APIKey trades.
+	AccountNumber string
+	// Clock is the venue's clock; advance it if it is a fake.
+	Clock clockwork.Clock
+
+	v  *venue.Venue
+	ts *httptest.Server
+}
+
+// Option configures a Server.
+type Option func(*config) error
+
+type config struct {
+	cfg  venue.Config
+	priv ed25519.PrivateKey
+	key  string
+	plan *venue.FaultPlan
+
+	buyingPower decimal.Decimal
+}
+
+// WithClock sets the venue's clock (default: the real clock).
+func WithClock(c clockwork.Clock) Option {
+	return func(c2 *config) error { c2.cfg.Clock = c; return nil }
+}
+
+// WithSeed sets the seed of prices, ids, partial fills and history.
+func WithSeed(seed int64) Option { return func(c *config) error { c.cfg.Seed = seed; return nil } }
+
+// WithPageSize sets how many results a page holds (default 100).
+func WithPageSize(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("brokertest: page size %d must be positive", n)
+		}
+		c.cfg.PageSize = n
+		return nil
+	}
+}
+
+// WithRateLimit sets the per-account token bucket (default 100/min, burst 300).
+func WithRateLimit(perMinute float64, burst int) Option {
+	return func(c *config) error {
+		if perMinute <= 0 || burst <= 0 {
+			return fmt.Errorf("brokertest: rate limit %v/min burst %d must be positive", perMinute, burst)
+		}
+		c.cfg.RatePerMinute, c.cfg.Burst = perMinute, burst
+		return nil
+	}
+}
+
+// WithoutRateLimit disables rate limiting.
+func WithoutRateLimit() Option { return func(c *config) error { c.cfg.RatePerMinute = -1; return nil } }
+
+// WithRetryAfter makes 429 answers carry a delta-seconds Retry-After (the
+// real venue has never been seen to send one).
+func WithRetryAfter(on bool) Option {
+	return func(c *config) error { c.cfg.RetryAfter = on; return nil }
+}
+
+// WithHistory pre-populates the account with n orders over the last 30 days.
+func WithHistory(n int) Option { return func(c *config) error { c.cfg.History = n; return nil } }
+
+// WithBulkOrders adds n generated final orders over the last 30 days, for
+// pagination and fee-sweep benchmarks; they cost no memory per order.
+func WithBulkOrders(n int) Option { return func(c *config) error { c.cfg.BulkOrders = n; return nil } }
+
+// WithDuplicateMode selects what a reused client_order_id does.
+func WithDuplicateMode(m DuplicateMode) Option {
+	return func(c *config) error { c.cfg.Duplicate = m; return nil }
+}
+
+// WithFaults injects faults from the start.
+func WithFaults(f ...Fault) Option {
+	return func(c *config) error { c.cfg.Faults = append(c.cfg.Faults, f...); return nil }
+}
+
+// WithMix installs a probabilistic fault mix.
+func WithMix(m Mix) Option { return func(c *config) error { c.cfg.Mix = &m; return nil } }
+
+// WithCredentials replaces the demo credentials with apiKey and key.
+func WithCredentials(apiKey string, key ed25519.PrivateKey) Option {
+	return func(c *config) error {
+		if apiKey == "" || len(key) != ed25519.PrivateKeySize {
+			return errors.New("brokertest: credentials need an API key and a 64-byte Ed25519 private key")
+		}
+		c.key, c.priv = apiKey, key
+		return nil
+	}
+}
+
+// WithBuyingPower sets the account's starting cash in USD (default 100000).
+func WithBuyingPower(usd decimal.Decimal) Option {
+	return func(c *config) error {
+		if !usd.IsPositive() {
+			return fmt.Errorf("brokertest: buying power %s must be positive", usd)
+		}
+		c.buyingPower = usd
+		return nil
+	}
+}
+
+// WithFaultPlan installs a fault plan read by LoadFaultPlan or ParseFaultPlan.
+func WithFaultPlan(p FaultPlan) Option { return func(c *config) error { c.plan = &p; return nil } }
+
+// WithPublicBaseURL makes pagination links use base instead of the
+// request's own scheme and host.
+func WithPublicBaseURL(base string) Option {
+	return func(c *config) error { c.cfg.PublicBaseURL = base; return nil }
+}
+
+// LoadFaultPlan reads and validates a JSON fault plan file.
+func LoadFaultPlan(path string) (FaultPlan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return FaultPlan{}, fmt.Errorf("brokertest: %w", err)
+	}
+	return venue.ParseFaultPlan(b)
+}
+
+// ParseFaultPlan decodes and validates a JSON fault plan.
+func ParseFaultPlan(data []byte) (FaultPlan, error) { return venue.ParseFaultPlan(data) }
+
+// New returns a Server reachable only through Transport (no sockets), at
+// InMemoryURL. Use it inside testing/synctest bubbles.
+func New(opts ...Option) (*Server, error) {
+	c := &config{}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	if c.priv == nil {
+		c.key, c.priv = venue.DemoAPIKey, venue.DemoPrivateKey()
+	}
+	acct := venue.Account{Number: venue.DemoAccountNumber, APIKey: c.key,
+		PublicKey: c.priv.Public().(ed25519.PublicKey), BuyingPower: c.buyingPower,
+		Holdings: map[string]decimal.Decimal{
+			"BTC": decimal.RequireFromString("0.5"), "ETH": decimal.RequireFromString("4"),
+			"DOGE": decimal.RequireFromString("10000"), "SOL": decimal.RequireFromString("20"),
+		},
+		ThirtyDayVolume: decimal.RequireFromString("12480.55"),
+	}
+	c.cfg.Accounts = []venue.Account{acct}
+	v, err := venue.New(c.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("brokertest: %w", err)
+	}
+	if c.plan != nil {
+		if err := v.Apply(*c.plan); err != nil {
+			return nil, fmt.Errorf("brokertest: %w", err)
+		}
+	}
+	return &Server{URL: InMemoryURL, APIKey: c.key, PrivateKey: c.priv,
+		PrivateKeyBase64: base64.StdEncoding.EncodeToString(c.priv.Seed()),
+		AccountNumber:    acct.Number, Clock: v.Clock(), v: v}, nil
+}
+
+// NewServer starts a Server listening on a loopback address and sets URL to
+// it (http://127.0.0.1:port). Like httptest.NewServer it panics if it cannot
+// start, including on an invalid Option. Call Close when done.
+func NewServer(opts ...Option) *Server {
+	s, err := New(opts...)
+	if err != nil {
+		panic(err)
+	}
+	s.ts = httptest.NewServer(s.v)
+	s.URL = s.ts.URL
+	return s
+}
+
+// Close shuts down the listener, if any, blocking until requests finish.
+func (s *Server) Close() {
+	if s.ts != nil {
+		s.ts.Close()
+	}
+}
+
+// Handler returns the venue as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.v }
+
+// Inject adds scripted faults; see Fault.
+func (s *Server) Inject(f ...Fault) error { return s.v.Inject(f...) }
+
+// SetMix installs a probabilistic fault mix; the zero Mix removes it.
+func (s *Server) SetMix(m Mix) error { return s.v.SetMix(m) }
+
+// SetDuplicateMode changes what a reused client_order_id does.
+func (s *Server) SetDuplicateMode(m DuplicateMode) error { return s.v.SetDuplicateMode(m) }
+
+// PendingFaults reports how many scripted fault activations are unused.
+func (s *Server) PendingFaults() int { return s.v.PendingFaults() }
+
+// Ledger returns the record of requests and created orders.
+func (s *Server) Ledger() *Ledger { return s.v.Ledger() }
+
+// Quote returns the venue's bid and ask for symbol now.
+func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.Quote(symbol) }
+
+// Client returns an *http.Client using Transport, with redirects not
+// followed, so a test sees a redirect fault as the client would.
+func (s *Server) Client() *http.Client {
+	return &http.Client{Transport: s.Transport(),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// Transport returns an http.RoundTripper that serves requests to the venue
+// in memory, without sockets, whatever the request's host. A dropped
+// connection fault returns io.ErrUnexpectedEOF. It is safe for concurrent use.
+func (s *Server) Transport() http.RoundTripper { return roundTripper{s.v} }
+
+type roundTripper struct{ h http.Handler }
+
+func (rt roundTripper) RoundTrip(req *http.Request) (resp *http.Response, err error) {
+	var body []byte
+	if req.Body != nil {
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	in := req.Clone(req.Context())
+	in.Body = io.NopCloser(bytes.NewReader(body))
+	in.ContentLength = int64(len(body))
+	in.RequestURI = req.URL.RequestURI()
+	if in.Host == "" {
+		in.Host = req.URL.Host
+	}
+	if req.URL.Scheme == "https" {
+		in.TLS = &tls.ConnectionState{HandshakeComplete: true}
+	}
+	in.RemoteAddr = "192.0.2.1:1234"
+	rec := httptest.NewRecorder()
+	dropped := false
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				if p != http.ErrAbortHandler {
+					panic(p)
+				}
+				dropped = true
+			}
+		}()
+		rt.h.ServeHTTP(rec, in)
+	}()
+	if dropped {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	resp = rec.Result()
+	resp.Request = req
+	return resp, nil
+}

@@ -1,0 +1,135 @@
+package brokertest_test
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/tradewire/tradewire/broker/brokertest"
+)
+
+// signedRequest builds a request signed by hand with crypto/ed25519.
+func signedRequest(t testing.TB, s *brokertest.Server, method, target, body string) *http.Request {
+	t.Helper()
+	seed, err := base64.StdEncoding.DecodeString(s.PrivateKeyBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := ed25519.NewKeyFromSeed(seed)
+	ts := strconv.FormatInt(s.Clock.Now().Unix(), 10)
+	req, err := http.NewRequest(method, s.URL+target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", s.APIKey)
+	req.Header.Set("x-timestamp", ts)
+	req.Header.Set("x-signature", base64.StdEncoding.EncodeToString(ed25519.Sign(key, []byte(s.APIKey+ts+target+method+body))))
+	return req
+}
+
+func TestLoopbackServer(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	s := brokertest.NewServer(brokertest.WithClock(clk), brokertest.WithSeed(1))
+	defer s.Close()
+	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
+		t.Fatalf("URL %s", s.URL)
+	}
+	resp, err := http.DefaultClient.Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/accounts/", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	// Dropped connection over a real socket: a transport error, order committed.
+	s.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST"})
+	body := `{"client_order_id":"0b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"BTC-USD","market_order_config":{"asset_quantity":"0.0001"}}`
+	if resp, err := http.DefaultClient.Do(signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, body)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("want an error, got %d", resp.StatusCode)
+	}
+	if n := len(s.Ledger().OrdersByClientID("0b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f")); n != 1 {
+		t.Fatalf("orders = %d", n)
+	}
+}
+
+func TestInMemoryTransport(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithPageSize(2), brokertest.WithHistory(10),
+		brokertest.WithDuplicateMode(brokertest.CreateSecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.URL != brokertest.InMemoryURL {
+		t.Fatalf("URL %s", s.URL)
+	}
+	c := s.Client()
+	resp, err := c.Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Next    *string
+		Results []json.RawMessage
+	}
+	json.NewDecoder(resp.Body).Decode(&page)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(page.Results) != 2 || page.Next == nil || !strings.HasPrefix(*page.Next, brokertest.InMemoryURL+"/") {
+		t.Fatalf("%d %v", resp.StatusCode, page.Next)
+	}
+	// Lost responses: dropped connection is io.ErrUnexpectedEOF; 503 is an answer.
+	body := `{"client_order_id":"1b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"ETH-USD","market_order_config":{"asset_quantity":"0.001"}}`
+	target := "/api/v2/crypto/trading/orders/?account_number=" + s.AccountNumber
+	if err := s.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST"},
+		brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Do(signedRequest(t, s, "POST", target, body))
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v", err)
+	}
+	resp, err = c.Do(signedRequest(t, s, "POST", target, body))
+	if err != nil || resp.StatusCode != 503 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	resp.Body.Close()
+	// CreateSecond: the naive retries above placed two orders.
+	if n := len(s.Ledger().OrdersByClientID("1b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f")); n != 2 {
+		t.Fatalf("orders = %d", n)
+	}
+	if c := s.Ledger().Counts(); c.Creates != 2 || c.Dropped != 1 || c.ByStatus[503] != 1 {
+		t.Errorf("counts %+v", c)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	t.Parallel()
+	for _, o := range []brokertest.Option{brokertest.WithPageSize(0), brokertest.WithRateLimit(0, 1),
+		brokertest.WithDuplicateMode("maybe"), brokertest.WithCredentials("", nil)} {
+		if _, err := brokertest.New(o); err == nil {
+			t.Errorf("option accepted")
+		}
+	}
+	if _, err := brokertest.ParseFaultPlan([]byte(`{"faults":[{"kind":"nope"}]}`)); err == nil {
+		t.Error("bad plan accepted")
+	}
+	p, err := brokertest.ParseFaultPlan([]byte(`{"faults":[{"kind":"respond","status":418}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := brokertest.New(brokertest.WithFaultPlan(p), brokertest.WithoutRateLimit())
+	if err != nil || s.PendingFaults() != 1 {
+		t.Fatalf("%v %d", err, s.PendingFaults())
+	}
+}

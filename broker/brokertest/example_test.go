@@ -1,0 +1,59 @@
+package brokertest_test
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/tradewire/tradewire/broker/brokertest"
+)
+
+// Example signs a request by hand with crypto/ed25519 and reads the
+// accounts list from an in-memory venue.
+func Example() {
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	srv, err := brokertest.New(brokertest.WithClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: srv.Transport()}
+
+	seed, _ := base64.StdEncoding.DecodeString(srv.PrivateKeyBase64)
+	key := ed25519.NewKeyFromSeed(seed)
+	const target = "/api/v2/crypto/trading/accounts/"
+	ts := strconv.FormatInt(clk.Now().Unix(), 10)
+	// Signed message: api_key + timestamp + request-target + METHOD + body.
+	sig := ed25519.Sign(key, []byte(srv.APIKey+ts+target+"GET"))
+
+	req, _ := http.NewRequest("GET", srv.URL+target, nil)
+	req.Header.Set("x-api-key", srv.APIKey)
+	req.Header.Set("x-timestamp", ts)
+	req.Header.Set("x-signature", base64.StdEncoding.EncodeToString(sig))
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+
+	var page struct {
+		Results []struct {
+			AccountNumber string `json:"account_number"`
+			BuyingPower   string `json:"buying_power"`
+			FeeTierStatus struct {
+				FeeRatio json.Number `json:"fee_ratio"`
+			} `json:"fee_tier_status"`
+		} `json:"results"`
+	}
+	json.NewDecoder(resp.Body).Decode(&page)
+	a := page.Results[0]
+	fmt.Println(resp.StatusCode, a.AccountNumber, a.BuyingPower, a.FeeTierStatus.FeeRatio)
+	fmt.Println("signed requests:", srv.Ledger().Counts().Total)
+	// Output:
+	// 200 TW0000000001 100000.00 0.0095
+	// signed requests: 1
+}

@@ -1,0 +1,555 @@
+package venue
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Order states and types as the venue prints them.
+const (
+	stateOpen     = "open"
+	statePartial  = "partially_filled"
+	stateFilled   = "filled"
+	stateCanceled = "canceled"
+	stateFailed   = "failed"
+)
+
+var orderTypes = map[string]bool{"market": true, "limit": true, "stop_loss": true, "stop_limit": true}
+
+// maxSteps bounds how many price evaluations one order gets per advance.
+const maxSteps = 3600
+
+type execution struct {
+	price, qty decimal.Decimal
+	at         time.Time
+}
+
+type order struct {
+	id, clientID, account, symbol, side, typ string
+	pair                                     *pair
+	qty                                      decimal.Decimal // asset quantity (converted from quote_amount if given)
+	quoteAmt                                 decimal.Decimal
+	hasQuote                                 bool
+	limit, stop                              decimal.Decimal
+	hasLimit, hasStop                        bool
+	feeRatio                                 decimal.Decimal
+	state                                    string
+	created, updated                         time.Time
+	seq                                      int64
+	execs                                    []execution
+	filled, notional, fee                    decimal.Decimal
+	triggered                                bool
+	cancelAt                                 time.Time
+	lastEval                                 time.Time
+}
+
+func (o *order) less(p *order) bool {
+	if !o.created.Equal(p.created) {
+		return o.created.Before(p.created)
+	}
+	return o.seq < p.seq
+}
+
+func (o *order) final() bool {
+	return o.state == stateFilled || o.state == stateCanceled || o.state == stateFailed
+}
+
+func (o *order) record() OrderRecord {
+	return OrderRecord{ID: o.id, ClientOrderID: o.clientID, AccountNumber: o.account, Symbol: o.symbol,
+		Side: o.side, Type: o.typ, State: o.state, CreatedAt: o.created}
+}
+
+// newID derives a deterministic version-4-shaped UUID from the seed and n.
+func newID(seed uint64, salt, n uint64) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], mix64(seed^mix64(salt^n)))
+	binary.BigEndian.PutUint64(b[8:], mix64(mix64(seed+salt)^n))
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return uuid.UUID(b).String()
+}
+
+// advance brings every open order up to now. Caller holds mu.
+func (v *Venue) advance(now time.Time) {
+	kept := v.open[:0]
+	for _, o := range v.open {
+		v.step(o, now)
+		if !o.final() {
+			kept = append(kept, o)
+		}
+	}
+	for i := len(kept); i < len(v.open); i++ {
+		v.open[i] = nil
+	}
+	v.open = kept
+}
+
+// step evaluates o once per second (or coarser over long gaps) from its
+// last evaluation up to now, settling a pending cancel at its time.
+func (v *Venue) step(o *order, now time.Time) {
+	gap := now.Sub(o.lastEval)
+	if gap <= 0 {
+		return
+	}
+	stride := time.Second
+	if gap > maxSteps*time.Second {
+		stride = gap / maxSteps
+	}
+	for t := o.lastEval.Add(stride); !t.After(now) && !o.final(); t = t.Add(stride) {
+		if !o.cancelAt.IsZero() && !t.Before(o.cancelAt) {
+			break
+		}
+		v.evalAt(o, t)
+		o.lastEval = t
+	}
+	if !o.final() && !o.cancelAt.IsZero() && !now.Before(o.cancelAt) {
+		o.state = stateCanceled
+		o.updated = o.cancelAt
+	}
+}
+
+// evalAt fills o as far as the market at t allows.
+func (v *Venue) evalAt(o *order, t time.Time) {
+	if o.final() {
+		return
+	}
+	bid, ask := o.pair.quoteAt(v.seed, t)
+	price := ask
+	if o.side == "sell" {
+		price = bid
+	}
+	if (o.typ == "stop_loss" || o.typ == "stop_limit") && !o.triggered {
+		if (o.side == "buy" && ask.GreaterThanOrEqual(o.stop)) || (o.side == "sell" && bid.LessThanOrEqual(o.stop)) {
+			o.triggered = true
+		} else {
+			return
+		}
+	}
+	rem := o.qty.Sub(o.filled)
+	switch o.typ {
+	case "market", "stop_loss":
+		v.fill(o, price, rem, t)
+	case "limit", "stop_limit":
+		if (o.side == "buy" && ask.GreaterThan(o.limit)) || (o.side == "sell" && bid.LessThan(o.limit)) {
+			return
+		}
+		chunk := rem
+		if v.partial {
+			fr := []string{"0.25", "0.5", "1"}[mix64(v.seed^mix64(uint64(o.seq)^uint64(t.Unix())))%3]
+			chunk = floorTo(o.qty.Mul(decimal.RequireFromString(fr)), o.pair.assetInc)
+			if chunk.LessThan(o.pair.assetInc) {
+				chunk = o.pair.assetInc
+			}
+			if chunk.GreaterThan(rem) {
+				chunk = rem
+			}
+		}
+		v.fill(o, price, chunk, t)
+	}
+}
+
+// fill executes q of o at price, charging the fee and moving balances.
+func (v *Venue) fill(o *order, price, q decimal.Decimal, t time.Time) {
+	if !q.IsPositive() {
+		return
+	}
+	t = t.Truncate(time.Microsecond)
+	notional := price.Mul(q)
+	fee := notional.Mul(o.feeRatio)
+	o.execs = append(o.execs, execution{price: price, qty: q, at: t})
+	o.filled = o.filled.Add(q)
+	o.notional = o.notional.Add(notional)
+	o.fee = o.fee.Add(fee)
+	o.updated = t
+	if o.filled.Equal(o.qty) {
+		o.state = stateFilled
+	} else {
+		o.state = statePartial
+	}
+	a := v.byNumber[o.account]
+	if a == nil {
+		return
+	}
+	asset := o.pair.asset
+	if o.side == "buy" {
+		a.cash = a.cash.Sub(notional).Sub(fee)
+		a.holdings[asset] = a.holdings[asset].Add(q)
+	} else {
+		a.cash = a.cash.Add(notional).Sub(fee)
+		a.holdings[asset] = a.holdings[asset].Sub(q)
+	}
+	a.volume = a.volume.Add(notional)
+}
+
+// reserved returns the cash held by a's open buys and the assets held by its open sells.
+func (v *Venue) reserved(a *account, now time.Time) (decimal.Decimal, map[string]decimal.Decimal) {
+	cash := decimal.Zero
+	assets := map[string]decimal.Decimal{}
+	for _, o := range v.open {
+		if o.account != a.Number || o.final() {
+			continue
+		}
+		rem := o.qty.Sub(o.filled)
+		if o.side == "sell" {
+			assets[o.pair.asset] = assets[o.pair.asset].Add(rem)
+			continue
+		}
+		cash = cash.Add(rem.Mul(v.refPrice(o, now)).Mul(decimal.NewFromInt(1).Add(o.feeRatio)))
+	}
+	return cash, assets
+}
+
+// refPrice is the price an order's remainder is expected to trade at.
+func (v *Venue) refPrice(o *order, now time.Time) decimal.Decimal {
+	switch {
+	case o.hasLimit:
+		return o.limit
+	case o.hasStop:
+		return o.stop
+	}
+	bid, ask := o.pair.quoteAt(v.seed, now)
+	if o.side == "sell" {
+		return bid
+	}
+	return ask
+}
+
+var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+type fieldErr struct{ detail, attr string }
+
+// decimalField parses a config value, which must be a JSON string holding a
+// plain positive decimal (no sign, no exponent).
+func decimalField(raw json.RawMessage, attr string) (decimal.Decimal, *fieldErr) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return decimal.Zero, &fieldErr{"A valid number is required; send a decimal string.", attr}
+	}
+	if !plainDecimal.MatchString(s) {
+		return decimal.Zero, &fieldErr{"A valid number is required.", attr}
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return decimal.Zero, &fieldErr{"A valid number is required.", attr}
+	}
+	if !d.IsPositive() {
+		return decimal.Zero, &fieldErr{"Ensure this value is greater than 0.", attr}
+	}
+	return d, nil
+}
+
+func stringField(m map[string]json.RawMessage, key string) (string, *fieldErr) {
+	raw, ok := m[key]
+	if !ok {
+		return "", &fieldErr{"This field is required.", key}
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", &fieldErr{"Not a valid string.", key}
+	}
+	return s, nil
+}
+
+// parseOrder validates a create body strictly and returns the unsaved order.
+func (v *Venue) parseOrder(a *account, body []byte, now time.Time) (*order, *fieldErr) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return nil, &fieldErr{"Invalid JSON body.", "non_field_errors"}
+	}
+	for k := range m {
+		switch k {
+		case "client_order_id", "side", "type", "symbol":
+		default:
+			if !strings.HasSuffix(k, "_order_config") {
+				return nil, &fieldErr{"Unknown field.", k}
+			}
+		}
+	}
+	cid, fe := stringField(m, "client_order_id")
+	if fe != nil {
+		return nil, fe
+	}
+	if _, err := uuid.Parse(cid); err != nil {
+		return nil, &fieldErr{"Must be a valid UUID.", "client_order_id"}
+	}
+	side, fe := stringField(m, "side")
+	if fe != nil {
+		return nil, fe
+	}
+	if side != "buy" && side != "sell" {
+		return nil, &fieldErr{`"` + side + `" is not a valid choice.`, "side"}
+	}
+	typ, fe := stringField(m, "type")
+	if fe != nil {
+		return nil, fe
+	}
+	if !orderTypes[typ] {
+		return nil, &fieldErr{`"` + typ + `" is not a valid choice.`, "type"}
+	}
+	sym, fe := stringField(m, "symbol")
+	if fe != nil {
+		return nil, fe
+	}
+	p := v.bySymbol[sym]
+	if p == nil {
+		return nil, &fieldErr{"Invalid symbol: " + sym, "symbol"}
+	}
+	cfgKey := typ + "_order_config"
+	for k := range m {
+		if strings.HasSuffix(k, "_order_config") && k != cfgKey {
+			return nil, &fieldErr{"Exactly one order config matching type " + typ + " is required.", k}
+		}
+	}
+	raw, ok := m[cfgKey]
+	if !ok {
+		return nil, &fieldErr{"This field is required.", cfgKey}
+	}
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &cfg); err != nil || cfg == nil {
+		return nil, &fieldErr{"Expected an object.", cfgKey}
+	}
+	allowed := map[string]map[string]bool{
+		"market":     {"asset_quantity": true},
+		"limit":      {"asset_quantity": true, "quote_amount": true, "limit_price": true, "time_in_force": true},
+		"stop_loss":  {"asset_quantity": true, "quote_amount": true, "stop_price": true, "time_in_force": true},
+		"stop_limit": {"asset_quantity": true, "quote_amount": true, "limit_price": true, "stop_price": true, "time_in_force": true},
+	}[typ]
+	for k := range cfg {
+		if !allowed[k] {
+			return nil, &fieldErr{"Unknown field for " + typ + " orders.", cfgKey + "." + k}
+		}
+	}
+	o := &order{clientID: cid, account: a.Number, symbol: sym, side: side, typ: typ, pair: p,
+		feeRatio: a.FeeRatio, state: stateOpen}
+	if r, ok := cfg["time_in_force"]; ok {
+		var tif string
+		if json.Unmarshal(r, &tif) != nil || tif != "gtc" {
+			return nil, &fieldErr{`Time in force must be "gtc".`, cfgKey + ".time_in_force"}
+		}
+	}
+	needLimit, needStop := typ == "limit" || typ == "stop_limit", typ == "stop_loss" || typ == "stop_limit"
+	if needLimit {
+		r, ok := cfg["limit_price"]
+		if !ok {
+			return nil, &fieldErr{"This field is required.", cfgKey + ".limit_price"}
+		}
+		if o.limit, fe = decimalField(r, cfgKey+".limit_price"); fe != nil {
+			return nil, fe
+		}
+		if !isMultiple(o.limit, p.quoteInc) {
+			return nil, &fieldErr{"Ensure limit_price is a multiple of " + p.quoteIncStr + ".", cfgKey + ".limit_price"}
+		}
+		o.hasLimit = true
+	}
+	if needStop {
+		r, ok := cfg["stop_price"]
+		if !ok {
+			return nil, &fieldErr{"This field is required.", cfgKey + ".stop_price"}
+		}
+		if o.stop, fe = decimalField(r, cfgKey+".stop_price"); fe != nil {
+			return nil, fe
+		}
+		if !isMultiple(o.stop, p.quoteInc) {
+			return nil, &fieldErr{"Ensure stop_price is a multiple of " + p.quoteIncStr + ".", cfgKey + ".stop_price"}
+		}
+		o.hasStop = true
+	}
+	qr, hasQty := cfg["asset_quantity"]
+	ar, hasAmt := cfg["quote_amount"]
+	switch {
+	case hasQty && hasAmt:
+		return nil, &fieldErr{"Specify asset_quantity or quote_amount, not both.", cfgKey}
+	case !hasQty && !hasAmt:
+		return nil, &fieldErr{"This field is required.", cfgKey + ".asset_quantity"}
+	}
+	ref := v.refPrice(o, now)
+	if hasQty {
+		if o.qty, fe = decimalField(qr, cfgKey+".asset_quantity"); fe != nil {
+			return nil, fe
+		}
+		if !isMultiple(o.qty, p.assetInc) {
+			return nil, &fieldErr{"Ensure asset_quantity is a multiple of " + p.assetIncStr + ".", cfgKey + ".asset_quantity"}
+		}
+	} else {
+		if o.quoteAmt, fe = decimalField(ar, cfgKey+".quote_amount"); fe != nil {
+			return nil, fe
+		}
+		if !isMultiple(o.quoteAmt, decimal.New(1, -2)) {
+			return nil, &fieldErr{"Ensure quote_amount is a multiple of 0.01.", cfgKey + ".quote_amount"}
+		}
+		o.hasQuote = true
+		o.qty = floorTo(o.quoteAmt.Div(ref), p.assetInc)
+		if !o.qty.IsPositive() {
+			return nil, &fieldErr{"Order amount is too small.", cfgKey + ".quote_amount"}
+		}
+	}
+	attr := cfgKey + ".asset_quantity"
+	if hasAmt {
+		attr = cfgKey + ".quote_amount"
+	}
+	if o.qty.GreaterThan(p.maxSize) {
+		return nil, &fieldErr{"Ensure the order size is less than or equal to " + p.maxSizeStr + ".", attr}
+	}
+	if o.qty.Mul(ref).LessThan(p.minAmount) {
+		return nil, &fieldErr{"Order amount must be at least " + p.minAmountStr + " " + p.quote + ".", attr}
+	}
+	return o, nil
+}
+
+// createOrder handles POST .../orders/. Caller holds mu.
+func (v *Venue) createOrder(a *account, body []byte, now time.Time) (*reply, *order) {
+	o, fe := v.parseOrder(a, body, now)
+	if fe != nil {
+		return errReply(http.StatusBadRequest, "validation_error", fe.detail, fe.attr), nil
+	}
+	if prev := v.byClient[a.Number+"|"+o.clientID]; len(prev) > 0 {
+		switch v.duplicate {
+		case Reject400:
+			return errReply(http.StatusBadRequest, "validation_error",
+				"An order with this client_order_id already exists.", "client_order_id"), nil
+		case CreateSecond:
+			// fall through and create another: the dangerous venue.
+		default:
+			return jsonReply(http.StatusOK, v.orderJSON(prev[0], now)), nil
+		}
+	}
+	v.seq++
+	o.seq = v.seq
+	o.id = newID(v.seed, 0x6f72646572, uint64(o.seq))
+	o.created = now.Truncate(time.Microsecond)
+	o.updated = o.created
+	o.lastEval = now
+	// Funds: a create the account cannot cover is accepted and fails.
+	resCash, resAssets := v.reserved(a, now)
+	if o.side == "buy" {
+		need := o.qty.Mul(v.refPrice(o, now)).Mul(decimal.NewFromInt(1).Add(o.feeRatio))
+		if need.GreaterThan(a.cash.Sub(resCash)) {
+			o.state = stateFailed
+		}
+	} else if o.qty.GreaterThan(a.holdings[o.pair.asset].Sub(resAssets[o.pair.asset])) {
+		o.state = stateFailed
+	}
+	v.insertOrder(o)
+	if o.state != stateFailed {
+		v.evalAt(o, now)
+		if o.typ == "market" && o.state != stateFilled {
+			o.state = stateFailed
+		}
+	}
+	return jsonReply(http.StatusCreated, v.orderJSON(o, now)), o
+}
+
+// cancelOrder handles POST .../orders/{id}/cancel/. Caller holds mu.
+func (v *Venue) cancelOrder(a *account, id string, now time.Time) *reply {
+	o := v.byID[id]
+	if o == nil || o.account != a.Number {
+		if _, ok := v.bulk.lookup(id, a.Number); ok {
+			return errReply(http.StatusBadRequest, "validation_error", "This order cannot be canceled.", "non_field_errors")
+		}
+		return notFound()
+	}
+	if o.final() {
+		return errReply(http.StatusBadRequest, "validation_error", "This order cannot be canceled.", "non_field_errors")
+	}
+	if o.cancelAt.IsZero() {
+		o.cancelAt = now.Add(v.cancelD).Truncate(time.Microsecond)
+	}
+	return jsonReply(http.StatusOK, v.orderJSON(o, now))
+}
+
+// num prints a decimal as a bare JSON number, always with a fraction.
+type num decimal.Decimal
+
+func (n num) MarshalJSON() ([]byte, error) {
+	s := decimal.Decimal(n).String()
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return []byte(s), nil
+}
+
+type execJSON struct {
+	EffectivePrice string `json:"effective_price"`
+	Quantity       string `json:"quantity"`
+	Timestamp      string `json:"timestamp"`
+}
+
+type configJSON struct {
+	AssetQuantity string `json:"asset_quantity,omitempty"`
+	QuoteAmount   string `json:"quote_amount,omitempty"`
+	LimitPrice    string `json:"limit_price,omitempty"`
+	StopPrice     string `json:"stop_price,omitempty"`
+}
+
+type orderJSON struct {
+	Symbol                string      `json:"symbol"`
+	ClientOrderID         string      `json:"client_order_id"`
+	Side                  string      `json:"side"`
+	Type                  string      `json:"type"`
+	ID                    string      `json:"id"`
+	AccountNumber         string      `json:"account_number"`
+	State                 string      `json:"state"`
+	FilledAssetQuantity   string      `json:"filled_asset_quantity"`
+	Executions            []execJSON  `json:"executions"`
+	AveragePrice          *num        `json:"average_price"`
+	CreatedAt             string      `json:"created_at"`
+	UpdatedAt             string      `json:"updated_at"`
+	FeeCharged            num         `json:"fee_charged"`
+	EstimatedFeeRemaining num         `json:"estimated_fee_remaining"`
+	Market                *configJSON `json:"market_order_config,omitempty"`
+	Limit                 *configJSON `json:"limit_order_config,omitempty"`
+	StopLoss              *configJSON `json:"stop_loss_order_config,omitempty"`
+	StopLimit             *configJSON `json:"stop_limit_order_config,omitempty"`
+}
+
+const tsLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+func fix18(d decimal.Decimal) string { return d.StringFixed(18) }
+
+func (v *Venue) orderJSON(o *order, now time.Time) orderJSON {
+	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
+		AccountNumber: o.account, State: o.state, FilledAssetQuantity: fix18(o.filled),
+		Executions: []execJSON{}, CreatedAt: o.created.UTC().Format(tsLayout),
+		UpdatedAt: o.updated.UTC().Format(tsLayout), FeeCharged: num(o.fee)}
+	for _, e := range o.execs {
+		j.Executions = append(j.Executions, execJSON{fix18(e.price), fix18(e.qty), e.at.UTC().Format(tsLayout)})
+	}
+	if o.filled.IsPositive() {
+		avg := num(o.notional.DivRound(o.filled, 8))
+		j.AveragePrice = &avg
+	}
+	if !o.final() {
+		rem := o.qty.Sub(o.filled)
+		j.EstimatedFeeRemaining = num(rem.Mul(v.refPrice(o, now)).Mul(o.feeRatio))
+	}
+	c := &configJSON{}
+	if o.hasQuote {
+		c.QuoteAmount = fix18(o.quoteAmt)
+	} else {
+		c.AssetQuantity = fix18(o.qty)
+	}
+	if o.hasLimit {
+		c.LimitPrice = fix18(o.limit)
+	}
+	if o.hasStop {
+		c.StopPrice = fix18(o.stop)
+	}
+	switch o.typ {
+	case "market":
+		j.Market = c
+	case "limit":
+		j.Limit = c
+	case "stop_loss":
+		j.StopLoss = c
+	case "stop_limit":
+		j.StopLimit = c
+	}
+	return j
+}

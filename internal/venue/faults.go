@@ -1,0 +1,350 @@
+package venue
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// FaultKind names what an injected Fault does to a matching request.
+type FaultKind string
+
+// The kinds of Fault.
+const (
+	// FaultRespond answers Status with Header and Body instead of serving
+	// the request. Nothing is executed: no auth, no rate limit, no create.
+	FaultRespond FaultKind = "respond"
+	// FaultLoseResponse serves the request (a create is committed) and then
+	// loses the answer: Status 500 or 503 answers a server_error instead,
+	// Status 0 drops the connection without any answer.
+	FaultLoseResponse FaultKind = "lose_response"
+	// FaultLatency waits Delay on the venue's clock, then serves normally.
+	FaultLatency FaultKind = "latency"
+	// FaultRedirect answers Status (default 307) with a Location on
+	// another host: Location + the request-target.
+	FaultRedirect FaultKind = "redirect"
+	// FaultForeignNext serves normally but points the page's "next" link
+	// at Location (scheme and host) instead of the venue.
+	FaultForeignNext FaultKind = "foreign_next"
+)
+
+// Fault is one scripted misbehaviour: the next Times requests that match
+// Method and Path get Kind. The zero value matches every request once and is
+// refused by Inject because it has no Kind.
+type Fault struct {
+	Kind FaultKind `json:"kind"`
+	// Method matches the request method; empty matches any.
+	Method string `json:"method,omitempty"`
+	// Path matches the URL path: a prefix, or a path.Match pattern when it
+	// contains '*', '?' or '['. Empty matches any.
+	Path string `json:"path,omitempty"`
+	// Times is how many matching requests are affected (0 means 1).
+	Times int `json:"times,omitempty"`
+	// Status, Header and Body are the answer (FaultRespond, FaultRedirect,
+	// FaultLoseResponse's status).
+	Status int               `json:"status,omitempty"`
+	Header map[string]string `json:"headers,omitempty"`
+	Body   string            `json:"body,omitempty"`
+	// Delay is the latency of FaultLatency. In JSON, a Go duration string.
+	Delay time.Duration `json:"-"`
+	// Location is the foreign scheme and host, e.g. "https://evil.example",
+	// for FaultRedirect and FaultForeignNext.
+	Location string `json:"location,omitempty"`
+}
+
+func (f *Fault) validate() error {
+	switch f.Kind {
+	case FaultRespond:
+		if f.Status < 100 || f.Status > 599 {
+			return fmt.Errorf("venue: respond fault needs a status, got %d", f.Status)
+		}
+	case FaultLoseResponse:
+		if f.Status != 0 && f.Status != 500 && f.Status != 502 && f.Status != 503 && f.Status != 504 {
+			return fmt.Errorf("venue: lose_response status must be 0 (drop), 500, 502, 503 or 504, got %d", f.Status)
+		}
+	case FaultLatency:
+		if f.Delay <= 0 {
+			return fmt.Errorf("venue: latency fault needs a positive delay")
+		}
+	case FaultRedirect, FaultForeignNext:
+		if !strings.HasPrefix(f.Location, "http://") && !strings.HasPrefix(f.Location, "https://") {
+			return fmt.Errorf("venue: %s fault needs an absolute http(s) location, got %q", f.Kind, f.Location)
+		}
+		if f.Kind == FaultRedirect && f.Status != 0 && (f.Status < 300 || f.Status > 399) {
+			return fmt.Errorf("venue: redirect status must be 3xx, got %d", f.Status)
+		}
+	default:
+		return fmt.Errorf("venue: unknown fault kind %q", f.Kind)
+	}
+	if f.Times < 0 {
+		return fmt.Errorf("venue: fault times %d is negative", f.Times)
+	}
+	return nil
+}
+
+func (f *Fault) matches(method, p string) bool {
+	if f.Method != "" && !strings.EqualFold(f.Method, method) {
+		return false
+	}
+	if f.Path == "" {
+		return true
+	}
+	if strings.ContainsAny(f.Path, "*?[") {
+		ok, _ := path.Match(f.Path, p)
+		return ok
+	}
+	return strings.HasPrefix(p, f.Path)
+}
+
+// Mix is a probabilistic fault mix for simulation runs, driven by an RNG
+// seeded with Seed. Each rate is a probability in [0, 1] per request; they
+// are tried in the order 429, 5xx, lost response, latency. The zero value
+// injects nothing.
+type Mix struct {
+	Seed        int64         `json:"seed"`
+	Rate429     float64       `json:"rate_429,omitempty"`
+	Rate5xx     float64       `json:"rate_5xx,omitempty"`
+	RateLost    float64       `json:"rate_lost,omitempty"`
+	RateLatency float64       `json:"rate_latency,omitempty"`
+	Latency     time.Duration `json:"-"`
+}
+
+// DuplicateMode selects what a create with an already-used client_order_id
+// does. The real venue's behaviour is undocumented; a client must be safe
+// under all three.
+type DuplicateMode string
+
+// The duplicate modes.
+const (
+	// ReturnOriginal (the default, also the zero value "") answers 200
+	// with the original order and creates nothing.
+	ReturnOriginal DuplicateMode = "return_original"
+	// Reject400 answers 400 validation_error on client_order_id.
+	Reject400 DuplicateMode = "reject"
+	// CreateSecond naively creates a second order: the dangerous one.
+	CreateSecond DuplicateMode = "create_second"
+)
+
+func (m DuplicateMode) validate() error {
+	switch m {
+	case "", ReturnOriginal, Reject400, CreateSecond:
+		return nil
+	}
+	return fmt.Errorf("venue: unknown duplicate mode %q", m)
+}
+
+// Inject adds faults; each affects the next Times matching requests, in
+// the order injected. It fails, adding none, if any fault is invalid.
+func (v *Venue) Inject(faults ...Fault) error {
+	cp := make([]*Fault, 0, len(faults))
+	for i := range faults {
+		f := faults[i]
+		if err := f.validate(); err != nil {
+			return err
+		}
+		if f.Times == 0 {
+			f.Times = 1
+		}
+		cp = append(cp, &f)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.faults = append(v.faults, cp...)
+	return nil
+}
+
+// PendingFaults reports how many injected fault activations are unused.
+func (v *Venue) PendingFaults() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n := 0
+	for _, f := range v.faults {
+		n += f.Times
+	}
+	return n
+}
+
+// SetMix installs (or, with the zero Mix, removes) a probabilistic fault mix.
+func (v *Venue) SetMix(m Mix) error {
+	for _, r := range []float64{m.Rate429, m.Rate5xx, m.RateLost, m.RateLatency} {
+		if r < 0 || r > 1 {
+			return fmt.Errorf("venue: mix rate %v is outside [0, 1]", r)
+		}
+	}
+	if m.RateLatency > 0 && m.Latency <= 0 {
+		return fmt.Errorf("venue: mix latency rate needs a positive Latency")
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if m == (Mix{}) {
+		v.mix, v.mixRNG = nil, nil
+		return nil
+	}
+	v.mix = &m
+	v.mixRNG = rand.New(rand.NewPCG(uint64(m.Seed), 0x7261646577697265))
+	return nil
+}
+
+// action is what the fault machinery decided for one request.
+type action struct {
+	name        string
+	respond     *reply
+	delay       time.Duration
+	lose        bool
+	loseStatus  int
+	foreignNext string
+}
+
+// matchFault consumes the first scripted fault matching the request (and
+// any latency fault before it), then consults the mix. Caller holds mu.
+func (v *Venue) matchFault(method, p, target string) action {
+	var act action
+	for i := 0; i < len(v.faults); i++ {
+		f := v.faults[i]
+		if !f.matches(method, p) {
+			continue
+		}
+		f.Times--
+		if f.Times <= 0 {
+			v.faults = append(v.faults[:i], v.faults[i+1:]...)
+			i--
+		}
+		if act.name != "" {
+			act.name += ","
+		}
+		act.name += string(f.Kind)
+		switch f.Kind {
+		case FaultLatency:
+			act.delay += f.Delay
+			continue // latency combines with a later fault
+		case FaultRespond:
+			h := http.Header{}
+			for k, s := range f.Header {
+				h.Set(k, s)
+			}
+			act.respond = &reply{status: f.Status, header: h, body: []byte(f.Body)}
+			if f.Body != "" && !json.Valid([]byte(f.Body)) && h.Get("Content-Type") == "" {
+				act.respond.text = true
+			}
+		case FaultRedirect:
+			st := f.Status
+			if st == 0 {
+				st = http.StatusTemporaryRedirect
+			}
+			act.respond = &reply{status: st, header: http.Header{"Location": {strings.TrimRight(f.Location, "/") + target}}}
+		case FaultLoseResponse:
+			act.lose, act.loseStatus = true, f.Status
+		case FaultForeignNext:
+			act.foreignNext = strings.TrimRight(f.Location, "/")
+		}
+		return act
+	}
+	if m := v.mix; m != nil {
+		x := v.mixRNG.Float64()
+		switch {
+		case x < m.Rate429:
+			act.name = "mix_429"
+			act.respond = errReply(http.StatusTooManyRequests, "client_error", "Request was throttled.", "")
+		case x < m.Rate429+m.Rate5xx:
+			act.name = "mix_5xx"
+			act.respond = errReply(http.StatusServiceUnavailable, "server_error", "Service temporarily unavailable.", "")
+		case x < m.Rate429+m.Rate5xx+m.RateLost:
+			act.name = "mix_lost"
+			act.lose = true
+			if v.mixRNG.IntN(2) == 0 {
+				act.loseStatus = http.StatusInternalServerError
+			}
+		case x < m.Rate429+m.Rate5xx+m.RateLost+m.RateLatency:
+			act.name = "mix_latency"
+			act.delay = m.Latency
+		}
+	}
+	return act
+}
+
+// FaultPlan is the JSON fault file the CLI loads with --faults FILE. See the
+// package documentation for the format.
+type FaultPlan struct {
+	Faults    []Fault
+	Mix       *Mix
+	Duplicate DuplicateMode
+}
+
+type faultJSON struct {
+	Fault
+	Delay string `json:"delay,omitempty"`
+}
+
+type mixJSON struct {
+	Mix
+	Latency string `json:"latency,omitempty"`
+}
+
+type planJSON struct {
+	Faults    []faultJSON   `json:"faults"`
+	Mix       *mixJSON      `json:"mix,omitempty"`
+	Duplicate DuplicateMode `json:"duplicate,omitempty"`
+}
+
+// ParseFaultPlan decodes and validates a JSON fault plan. Unknown fields
+// are an error, so a typo cannot silently disable a fault.
+func ParseFaultPlan(data []byte) (FaultPlan, error) {
+	var pj planJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pj); err != nil {
+		return FaultPlan{}, fmt.Errorf("venue: fault plan: %w", err)
+	}
+	var plan FaultPlan
+	for i, fj := range pj.Faults {
+		f := fj.Fault
+		if fj.Delay != "" {
+			d, err := time.ParseDuration(fj.Delay)
+			if err != nil {
+				return FaultPlan{}, fmt.Errorf("venue: fault plan: faults[%d].delay: %w", i, err)
+			}
+			f.Delay = d
+		}
+		if err := f.validate(); err != nil {
+			return FaultPlan{}, fmt.Errorf("venue: fault plan: faults[%d]: %w", i, err)
+		}
+		plan.Faults = append(plan.Faults, f)
+	}
+	if pj.Mix != nil {
+		m := pj.Mix.Mix
+		if pj.Mix.Latency != "" {
+			d, err := time.ParseDuration(pj.Mix.Latency)
+			if err != nil {
+				return FaultPlan{}, fmt.Errorf("venue: fault plan: mix.latency: %w", err)
+			}
+			m.Latency = d
+		}
+		plan.Mix = &m
+	}
+	if err := pj.Duplicate.validate(); err != nil {
+		return FaultPlan{}, err
+	}
+	plan.Duplicate = pj.Duplicate
+	return plan, nil
+}
+
+// Apply installs a parsed plan: its faults, its mix and its duplicate mode.
+func (v *Venue) Apply(p FaultPlan) error {
+	if err := v.Inject(p.Faults...); err != nil {
+		return err
+	}
+	if p.Mix != nil {
+		if err := v.SetMix(*p.Mix); err != nil {
+			return err
+		}
+	}
+	if p.Duplicate != "" {
+		return v.SetDuplicateMode(p.Duplicate)
+	}
+	return nil
+}

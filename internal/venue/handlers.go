@@ -1,0 +1,527 @@
+package venue
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+const (
+	pathAccounts  = "/api/v2/crypto/trading/accounts/"
+	pathHoldings  = "/api/v2/crypto/trading/holdings/"
+	pathPairs     = "/api/v2/crypto/trading/trading_pairs/"
+	pathBBA       = "/api/v2/crypto/marketdata/best_bid_ask/"
+	pathEstimated = "/api/v2/crypto/trading/estimated_price/"
+	pathOrders    = "/api/v2/crypto/trading/orders/"
+)
+
+type errorItem struct {
+	Detail string  `json:"detail"`
+	Attr   *string `json:"attr"`
+}
+
+type errorEnvelope struct {
+	Type   string      `json:"type"`
+	Errors []errorItem `json:"errors"`
+}
+
+// errReply builds the venue's error envelope; attr "" prints null.
+func errReply(status int, typ, detail, attr string) *reply {
+	it := errorItem{Detail: detail}
+	if attr != "" {
+		it.Attr = &attr
+	}
+	b, _ := json.Marshal(errorEnvelope{Type: typ, Errors: []errorItem{it}})
+	return &reply{status: status, body: b}
+}
+
+func notFound() *reply { return errReply(http.StatusNotFound, "client_error", "Not found.", "") }
+
+func jsonReply(status int, v any) *reply {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errReply(http.StatusInternalServerError, "server_error", "A server error occurred.", "")
+	}
+	return &reply{status: status, body: b}
+}
+
+type pageJSON struct {
+	Next     *string `json:"next"`
+	Previous *string `json:"previous"`
+	Results  any     `json:"results"`
+}
+
+// route dispatches an authenticated, unthrottled request. Caller holds mu.
+func (v *Venue) route(r *http.Request, a *account, body []byte, now time.Time, foreign string) (*reply, *order) {
+	v.advance(now)
+	p := r.URL.Path
+	q := r.URL.Query()
+	get := r.Method == http.MethodGet
+	if n := q.Get("account_number"); n != "" && n != a.Number && p != pathPairs && p != pathBBA && p != pathEstimated {
+		return errReply(http.StatusForbidden, "client_error", "You do not have permission to perform this action.", ""), nil
+	}
+	switch p {
+	case pathAccounts:
+		if !get {
+			return notAllowed(r.Method), nil
+		}
+		return v.accountsReply(a, now), nil
+	case pathHoldings:
+		if !get {
+			return notAllowed(r.Method), nil
+		}
+		return v.holdingsReply(r, a, now, foreign), nil
+	case pathPairs:
+		if !get {
+			return notAllowed(r.Method), nil
+		}
+		return v.pairsReply(r, foreign), nil
+	case pathBBA:
+		if !get {
+			return notAllowed(r.Method), nil
+		}
+		return v.bbaReply(r, now), nil
+	case pathEstimated:
+		if !get {
+			return notAllowed(r.Method), nil
+		}
+		return v.estimatedReply(r, a, now), nil
+	case pathOrders:
+		switch r.Method {
+		case http.MethodGet:
+			return v.listOrders(r, a, now, foreign), nil
+		case http.MethodPost:
+			if q.Get("account_number") == "" {
+				return errReply(http.StatusBadRequest, "validation_error", "This field is required.", "account_number"), nil
+			}
+			return v.createOrder(a, body, now)
+		}
+		return notAllowed(r.Method), nil
+	}
+	if rest, ok := strings.CutPrefix(p, pathOrders); ok {
+		parts := strings.Split(strings.TrimSuffix(rest, "/"), "/")
+		if !strings.HasSuffix(rest, "/") {
+			return notFound(), nil
+		}
+		switch {
+		case len(parts) == 1 && parts[0] != "":
+			if !get {
+				return notAllowed(r.Method), nil
+			}
+			if o := v.byID[parts[0]]; o != nil && o.account == a.Number {
+				return jsonReply(http.StatusOK, v.orderJSON(o, now)), nil
+			}
+			if o, ok := v.bulk.lookup(parts[0], a.Number); ok {
+				return jsonReply(http.StatusOK, v.orderJSON(v.bulk.order(v, o), now)), nil
+			}
+			return notFound(), nil
+		case len(parts) == 2 && parts[1] == "cancel":
+			if r.Method != http.MethodPost {
+				return notAllowed(r.Method), nil
+			}
+			return v.cancelOrder(a, parts[0], now), nil
+		}
+	}
+	return notFound(), nil
+}
+
+func notAllowed(m string) *reply {
+	return errReply(http.StatusMethodNotAllowed, "client_error", `Method "`+m+`" not allowed.`, "")
+}
+
+type feeTierJSON struct {
+	FeeRatio             num  `json:"fee_ratio"`
+	ThirtyDayVolume      num  `json:"thirty_day_volume"`
+	NextFeeTierRatio     *num `json:"next_fee_tier_ratio"`
+	NextFeeTierThreshold *num `json:"next_fee_tier_threshold"`
+}
+
+type accountJSON struct {
+	AccountNumber       string      `json:"account_number"`
+	Status              string      `json:"status"`
+	BuyingPower         string      `json:"buying_power"`
+	BuyingPowerCurrency string      `json:"buying_power_currency"`
+	AccountType         string      `json:"account_type"`
+	IsAPITradable       bool        `json:"is_api_tradable"`
+	FeeTierStatus       feeTierJSON `json:"fee_tier_status"`
+}
+
+// feeTiers are (30-day volume threshold, ratio), ascending.
+var feeTiers = []struct{ threshold, ratio string }{
+	{"50000", "0.0085"}, {"250000", "0.006"}, {"1000000", "0.004"},
+}
+
+func (v *Venue) accountsReply(a *account, now time.Time) *reply {
+	res, _ := v.reserved(a, now)
+	ft := feeTierJSON{FeeRatio: num(a.FeeRatio), ThirtyDayVolume: num(a.volume.Round(2))}
+	for _, t := range feeTiers {
+		th := decimal.RequireFromString(t.threshold)
+		if a.volume.LessThan(th) {
+			r, thn := num(decimal.RequireFromString(t.ratio)), num(th)
+			ft.NextFeeTierRatio, ft.NextFeeTierThreshold = &r, &thn
+			break
+		}
+	}
+	acct := accountJSON{AccountNumber: a.Number, Status: "active",
+		BuyingPower: a.cash.Sub(res).RoundFloor(2).StringFixed(2), BuyingPowerCurrency: "USD",
+		AccountType: "individual", IsAPITradable: true, FeeTierStatus: ft}
+	return jsonReply(http.StatusOK, pageJSON{Results: []accountJSON{acct}})
+}
+
+type holdingJSON struct {
+	AccountNumber               string `json:"account_number"`
+	AssetCode                   string `json:"asset_code"`
+	TotalQuantity               num    `json:"total_quantity"`
+	QuantityAvailableForTrading num    `json:"quantity_available_for_trading"`
+}
+
+func (v *Venue) holdingsReply(r *http.Request, a *account, now time.Time, foreign string) *reply {
+	q := r.URL.Query()
+	if q.Get("account_number") == "" {
+		return errReply(http.StatusBadRequest, "validation_error", "This field is required.", "account_number")
+	}
+	want := map[string]bool{}
+	for _, c := range q["asset_code"] {
+		want[c] = true
+	}
+	_, res := v.reserved(a, now)
+	codes := make([]string, 0, len(a.holdings))
+	for c, h := range a.holdings {
+		if h.IsPositive() && (len(want) == 0 || want[c]) {
+			codes = append(codes, c)
+		}
+	}
+	sort.Strings(codes)
+	items := make([]any, len(codes))
+	for i, c := range codes {
+		items[i] = holdingJSON{a.Number, c, num(a.holdings[c]), num(a.holdings[c].Sub(res[c]))}
+	}
+	return v.offsetPage(r, items, foreign)
+}
+
+type pairJSON struct {
+	Symbol         string `json:"symbol"`
+	AssetCode      string `json:"asset_code"`
+	QuoteCode      string `json:"quote_code"`
+	AssetIncrement string `json:"asset_increment"`
+	QuoteIncrement string `json:"quote_increment"`
+	MaxOrderSize   string `json:"max_order_size"`
+	MinOrderAmount string `json:"min_order_amount"`
+	Status         string `json:"status"`
+	IsAPITradable  bool   `json:"is_api_tradable"`
+}
+
+func (v *Venue) pairsReply(r *http.Request, foreign string) *reply {
+	want := map[string]bool{}
+	for _, s := range r.URL.Query()["symbol"] {
+		want[s] = true
+	}
+	var items []any
+	for _, p := range v.pairs {
+		if len(want) == 0 || want[p.symbol] {
+			items = append(items, pairJSON{p.symbol, p.asset, p.quote, p.assetIncStr, p.quoteIncStr,
+				p.maxSizeStr, p.minAmountStr, "tradable", true})
+		}
+	}
+	return v.offsetPage(r, items, foreign)
+}
+
+type bbaJSON struct {
+	Symbol    string `json:"symbol"`
+	Timestamp string `json:"timestamp"`
+	Bid       string `json:"bid"`
+	Ask       string `json:"ask"`
+}
+
+func (v *Venue) bbaReply(r *http.Request, now time.Time) *reply {
+	syms := r.URL.Query()["symbol"]
+	if len(syms) == 0 {
+		syms = v.Symbols()
+	}
+	out := []bbaJSON{}
+	for _, s := range syms {
+		p := v.bySymbol[s]
+		if p == nil {
+			return errReply(http.StatusBadRequest, "validation_error", "Invalid symbol: "+s, "symbol")
+		}
+		bid, ask := p.quoteAt(v.seed, now)
+		out = append(out, bbaJSON{s, now.UTC().Format(time.RFC3339Nano), bid.String(), ask.String()})
+	}
+	return jsonReply(http.StatusOK, struct {
+		Results []bbaJSON `json:"results"`
+	}{out})
+}
+
+type estJSON struct {
+	Symbol       string `json:"symbol"`
+	Side         string `json:"side"`
+	Quantity     num    `json:"quantity"`
+	Timestamp    string `json:"timestamp"`
+	FeeRatio     num    `json:"fee_ratio"`
+	EstFee       num    `json:"est_fee"`
+	Bid          *num   `json:"bid,omitempty"`
+	Ask          *num   `json:"ask,omitempty"`
+	EstTotalCost *num   `json:"est_total_cost,omitempty"`
+}
+
+func (v *Venue) estimatedReply(r *http.Request, a *account, now time.Time) *reply {
+	q := r.URL.Query()
+	p := v.bySymbol[q.Get("symbol")]
+	if p == nil {
+		return errReply(http.StatusBadRequest, "validation_error", "Invalid symbol: "+q.Get("symbol"), "symbol")
+	}
+	side := q.Get("side")
+	if side != "bid" && side != "ask" && side != "both" {
+		return errReply(http.StatusBadRequest, "validation_error", `"`+side+`" is not a valid choice.`, "side")
+	}
+	raw := q.Get("quantity")
+	if raw == "" {
+		return errReply(http.StatusBadRequest, "validation_error", "This field is required.", "quantity")
+	}
+	parts := strings.Split(raw, ",")
+	if len(parts) > 10 {
+		return errReply(http.StatusBadRequest, "validation_error", "Ensure there are no more than 10 quantities.", "quantity")
+	}
+	bid, ask := p.quoteAt(v.seed, now)
+	ts := now.UTC().Format(time.RFC3339Nano)
+	out := []estJSON{}
+	for _, s := range parts {
+		if !plainDecimal.MatchString(s) {
+			return errReply(http.StatusBadRequest, "validation_error", "A valid number is required.", "quantity")
+		}
+		qty := decimal.RequireFromString(s)
+		if !qty.IsPositive() {
+			return errReply(http.StatusBadRequest, "validation_error", "Ensure this value is greater than 0.", "quantity")
+		}
+		if side == "bid" || side == "both" {
+			b := num(bid)
+			out = append(out, estJSON{Symbol: p.symbol, Side: "bid", Quantity: num(qty), Timestamp: ts,
+				FeeRatio: num(a.FeeRatio), EstFee: num(bid.Mul(qty).Mul(a.FeeRatio)), Bid: &b})
+		}
+		if side == "ask" || side == "both" {
+			k := num(ask)
+			fee := ask.Mul(qty).Mul(a.FeeRatio)
+			total := num(ask.Mul(qty).Add(fee))
+			out = append(out, estJSON{Symbol: p.symbol, Side: "ask", Quantity: num(qty), Timestamp: ts,
+				FeeRatio: num(a.FeeRatio), EstFee: num(fee), Ask: &k, EstTotalCost: &total})
+		}
+	}
+	return jsonReply(http.StatusOK, pageJSON{Results: out})
+}
+
+// nextURL is the absolute link to the page after this one at cursor.
+func (v *Venue) nextURL(r *http.Request, cursor, foreign string) string {
+	base := foreign
+	if base == "" {
+		base = v.baseURL
+	}
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		host := r.Host
+		if host == "" {
+			host = r.URL.Host
+		}
+		base = scheme + "://" + host
+	}
+	q := r.URL.Query()
+	q.Set("cursor", cursor)
+	return base + r.URL.Path + "?" + q.Encode()
+}
+
+func encodeCursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func decodeCursor(c string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	return string(b), err == nil
+}
+
+// offsetPage paginates a small static list with an offset cursor.
+func (v *Venue) offsetPage(r *http.Request, items []any, foreign string) *reply {
+	off := 0
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		s, ok := decodeCursor(c)
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "o:"))
+		if !ok || !strings.HasPrefix(s, "o:") || err != nil || n < 0 || n > len(items) {
+			return notFound()
+		}
+		off = n
+	}
+	end := min(off+v.pageSize, len(items))
+	pg := pageJSON{Results: append([]any{}, items[off:end]...)}
+	if end < len(items) {
+		next := v.nextURL(r, encodeCursor("o:"+strconv.Itoa(end)), foreign)
+		pg.Next = &next
+	}
+	return jsonReply(http.StatusOK, pg)
+}
+
+// orderFilter holds the documented list filters.
+type orderFilter struct {
+	cStart, cEnd, uStart, uEnd             time.Time // zero: unset
+	symbol, id, side, state, typ, accountN string
+}
+
+func (f *orderFilter) match(o *order) bool {
+	return o.account == f.accountN &&
+		(f.symbol == "" || o.symbol == f.symbol) && (f.id == "" || o.id == f.id) &&
+		(f.side == "" || o.side == f.side) && (f.state == "" || o.state == f.state) &&
+		(f.typ == "" || o.typ == f.typ) &&
+		(f.cStart.IsZero() || !o.created.Before(f.cStart)) && (f.cEnd.IsZero() || !o.created.After(f.cEnd)) &&
+		(f.uStart.IsZero() || !o.updated.Before(f.uStart)) && (f.uEnd.IsZero() || !o.updated.After(f.uEnd))
+}
+
+var validStates = map[string]bool{"open": true, "pending": true, "partially_filled": true, "filled": true, "canceled": true, "failed": true}
+
+func (v *Venue) listOrders(r *http.Request, a *account, now time.Time, foreign string) *reply {
+	q := r.URL.Query()
+	f := orderFilter{symbol: q.Get("symbol"), id: q.Get("id"), side: q.Get("side"), state: q.Get("state"),
+		typ: q.Get("type"), accountN: a.Number}
+	for _, tf := range []struct {
+		name string
+		dst  *time.Time
+	}{{"created_at_start", &f.cStart}, {"created_at_end", &f.cEnd}, {"updated_at_start", &f.uStart}, {"updated_at_end", &f.uEnd}} {
+		if s := q.Get(tf.name); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return errReply(http.StatusBadRequest, "validation_error", "Enter a valid date/time.", tf.name)
+			}
+			*tf.dst = t
+		}
+	}
+	if f.side != "" && f.side != "buy" && f.side != "sell" {
+		return errReply(http.StatusBadRequest, "validation_error", "Select a valid choice.", "side")
+	}
+	if f.state != "" && !validStates[f.state] {
+		return errReply(http.StatusBadRequest, "validation_error", "Select a valid choice.", "state")
+	}
+	if f.typ != "" && !orderTypes[f.typ] {
+		return errReply(http.StatusBadRequest, "validation_error", "Select a valid choice.", "type")
+	}
+	if f.symbol != "" && v.bySymbol[f.symbol] == nil {
+		return errReply(http.StatusBadRequest, "validation_error", "Invalid symbol: "+f.symbol, "symbol")
+	}
+	// A cursor is the sort key of the last order shown: pages are stable
+	// while new orders arrive, newest first.
+	var after *okey
+	if c := q.Get("cursor"); c != "" {
+		k, ok := parseKeyCursor(c)
+		if !ok {
+			return notFound()
+		}
+		after = &k
+	}
+	out, more := v.collect(&f, after, v.pageSize)
+	pg := pageJSON{}
+	res := make([]orderJSON, len(out))
+	for i, o := range out {
+		res[i] = v.orderJSON(o, now)
+	}
+	pg.Results = res
+	if more && len(out) > 0 {
+		last := out[len(out)-1]
+		next := v.nextURL(r, encodeCursor("k:"+strconv.FormatInt(last.created.UnixNano(), 10)+":"+strconv.FormatInt(last.seq, 10)), foreign)
+		pg.Next = &next
+	}
+	return jsonReply(http.StatusOK, pg)
+}
+
+// okey is an order's position in the list: (created, seq).
+type okey struct {
+	created time.Time
+	seq     int64
+}
+
+func (k okey) less(o okey) bool {
+	if !k.created.Equal(o.created) {
+		return k.created.Before(o.created)
+	}
+	return k.seq < o.seq
+}
+
+func parseKeyCursor(c string) (okey, bool) {
+	s, ok := decodeCursor(c)
+	if !ok {
+		return okey{}, false
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 || parts[0] != "k" {
+		return okey{}, false
+	}
+	ns, err1 := strconv.ParseInt(parts[1], 10, 64)
+	seq, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return okey{}, false
+	}
+	return okey{time.Unix(0, ns), seq}, true
+}
+
+// collect merges stored and bulk orders newest first, after the key if
+// given, returning up to n matches and whether more exist.
+func (v *Venue) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
+	i := len(v.orders) - 1
+	if after != nil {
+		i = sort.Search(len(v.orders), func(i int) bool {
+			return !okey{v.orders[i].created, v.orders[i].seq}.less(*after)
+		}) - 1
+	}
+	j := 0
+	b := &v.bulk
+	if b.n > 0 {
+		if after != nil {
+			j = b.firstBelow(*after)
+		}
+		if !f.cEnd.IsZero() {
+			j = max(j, b.firstAtOrBefore(f.cEnd))
+		}
+		if !f.uEnd.IsZero() {
+			j = max(j, b.firstAtOrBefore(f.uEnd.Add(-bulkUpdateLag)))
+		}
+	}
+	bulkLive := func() bool {
+		if f.accountN != b.account || j >= b.n {
+			return false
+		}
+		c := b.created(j)
+		return (f.cStart.IsZero() || !c.Before(f.cStart)) && (f.uStart.IsZero() || !c.Add(bulkUpdateLag).Before(f.uStart))
+	}
+	var out []*order
+	for {
+		storedLive := i >= 0 && (f.cStart.IsZero() || !v.orders[i].created.Before(f.cStart))
+		bl := bulkLive()
+		var o *order
+		switch {
+		case storedLive && bl:
+			if (okey{b.created(j), b.seq(j)}).less(okey{v.orders[i].created, v.orders[i].seq}) {
+				o = v.orders[i]
+				i--
+			} else {
+				o = b.order(v, j)
+				j++
+			}
+		case storedLive:
+			o = v.orders[i]
+			i--
+		case bl:
+			o = b.order(v, j)
+			j++
+		default:
+			return out, false
+		}
+		if !f.match(o) {
+			continue
+		}
+		if len(out) == n {
+			return out, true
+		}
+		out = append(out, o)
+	}
+}

@@ -1,0 +1,476 @@
+package venue
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/shopspring/decimal"
+)
+
+// Default settings used when the matching Config field is zero.
+const (
+	DefaultPageSize      = 100
+	DefaultRatePerMinute = 100
+	DefaultBurst         = 300
+	DefaultBuyingPower   = "100000.00"
+	DefaultFeeRatio      = "0.0095"
+	// SignatureWindow is how far x-timestamp may be from the venue's clock,
+	// in either direction, before a request is refused with 401.
+	SignatureWindow = 30 * time.Second
+)
+
+// Demo credentials: deterministic, public, and only good against a simulated venue.
+const (
+	DemoAPIKey        = "rh-api-00000000-7e57-4000-8000-7261646577ed"
+	DemoAccountNumber = "TW0000000001"
+)
+
+// DemoPrivateKey returns the deterministic Ed25519 key pair whose public half
+// the venue trusts for DemoAPIKey when Config.Accounts is empty.
+func DemoPrivateKey() ed25519.PrivateKey {
+	seed := sha256.Sum256([]byte("tradewire brokertest demo key v1"))
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+// Account configures one venue account and the API key that trades it.
+// The zero value is not usable: APIKey, PublicKey and Number are required.
+type Account struct {
+	Number    string            // account_number, e.g. "TW0000000001"
+	APIKey    string            // value of x-api-key
+	PublicKey ed25519.PublicKey // verifies x-signature
+	// BuyingPower is the starting cash in USD (default DefaultBuyingPower).
+	BuyingPower decimal.Decimal
+	// Holdings maps asset code (e.g. "BTC") to starting quantity.
+	Holdings map[string]decimal.Decimal
+	// FeeRatio is the fee tier ratio applied to fills (default DefaultFeeRatio).
+	FeeRatio decimal.Decimal
+	// ThirtyDayVolume is the starting 30-day volume reported in fee_tier_status.
+	ThirtyDayVolume decimal.Decimal
+}
+
+// Config configures a Venue. The zero value is usable: a real clock, seed 0,
+// the demo account, default page size, the venue's documented rate limit,
+// no faults, and duplicate client_order_id returning the original order.
+type Config struct {
+	// Seed drives prices, order ids, seeded history and partial fills.
+	Seed int64
+	// Clock is the venue's own clock (default clockwork.NewRealClock()).
+	Clock clockwork.Clock
+	// PageSize is the number of results per page (default DefaultPageSize).
+	PageSize int
+	// RatePerMinute is the sustained rate of the per-account token bucket
+	// (default DefaultRatePerMinute). Negative disables rate limiting.
+	RatePerMinute float64
+	// Burst is the bucket size (default DefaultBurst).
+	Burst int
+	// RetryAfter adds a delta-seconds Retry-After header to 429 answers.
+	// The real venue has never been seen to send one.
+	RetryAfter bool
+	// Accounts lists the accounts and their keys (default: the demo account).
+	Accounts []Account
+	// History, when positive, pre-populates the first account with that many
+	// orders over the 30 days before the clock's time at New.
+	History int
+	// BulkOrders, when positive, adds that many final (filled, canceled,
+	// failed) orders to the first account over the 30 days before New. They
+	// are generated on demand from their index and cost no memory per order.
+	BulkOrders int
+	// Duplicate selects what a create with a reused client_order_id does.
+	Duplicate DuplicateMode
+	// PublicBaseURL, if set (e.g. "https://venue.example"), is the scheme
+	// and host used in pagination links instead of the request's own.
+	PublicBaseURL string
+	// CancelDelay is how long a cancel takes to settle (default 1s).
+	CancelDelay time.Duration
+	// NoPartialFills makes resting limit orders fill all at once instead of
+	// in seeded chunks over several seconds.
+	NoPartialFills bool
+	// Faults are injected at construction, as if by Inject.
+	Faults []Fault
+	// Mix, if set, is a probabilistic fault mix, as if by SetMix.
+	Mix *Mix
+}
+
+// Venue is a simulated Robinhood Crypto Trading API v2 served as an
+// http.Handler. All state advances lazily on requests, from the injected
+// clock: there are no background goroutines or timers. A Venue is safe for
+// concurrent use. Create one with New.
+type Venue struct {
+	clock    clockwork.Clock
+	seed     uint64
+	pageSize int
+	rate     float64 // tokens per second, <0 disabled
+	burst    float64
+	retryAft bool
+	baseURL  string
+	cancelD  time.Duration
+	partial  bool
+	start    time.Time
+	pairs    []*pair
+	bySymbol map[string]*pair
+	ledger   *Ledger
+
+	mu        sync.Mutex
+	accounts  []*account
+	byKey     map[string]*account
+	byNumber  map[string]*account
+	orders    []*order // sorted by (created, seq) ascending
+	byID      map[string]*order
+	byClient  map[string][]*order // key account|client_order_id
+	open      []*order
+	seq       int64
+	faults    []*Fault
+	mix       *Mix
+	mixRNG    *rand.Rand
+	duplicate DuplicateMode
+	bulk      bulkSpec
+}
+
+type account struct {
+	Account
+	cash     decimal.Decimal
+	holdings map[string]decimal.Decimal
+	volume   decimal.Decimal
+	tokens   float64
+	last     time.Time
+}
+
+// New validates cfg and returns a Venue.
+func New(cfg Config) (*Venue, error) {
+	v := &Venue{
+		clock:     cfg.Clock,
+		seed:      uint64(cfg.Seed),
+		pageSize:  cfg.PageSize,
+		rate:      cfg.RatePerMinute / 60,
+		burst:     float64(cfg.Burst),
+		retryAft:  cfg.RetryAfter,
+		baseURL:   strings.TrimRight(cfg.PublicBaseURL, "/"),
+		cancelD:   cfg.CancelDelay,
+		partial:   !cfg.NoPartialFills,
+		pairs:     defaultPairs(),
+		bySymbol:  map[string]*pair{},
+		ledger:    &Ledger{},
+		byKey:     map[string]*account{},
+		byNumber:  map[string]*account{},
+		byID:      map[string]*order{},
+		byClient:  map[string][]*order{},
+		duplicate: cfg.Duplicate,
+	}
+	if v.clock == nil {
+		v.clock = clockwork.NewRealClock()
+	}
+	if v.pageSize == 0 {
+		v.pageSize = DefaultPageSize
+	}
+	if v.pageSize < 0 {
+		return nil, fmt.Errorf("venue: PageSize %d is negative", cfg.PageSize)
+	}
+	if cfg.RatePerMinute == 0 {
+		v.rate = DefaultRatePerMinute / 60.0
+	}
+	if cfg.Burst == 0 {
+		v.burst = DefaultBurst
+	}
+	if cfg.Burst < 0 {
+		return nil, fmt.Errorf("venue: Burst %d is negative", cfg.Burst)
+	}
+	if v.cancelD == 0 {
+		v.cancelD = time.Second
+	}
+	if err := v.duplicate.validate(); err != nil {
+		return nil, err
+	}
+	for _, p := range v.pairs {
+		v.bySymbol[p.symbol] = p
+	}
+	v.start = v.clock.Now().Truncate(time.Microsecond)
+	accts := cfg.Accounts
+	if len(accts) == 0 {
+		accts = []Account{{
+			Number: DemoAccountNumber, APIKey: DemoAPIKey,
+			PublicKey: DemoPrivateKey().Public().(ed25519.PublicKey),
+			Holdings: map[string]decimal.Decimal{
+				"BTC": decimal.RequireFromString("0.5"), "ETH": decimal.RequireFromString("4"),
+				"DOGE": decimal.RequireFromString("10000"), "SOL": decimal.RequireFromString("20"),
+			},
+			ThirtyDayVolume: decimal.RequireFromString("12480.55"),
+		}}
+	}
+	for i, a := range accts {
+		if a.Number == "" || a.APIKey == "" || len(a.PublicKey) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("venue: Accounts[%d] needs Number, APIKey and a %d-byte PublicKey", i, ed25519.PublicKeySize)
+		}
+		if v.byKey[a.APIKey] != nil || v.byNumber[a.Number] != nil {
+			return nil, fmt.Errorf("venue: Accounts[%d] repeats an API key or account number", i)
+		}
+		if a.BuyingPower.IsZero() {
+			a.BuyingPower = decimal.RequireFromString(DefaultBuyingPower)
+		}
+		if a.FeeRatio.IsZero() {
+			a.FeeRatio = decimal.RequireFromString(DefaultFeeRatio)
+		}
+		ac := &account{Account: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{},
+			volume: a.ThirtyDayVolume, tokens: v.burst, last: v.start}
+		for k, q := range a.Holdings {
+			ac.holdings[k] = q
+		}
+		v.accounts = append(v.accounts, ac)
+		v.byKey[a.APIKey] = ac
+		v.byNumber[a.Number] = ac
+	}
+	if err := v.Inject(cfg.Faults...); err != nil {
+		return nil, err
+	}
+	if cfg.Mix != nil {
+		if err := v.SetMix(*cfg.Mix); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.History < 0 || cfg.BulkOrders < 0 {
+		return nil, errors.New("venue: History and BulkOrders must not be negative")
+	}
+	v.seedHistory(v.accounts[0], cfg.History)
+	if cfg.BulkOrders > 0 {
+		v.bulk = newBulk(v.accounts[0].Number, cfg.BulkOrders, v.start)
+	}
+	return v, nil
+}
+
+// Clock returns the venue's clock.
+func (v *Venue) Clock() clockwork.Clock { return v.clock }
+
+// Ledger returns the record of everything the venue received and created.
+func (v *Venue) Ledger() *Ledger { return v.ledger }
+
+// Symbols returns the symbols the venue lists, sorted.
+func (v *Venue) Symbols() []string {
+	out := make([]string, len(v.pairs))
+	for i, p := range v.pairs {
+		out[i] = p.symbol
+	}
+	return out
+}
+
+// Quote returns the venue's best bid and ask for symbol at its clock's now.
+func (v *Venue) Quote(symbol string) (bid, ask decimal.Decimal, err error) {
+	p := v.bySymbol[symbol]
+	if p == nil {
+		return bid, ask, fmt.Errorf("venue: unknown symbol %q", symbol)
+	}
+	bid, ask = p.quoteAt(v.seed, v.clock.Now())
+	return bid, ask, nil
+}
+
+// QuoteAt is Quote at an arbitrary time; prices are a pure function of the
+// seed, the symbol and the whole second.
+func (v *Venue) QuoteAt(symbol string, t time.Time) (bid, ask decimal.Decimal, err error) {
+	p := v.bySymbol[symbol]
+	if p == nil {
+		return bid, ask, fmt.Errorf("venue: unknown symbol %q", symbol)
+	}
+	bid, ask = p.quoteAt(v.seed, t)
+	return bid, ask, nil
+}
+
+// SetDuplicateMode changes what a create with a reused client_order_id does.
+func (v *Venue) SetDuplicateMode(m DuplicateMode) error {
+	if err := m.validate(); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.duplicate = m
+	return nil
+}
+
+// reply is an answer computed under the lock and written after it.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+	text   bool // text/plain rather than JSON
+}
+
+// ServeHTTP answers one request as the v2 venue would, after applying any
+// injected fault that matches it, and records it in the Ledger.
+func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	target := r.RequestURI
+	if target == "" {
+		target = r.URL.RequestURI()
+	}
+	rec := Request{
+		Time: v.clock.Now(), Method: r.Method, Target: target,
+		APIKey: r.Header.Get("x-api-key"), Timestamp: r.Header.Get("x-timestamp"),
+	}
+
+	v.mu.Lock()
+	act := v.matchFault(r.Method, r.URL.Path, target)
+	v.mu.Unlock()
+	rec.Fault = act.name
+
+	if act.delay > 0 {
+		select {
+		case <-r.Context().Done():
+			rec.Dropped = true
+			v.ledger.add(rec)
+			return
+		case <-v.clock.After(act.delay):
+		}
+	}
+	if act.respond != nil {
+		rec.Status = act.respond.status
+		v.ledger.add(rec)
+		write(w, act.respond)
+		return
+	}
+
+	now := v.clock.Now()
+	// Authentication is judged on arrival; injected latency delays the answer.
+	acct, authReply := v.authenticate(r, target, body, rec.Time)
+	rec.SignatureValid = authReply == nil
+	var rep *reply
+	var created *order
+	if authReply != nil {
+		rep = authReply
+	} else {
+		v.mu.Lock()
+		rep = v.throttle(acct, now)
+		if rep == nil {
+			rep, created = v.route(r, acct, body, now, act.foreignNext)
+		}
+		v.mu.Unlock()
+	}
+	if created != nil {
+		v.ledger.addOrder(created.record())
+		rec.Created = created.id
+	}
+	if act.lose {
+		if act.loseStatus == 0 {
+			rec.Dropped = true
+			v.ledger.add(rec)
+			// Close the connection without an answer: net/http closes it, the
+			// in-memory transport turns it into io.ErrUnexpectedEOF.
+			panic(http.ErrAbortHandler)
+		}
+		rep = errReply(act.loseStatus, "server_error", "A server error occurred.", "")
+	}
+	rec.Status = rep.status
+	v.ledger.add(rec)
+	write(w, rep)
+}
+
+func write(w http.ResponseWriter, rep *reply) {
+	for k, vs := range rep.header {
+		for _, s := range vs {
+			w.Header().Add(k, s)
+		}
+	}
+	if w.Header().Get("Content-Type") == "" {
+		if rep.text {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		} else if len(rep.body) > 0 {
+			w.Header().Set("Content-Type", "application/json")
+		}
+	}
+	w.WriteHeader(rep.status)
+	w.Write(rep.body)
+}
+
+// authenticate checks the three headers and the signature exactly as the
+// venue does. It returns the account, or the reply refusing the request.
+func (v *Venue) authenticate(r *http.Request, target string, body []byte, now time.Time) (*account, *reply) {
+	key, ts, sig := r.Header.Get("x-api-key"), r.Header.Get("x-timestamp"), r.Header.Get("x-signature")
+	var missing []string
+	for _, h := range [][2]string{{"x-api-key", key}, {"x-signature", sig}, {"x-timestamp", ts}} {
+		if h[1] == "" {
+			missing = append(missing, h[0])
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &reply{status: http.StatusBadRequest, text: true,
+			body: []byte("Request missing required headers: " + strings.Join(missing, ", "))}
+	}
+	v.mu.Lock()
+	acct := v.byKey[key]
+	v.mu.Unlock()
+	if acct == nil {
+		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid API key.", "")
+	}
+	secs, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid timestamp.", "")
+	}
+	if d := now.Sub(time.Unix(secs, 0)); d > SignatureWindow || d < -SignatureWindow {
+		return nil, errReply(http.StatusUnauthorized, "client_error", "Timestamp is outside the allowed window.", "")
+	}
+	raw, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil || len(raw) != ed25519.SignatureSize {
+		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid signature.", "")
+	}
+	msg := make([]byte, 0, len(key)+len(ts)+len(target)+len(r.Method)+len(body))
+	msg = append(append(append(append(append(msg, key...), ts...), target...), r.Method...), body...)
+	if !ed25519.Verify(acct.PublicKey, msg, raw) {
+		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid signature.", "")
+	}
+	return acct, nil
+}
+
+// throttle takes one token from the account's bucket, or answers 429.
+func (v *Venue) throttle(a *account, now time.Time) *reply {
+	if v.rate < 0 {
+		return nil
+	}
+	if el := now.Sub(a.last).Seconds(); el > 0 {
+		a.tokens += el * v.rate
+		if a.tokens > v.burst {
+			a.tokens = v.burst
+		}
+	}
+	a.last = now
+	if a.tokens >= 1 {
+		a.tokens--
+		return nil
+	}
+	rep := errReply(http.StatusTooManyRequests, "client_error", "Request was throttled.", "")
+	if v.retryAft {
+		secs := 1
+		if v.rate > 0 {
+			secs = max(1, int(math.Ceil((1-a.tokens)/v.rate)))
+		}
+		rep.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
+	}
+	return rep
+}
+
+// insertOrder adds o to the sorted order list and the indexes. Caller holds mu.
+func (v *Venue) insertOrder(o *order) {
+	n := len(v.orders)
+	if n == 0 || !o.less(v.orders[n-1]) {
+		v.orders = append(v.orders, o)
+	} else {
+		i := sort.Search(n, func(i int) bool { return o.less(v.orders[i]) })
+		v.orders = append(v.orders, nil)
+		copy(v.orders[i+1:], v.orders[i:])
+		v.orders[i] = o
+	}
+	v.byID[o.id] = o
+	k := o.account + "|" + o.clientID
+	v.byClient[k] = append(v.byClient[k], o)
+	if !o.final() {
+		v.open = append(v.open, o)
+	}
+}
