@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tradewire/tradewire/transport"
+)
+
+func TestExitCode(t *testing.T) {
+	t.Parallel()
+	status := func(method string, code, attempts int) *transport.StatusError {
+		return &transport.StatusError{Method: method, Path: "/p/", StatusCode: code, Attempts: attempts}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil is success", nil, 0},
+		{"plain error is other failure", errors.New("boom"), 1},
+		{"context canceled is other failure", context.Canceled, 1},
+		{"response too large is other failure", &transport.ResponseTooLargeError{Method: "GET", Path: "/p/", StatusCode: 200, Limit: 1}, 1},
+		{"redirect not followed is other failure", status("GET", 302, 1), 1},
+		{"GET 501 is final, other failure", status("GET", 501, 1), 1},
+		{"write not sent (dial error) is other failure", fmt.Errorf("POST /p/: not sent: %w", errors.New("connection refused")), 1},
+
+		{"usage error", usagef("TRADEWIRE_API_KEY is not set"), 2},
+		{"wrapped usage error", fmt.Errorf("api: %w", usagef("bad")), 2},
+		{"ErrInvalidRequest", fmt.Errorf("transport: %w: method must be upper case", transport.ErrInvalidRequest), 2},
+		{"ErrForeignURL", fmt.Errorf("transport: %w", transport.ErrForeignURL), 2},
+
+		{"404", status("GET", 404, 1), 3},
+
+		{"GET 503 after retries", status("GET", 503, 4), 4},
+		{"GET 500 after retries", status("GET", 500, 4), 4},
+		{"GET 502 after retries", status("GET", 502, 4), 4},
+		{"GET 504 after retries", status("GET", 504, 4), 4},
+		{"GET 429 after retries", status("GET", 429, 4), 4},
+		{"GET network failure after retries", &transport.NetworkError{Method: "GET", Path: "/p/", Attempts: 4, Err: errors.New("reset")}, 4},
+
+		{"POST 503 is unknown outcome, not gave up", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", StatusCode: 503, Err: status("POST", 503, 1)}, 5},
+		{"POST 429 is unknown outcome, not gave up", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", StatusCode: 429, Err: status("POST", 429, 1)}, 5},
+		{"POST lost answer is unknown outcome", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", Err: errors.New("reset")}, 5},
+		{"wrapped unknown outcome", fmt.Errorf("order: %w", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", StatusCode: 500, Err: status("POST", 500, 1)}), 5},
+
+		{"400 rejected", status("POST", 400, 1), 6},
+		{"422 rejected", status("POST", 422, 1), 6},
+		{"409 rejected", status("GET", 409, 1), 6},
+		{"401 credentials refused", status("GET", 401, 1), 6},
+		{"403 scope refused", status("GET", 403, 1), 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := exitCode(tt.err); got != tt.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestErrorLine(t *testing.T) {
+	t.Parallel()
+	secret := "rh-api-secret-value"
+	err := fmt.Errorf("venue said:\nline two\r\n\tkey %s\x1b[31m", secret)
+	got := errorLine(err, []string{secret})
+	want := "tradewire: venue said: line two key [REDACTED] [31m\n"
+	if got != want {
+		t.Errorf("errorLine = %q, want %q", got, want)
+	}
+	if strings.Count(got, "\n") != 1 {
+		t.Errorf("errorLine is not one line: %q", got)
+	}
+}
