@@ -252,6 +252,20 @@ func (c *Client) Post(ctx context.Context, target string, body []byte) (*Respons
 // failed below HTTP on every attempt, *UnknownOutcomeError, or an error
 // matching ErrInvalidRequest, or ctx's error when ctx ends first.
 func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*Response, error) {
+	return c.Send(ctx, method, target, body, nil)
+}
+
+// BeforeSend is called with the time an attempt is signed with, after it
+// has waited for the rate budget and just before its first byte is sent.
+// If it returns an error, nothing is sent and Send returns that error
+// wrapped in a *NotSentError.
+type BeforeSend func(signedAt time.Time) error
+
+// Send is Do with a hook that runs before every attempt is sent. Package
+// orders uses it to record, durably, the timestamp of every signature a
+// create was sent with, so that it knows when none of them can still be
+// accepted by the venue.
+func (c *Client) Send(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (*Response, error) {
 	path, err := checkTarget(method, target)
 	if err != nil {
 		return nil, err
@@ -260,7 +274,11 @@ func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*R
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
 		}
-		status, header, respBody, sendErr := c.attempt(ctx, method, target, body)
+		status, header, respBody, sendErr := c.attempt(ctx, method, target, body, beforeSend)
+		var ns *NotSentError
+		if errors.As(sendErr, &ns) {
+			return nil, sendErr
+		}
 		retry, reason := shouldRetry(ctx, method, status, sendErr)
 		if retry && attempt >= c.policy.attempts() {
 			retry, reason = false, "attempts exhausted"
@@ -300,7 +318,7 @@ func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*R
 
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
-func (c *Client) attempt(ctx context.Context, method, target string, body []byte) (int, http.Header, []byte, error) {
+func (c *Client) attempt(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (int, http.Header, []byte, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
@@ -318,7 +336,13 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "tradewire")
-	c.signer.SetHeaders(req.Header, c.clock.Now(), method, target, body)
+	signedAt := c.clock.Now()
+	if beforeSend != nil {
+		if err := beforeSend(signedAt); err != nil {
+			return 0, nil, nil, &NotSentError{Method: method, Path: req.URL.Path, Err: err}
+		}
+	}
+	c.signer.SetHeaders(req.Header, signedAt, method, target, body)
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -343,7 +367,7 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts, stat
 	case sendErr != nil && write:
 		if isDialError(sendErr) && ctx.Err() == nil {
 			// Nothing reached the venue.
-			return nil, fmt.Errorf("%s %s: not sent: %w", method, path, sendErr)
+			return nil, &NotSentError{Method: method, Path: path, Err: sendErr}
 		}
 		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: sendErr}
 	case sendErr != nil:
@@ -366,8 +390,8 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts, stat
 }
 
 func (c *Client) notSent(method, path string, attempt int, err error) error {
-	c.log.Debug().Str("method", method).Str("path", path).Int("attempt", attempt).Err(err).Msg("not sent: waiting for the rate budget ended")
-	return err
+	c.log.Debug().Str("method", method).Str("path", path).Int("attempt", attempt).Str("error", err.Error()).Msg("not sent: waiting for the rate budget ended")
+	return &NotSentError{Method: method, Path: path, Err: err}
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")

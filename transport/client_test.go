@@ -348,7 +348,8 @@ func TestPOSTRefusedConnectionIsNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Post(ctx, "/o/", []byte(`{}`))
-	if err == nil || errors.Is(err, ErrUnknownOutcome) {
+	var ns *NotSentError
+	if !errors.As(err, &ns) || errors.Is(err, ErrUnknownOutcome) {
 		t.Fatalf("err = %v: a refused connection sent nothing, so the outcome is known", err)
 	}
 }
@@ -536,5 +537,28 @@ func TestConcurrentUse(t *testing.T) {
 		if !r.validSig {
 			t.Fatal("a concurrent request carried a bad signature")
 		}
+	}
+}
+
+func TestBeforeSendSeesSigningTimeAndCanStop(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock, reply{status: 201, body: `{}`})
+	c := newTestClient(t, v, newEventLog())
+	var seen []time.Time
+	if _, err := c.Send(ctx, "POST", "/o/", []byte(`{}`), func(at time.Time) error { seen = append(seen, at); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || itoa(seen[0].Unix()) != v.requests()[0].timestamp {
+		t.Fatalf("hook saw %v; the request was signed at %s", seen, v.requests()[0].timestamp)
+	}
+	stop := errors.New("store unavailable")
+	_, err := c.Send(ctx, "POST", "/o/", []byte(`{}`), func(time.Time) error { return stop })
+	var ns *NotSentError
+	if !errors.As(err, &ns) || !errors.Is(err, stop) || errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("err = %v, want a NotSentError wrapping the hook's error", err)
+	}
+	if n := len(v.requests()); n != 1 {
+		t.Fatalf("a refused request was sent (%d requests)", n)
 	}
 }

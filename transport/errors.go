@@ -218,3 +218,18 @@ func newStatusError(method, path string, status, attempts int, retryAfter time.D
 	e.Body = text
 	return e
 }
+
+// NotSentError is a request that was stopped before anything was sent,
+// because a BeforeSend hook refused it or the rate budget could not be
+// had.
+type NotSentError struct {
+	Method, Path string
+	Err          error
+}
+
+func (e *NotSentError) Error() string {
+	return fmt.Sprintf("%s %s: not sent: %v", e.Method, e.Path, e.Err)
+}
+
+// Unwrap returns the reason nothing was sent.
+func (e *NotSentError) Unwrap() error { return e.Err }
