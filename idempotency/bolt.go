@@ -1,0 +1,160 @@
+package idempotency
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+var bucketIntents = []byte("intents")
+
+// lockWait is how long Open waits for another process's lock before
+// returning ErrLocked.
+const lockWait = 250 * time.Millisecond
+
+// BoltStore is the durable Store: an embedded bbolt database whose every
+// change is synced to disk before the call returns. Only one process may
+// hold the file at a time. A BoltStore is safe for concurrent use.
+type BoltStore struct {
+	db   *bolt.DB
+	path string
+}
+
+// DefaultPath returns where the intent store lives unless told otherwise:
+// $XDG_STATE_HOME/tradewire/intents.db, or ~/.local/state/tradewire/intents.db.
+func DefaultPath() (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("idempotency: no state directory: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "tradewire", "intents.db"), nil
+}
+
+// Open opens (creating if needed) the intent store at path. If another
+// process holds it, Open returns an error matching ErrLocked at once.
+func Open(path string) (*BoltStore, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w: %s (another tradewire process has it open; stop it or use another --store)", ErrLocked, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketIntents)
+		return err
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
+	}
+	return &BoltStore{db: db, path: path}, nil
+}
+
+// Path returns the file the store lives in.
+func (s *BoltStore) Path() string { return s.path }
+
+// Create implements Store.
+func (s *BoltStore) Create(_ context.Context, rec Record) (Record, bool, error) {
+	var existing Record
+	created := false
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntents)
+		if v := b.Get([]byte(rec.ClientOrderID)); v != nil {
+			return json.Unmarshal(v, &existing)
+		}
+		created = true
+		existing = rec
+		return put(b, rec)
+	})
+	if err != nil {
+		return Record{}, false, s.wrap(err)
+	}
+	return existing, created, nil
+}
+
+// Get implements Store.
+func (s *BoltStore) Get(_ context.Context, id string) (Record, error) {
+	var rec Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketIntents).Get([]byte(id))
+		if v == nil {
+			return ErrNotFound
+		}
+		return json.Unmarshal(v, &rec)
+	})
+	if err != nil {
+		return Record{}, s.wrap(err)
+	}
+	return rec, nil
+}
+
+// Update implements Store.
+func (s *BoltStore) Update(_ context.Context, rec Record) error {
+	return s.wrap(s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntents)
+		if b.Get([]byte(rec.ClientOrderID)) == nil {
+			return ErrNotFound
+		}
+		return put(b, rec)
+	}))
+}
+
+// List implements Store.
+func (s *BoltStore) List(_ context.Context, states ...State) ([]Record, error) {
+	var out []Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketIntents).ForEach(func(_, v []byte) error {
+			var rec Record
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return err
+			}
+			if len(states) == 0 || slices.Contains(states, rec.State) {
+				out = append(out, rec)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	slices.SortStableFunc(out, func(a, b Record) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// Close implements Store.
+func (s *BoltStore) Close() error { return s.db.Close() }
+
+func put(b *bolt.Bucket, rec Record) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(rec.ClientOrderID), v)
+}
+
+func (s *BoltStore) wrap(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotFound):
+		return err
+	case errors.Is(err, bolterrors.ErrDatabaseNotOpen):
+		return ErrClosed
+	}
+	return fmt.Errorf("idempotency: store %s: %w", s.path, err)
+}

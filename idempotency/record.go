@@ -1,0 +1,98 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// State is where an intent stands.
+type State string
+
+// The states of an intent.
+const (
+	// Pending: recorded, and the create may have been sent; its outcome
+	// has not been learned.
+	Pending State = "pending"
+	// Unknown: the create was sent and its answer was ambiguous (429, 5xx,
+	// timeout, connection lost); only a lookup can tell.
+	Unknown State = "unknown"
+	// Acknowledged: the venue holds the order (OrderID).
+	Acknowledged State = "acknowledged"
+	// Rejected: the venue refused the create; nothing was placed.
+	Rejected State = "rejected"
+	// NotPlaced: no order exists and none can appear any more: every
+	// signature the create was sent with has expired and a lookup after
+	// that found nothing, or nothing was ever sent.
+	NotPlaced State = "not_placed"
+)
+
+// Resolved reports whether s is final for the create that was sent:
+// acknowledged or rejected. NotPlaced is settled too, but a later Place
+// with the same key may send again.
+func (s State) Resolved() bool { return s == Acknowledged || s == Rejected }
+
+// Open reports whether an intent in state s may have an order at the venue
+// that nobody has seen yet.
+func (s State) Open() bool { return s == Pending || s == Unknown }
+
+// Record is one intent to place one order.
+type Record struct {
+	// ClientOrderID identifies the record and the order at the venue.
+	ClientOrderID string `json:"client_order_id"`
+	// Key is the caller's idempotency key; empty for a create sent once
+	// under a random id.
+	Key           string `json:"key,omitempty"`
+	Namespace     string `json:"namespace,omitempty"`
+	AccountNumber string `json:"account_number"`
+	Symbol        string `json:"symbol"`
+	// Fingerprint identifies the request; a key names one request only.
+	Fingerprint string `json:"fingerprint"`
+	State       State  `json:"state"`
+	// OrderID is the venue's id once acknowledged.
+	OrderID string `json:"order_id,omitempty"`
+	// Order is the venue's JSON of the order when acknowledged.
+	Order []byte `json:"order,omitempty"`
+	// Reason says why it was rejected or not placed.
+	Reason string `json:"reason,omitempty"`
+	// Body is the exact create body, so that a resend sends the same bytes.
+	Body []byte `json:"body"`
+	// Target is the create's request-target.
+	Target string `json:"target"`
+	// Sends counts the signatures a create was sent with.
+	Sends int `json:"sends"`
+	// CreatedAt is when the intent was recorded.
+	CreatedAt time.Time `json:"created_at"`
+	// FirstSentAt is the time of the first signature; zero if never sent.
+	FirstSentAt time.Time `json:"first_sent_at,omitzero"`
+	// LastSignedAt is the time of the latest signature.
+	LastSignedAt time.Time `json:"last_signed_at,omitzero"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// Errors a Store returns.
+var (
+	// ErrNotFound: no record has that client_order_id.
+	ErrNotFound = errors.New("idempotency: no such intent")
+	// ErrLocked: another process holds the store.
+	ErrLocked = errors.New("idempotency: store is in use by another process")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("idempotency: store is closed")
+)
+
+// Store keeps intents. Implementations are safe for concurrent use and
+// make every successful Create and Update durable before returning.
+type Store interface {
+	// Create records rec unless a record with its ClientOrderID exists,
+	// in which case it returns that record and created == false.
+	Create(ctx context.Context, rec Record) (existing Record, created bool, err error)
+	// Get returns the record for a client_order_id, or ErrNotFound.
+	Get(ctx context.Context, clientOrderID string) (Record, error)
+	// Update replaces an existing record, or returns ErrNotFound.
+	Update(ctx context.Context, rec Record) error
+	// List returns the records in the given states (all when none are
+	// given), oldest first.
+	List(ctx context.Context, states ...State) ([]Record, error)
+	// Close releases the store.
+	Close() error
+}
