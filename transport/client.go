@@ -197,6 +197,9 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// Clock returns the clock the client signs and waits with.
+func (c *Client) Clock() clockwork.Clock { return c.clock }
+
 // BaseURL returns the venue's base URL (scheme and host).
 func (c *Client) BaseURL() string { return c.base.String() }
 

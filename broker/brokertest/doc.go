@@ -36,7 +36,7 @@
 //
 // Inject (or WithFaults) scripts the next N matching requests: a canned
 // status (FaultRespond), a committed create whose answer is lost
-// (FaultLoseResponse: 500, 503 or a dropped connection), latency on the
+// (FaultLoseResponse: 429, 500, 502, 503, 504 or a dropped connection), latency on the
 // venue's clock (FaultLatency), a redirect to another host (FaultRedirect)
 // or a "next" link to another host (FaultForeignNext). SetMix (or WithMix)
 // adds a seeded random mix for simulation runs. WithDuplicateMode picks what
@@ -50,6 +50,7 @@
 //	     "times": 2, "status": 503, "headers": {"Retry-After": "1"}, "body": "..."},
 //	    {"kind": "lose_response", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "status": 0},
 //	    {"kind": "latency", "path": "/api/v2/crypto/marketdata/*/", "delay": "1.5s", "times": 3},
+//	    {"kind": "latency", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "delay": "15s", "after_commit": true},
 //	    {"kind": "redirect", "status": 302, "location": "https://elsewhere.example"},
 //	    {"kind": "foreign_next", "path": "/api/v2/crypto/trading/orders/", "location": "https://evil.example"}
 //	  ],

@@ -50,6 +50,7 @@
 //	     "body": "{\"type\":\"server_error\",\"errors\":[{\"detail\":\"down\",\"attr\":null}]}"},
 //	    {"kind": "lose_response", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "status": 0},
 //	    {"kind": "latency", "path": "/api/v2/crypto/marketdata/*/", "delay": "1.5s", "times": 3},
+//	    {"kind": "latency", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "delay": "15s", "after_commit": true},
 //	    {"kind": "redirect", "status": 302, "location": "https://elsewhere.example"},
 //	    {"kind": "foreign_next", "path": "/api/v2/crypto/trading/orders/", "location": "https://evil.example"}
 //	  ],

@@ -52,6 +52,10 @@ type Fault struct {
 	Body   string            `json:"body,omitempty"`
 	// Delay is the latency of FaultLatency. In JSON, a Go duration string.
 	Delay time.Duration `json:"-"`
+	// AfterCommit makes FaultLatency serve the request first (a create is
+	// committed) and delay only the answer, which is lost if the client
+	// gives up waiting: a timeout after commit.
+	AfterCommit bool `json:"after_commit,omitempty"`
 	// Location is the foreign scheme and host, e.g. "https://evil.example",
 	// for FaultRedirect and FaultForeignNext.
 	Location string `json:"location,omitempty"`
@@ -64,8 +68,8 @@ func (f *Fault) validate() error {
 			return fmt.Errorf("venue: respond fault needs a status, got %d", f.Status)
 		}
 	case FaultLoseResponse:
-		if f.Status != 0 && f.Status != 500 && f.Status != 502 && f.Status != 503 && f.Status != 504 {
-			return fmt.Errorf("venue: lose_response status must be 0 (drop), 500, 502, 503 or 504, got %d", f.Status)
+		if f.Status != 0 && f.Status != 429 && f.Status != 500 && f.Status != 502 && f.Status != 503 && f.Status != 504 {
+			return fmt.Errorf("venue: lose_response status must be 0 (drop), 429, 500, 502, 503 or 504, got %d", f.Status)
 		}
 	case FaultLatency:
 		if f.Delay <= 0 {
@@ -195,6 +199,7 @@ type action struct {
 	name        string
 	respond     *reply
 	delay       time.Duration
+	delayAnswer time.Duration
 	lose        bool
 	loseStatus  int
 	foreignNext string
@@ -220,7 +225,11 @@ func (v *Venue) matchFault(method, p, target string) action {
 		act.name += string(f.Kind)
 		switch f.Kind {
 		case FaultLatency:
-			act.delay += f.Delay
+			if f.AfterCommit {
+				act.delayAnswer += f.Delay
+			} else {
+				act.delay += f.Delay
+			}
 			continue // latency combines with a later fault
 		case FaultRespond:
 			h := http.Header{}

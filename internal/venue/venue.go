@@ -366,7 +366,20 @@ func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// in-memory transport turns it into io.ErrUnexpectedEOF.
 			panic(http.ErrAbortHandler)
 		}
-		rep = errReply(act.loseStatus, "server_error", "A server error occurred.", "")
+		if act.loseStatus == http.StatusTooManyRequests {
+			rep = errReply(act.loseStatus, "client_error", "Request was throttled.", "")
+		} else {
+			rep = errReply(act.loseStatus, "server_error", "A server error occurred.", "")
+		}
+	}
+	if act.delayAnswer > 0 {
+		select {
+		case <-r.Context().Done():
+			rec.Dropped = true
+			v.ledger.add(rec)
+			return
+		case <-v.clock.After(act.delayAnswer):
+		}
 	}
 	rec.Status = rep.status
 	v.ledger.add(rec)
