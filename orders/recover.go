@@ -1,0 +1,108 @@
+package orders
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/tradewire/tradewire/idempotency"
+)
+
+// RecoverReport says what Recover found.
+type RecoverReport struct {
+	// Acknowledged: intents whose order the venue holds.
+	Acknowledged []idempotency.Record
+	// Rejected: intents whose order the venue reports failed.
+	Rejected []idempotency.Record
+	// NotPlaced: intents with no order, whose signatures have all expired.
+	NotPlaced []idempotency.Record
+	// Unresolved: intents Recover could not settle (a lookup failed, or
+	// the context ended while waiting for signatures to expire).
+	Unresolved []idempotency.Record
+}
+
+// Recover settles every pending or unknown intent in the store by lookup,
+// without placing anything: found → acknowledged; not found once every
+// signature it was sent with has expired → not placed (waiting on the
+// clock for that when needed). Run it at start-up, before placing.
+func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
+	var rep RecoverReport
+	open, err := p.store.List(ctx, idempotency.Pending, idempotency.Unknown)
+	if err != nil {
+		return rep, err
+	}
+	for _, rec := range open {
+		if rec.AccountNumber != p.account {
+			continue
+		}
+		settled, err := p.recoverOne(ctx, rec)
+		switch {
+		case err != nil:
+			rep.Unresolved = append(rep.Unresolved, settled)
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+		case settled.State == idempotency.Acknowledged:
+			rep.Acknowledged = append(rep.Acknowledged, settled)
+		case settled.State == idempotency.Rejected:
+			rep.Rejected = append(rep.Rejected, settled)
+		default:
+			rep.NotPlaced = append(rep.NotPlaced, settled)
+		}
+	}
+	return rep, nil
+}
+
+func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempotency.Record, error) {
+	unlock, err := p.lock(ctx, rec.ClientOrderID)
+	if err != nil {
+		return rec, err
+	}
+	defer unlock()
+	if fresh, err := p.store.Get(ctx, rec.ClientOrderID); err == nil {
+		rec = fresh
+	}
+	if !rec.State.Open() {
+		return rec, nil
+	}
+	for {
+		if rec.Sends == 0 {
+			return rec, p.setState(ctx, &rec, idempotency.NotPlaced, "recorded but never sent")
+		}
+		o, raw, err := p.lookup(ctx, &rec)
+		if err != nil {
+			return rec, err
+		}
+		if o != nil {
+			_, err := p.acknowledge(ctx, &rec, o, raw)
+			if _, rejected := err.(*RejectedError); rejected {
+				err = nil
+			}
+			return rec, err
+		}
+		if wait := p.expiry(rec).Sub(p.clock.Now()); wait > 0 {
+			if err := p.sleep(ctx, wait); err != nil {
+				return rec, err
+			}
+			continue
+		}
+		reason := fmt.Sprintf("recover: not found after %d send(s) and the expiry of every signature", rec.Sends)
+		return rec, p.setState(ctx, &rec, idempotency.NotPlaced, reason)
+	}
+}
+
+// Cancel asks the venue to cancel order id and returns the order as the
+// venue reports it, usually still open: it settles shortly after. A
+// request to cancel is sent once; errors are the transport's (a 404
+// matches transport.ErrNotFound; an order that cannot be canceled is a
+// *transport.StatusError matching transport.ErrRejected).
+func (p *Placer) Cancel(ctx context.Context, id string) (*Order, error) {
+	if !uuidShape.MatchString(id) {
+		return nil, &ValidationError{Field: "id", Reason: fmt.Sprintf("%q is not an order id (a UUID)", id)}
+	}
+	resp, err := p.tc.Do(ctx, http.MethodPost, ordersPath+id+"/cancel/", nil)
+	if err != nil {
+		return nil, err
+	}
+	return decodeOrder(resp.Body)
+}

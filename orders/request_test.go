@@ -1,0 +1,93 @@
+package orders
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/transport"
+)
+
+func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+func TestValidate(t *testing.T) {
+	ok := Request{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, AssetQuantity: d("0.001"), LimitPrice: d("60000")}
+	tests := []struct {
+		name  string
+		edit  func(*Request)
+		field string // "" means valid
+	}{
+		{"valid limit", func(*Request) {}, ""},
+		{"valid market", func(r *Request) { r.Type, r.LimitPrice = TypeMarket, decimal.Zero }, ""},
+		{"valid stop_loss", func(r *Request) { r.Type, r.LimitPrice, r.StopPrice = TypeStopLoss, decimal.Zero, d("50000") }, ""},
+		{"valid stop_limit", func(r *Request) { r.Type, r.StopPrice = TypeStopLimit, d("50000") }, ""},
+		{"valid quote sizing", func(r *Request) { r.AssetQuantity, r.QuoteAmount = decimal.Zero, d("10") }, ""},
+		{"lower-case symbol", func(r *Request) { r.Symbol = "btc-usd" }, "symbol"},
+		{"symbol without quote", func(r *Request) { r.Symbol = "BTC" }, "symbol"},
+		{"symbol with path", func(r *Request) { r.Symbol = "BTC-USD/../x" }, "symbol"},
+		{"bad side", func(r *Request) { r.Side = "hold" }, "side"},
+		{"bad type", func(r *Request) { r.Type = "iceberg" }, "type"},
+		{"no sizing", func(r *Request) { r.AssetQuantity = decimal.Zero }, "asset_quantity"},
+		{"both sizings", func(r *Request) { r.QuoteAmount = d("10") }, "asset_quantity"},
+		{"negative quantity", func(r *Request) { r.AssetQuantity = d("-1") }, "asset_quantity"},
+		{"negative quote", func(r *Request) { r.AssetQuantity, r.QuoteAmount = decimal.Zero, d("-5") }, "quote_amount"},
+		{"market by quote", func(r *Request) {
+			r.Type, r.LimitPrice, r.AssetQuantity, r.QuoteAmount = TypeMarket, decimal.Zero, decimal.Zero, d("10")
+		}, "quote_amount"},
+		{"market with a limit price", func(r *Request) { r.Type = TypeMarket }, "limit_price"},
+		{"limit without a price", func(r *Request) { r.LimitPrice = decimal.Zero }, "limit_price"},
+		{"limit with a stop", func(r *Request) { r.StopPrice = d("1") }, "stop_price"},
+		{"stop_loss without a stop", func(r *Request) { r.Type, r.LimitPrice = TypeStopLoss, decimal.Zero }, "stop_price"},
+		{"stop_limit without a limit", func(r *Request) { r.Type, r.LimitPrice, r.StopPrice = TypeStopLimit, decimal.Zero, d("1") }, "limit_price"},
+		{"negative limit price", func(r *Request) { r.LimitPrice = d("-1") }, "limit_price"},
+		{"time in force ioc", func(r *Request) { r.TimeInForce = "ioc" }, "time_in_force"},
+		{"market with gtc", func(r *Request) { r.Type, r.LimitPrice, r.TimeInForce = TypeMarket, decimal.Zero, TimeInForceGTC }, "time_in_force"},
+	}
+	for _, tt := range tests {
+		r := ok
+		tt.edit(&r)
+		err := r.Validate()
+		if tt.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != tt.field || !errors.Is(err, transport.ErrInvalidRequest) {
+			t.Errorf("%s: err = %v, want a ValidationError on %s", tt.name, err, tt.field)
+		}
+		if _, berr := r.Body("x"); berr == nil {
+			t.Errorf("%s: Body built bytes for an invalid request", tt.name)
+		}
+	}
+}
+
+func TestBodyBytes(t *testing.T) {
+	const cid = "ae6ec0cf-288b-51fc-ba4f-34c2c5b23ed0"
+	tests := []struct {
+		req  Request
+		want string
+	}{
+		{Request{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, AssetQuantity: d("0.0001"), LimitPrice: d("36352.78")},
+			`{"client_order_id":"` + cid + `","side":"buy","type":"limit","symbol":"BTC-USD","limit_order_config":{"asset_quantity":"0.0001","limit_price":"36352.78","time_in_force":"gtc"}}`},
+		{Request{Symbol: "BTC-USD", Side: SideSell, Type: TypeMarket, AssetQuantity: d("1E-8")},
+			`{"client_order_id":"` + cid + `","side":"sell","type":"market","symbol":"BTC-USD","market_order_config":{"asset_quantity":"0.00000001"}}`},
+		{Request{Symbol: "ETH-USD", Side: SideBuy, Type: TypeStopLimit, QuoteAmount: d("2.5e2"), LimitPrice: d("3000"), StopPrice: d("2990.5")},
+			`{"client_order_id":"` + cid + `","side":"buy","type":"stop_limit","symbol":"ETH-USD","stop_limit_order_config":{"quote_amount":"250","limit_price":"3000","stop_price":"2990.5","time_in_force":"gtc"}}`},
+	}
+	for _, tt := range tests {
+		got, err := tt.req.Body(cid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tt.want {
+			t.Errorf("Body =\n%s\nwant\n%s", got, tt.want)
+		}
+		again, _ := tt.req.Body(cid)
+		if string(again) != string(got) || fingerprint(again) != fingerprint(got) {
+			t.Error("the same request gave different bytes")
+		}
+	}
+}
