@@ -1,0 +1,60 @@
+package orders_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// A bot places an order under an idempotency key. Calling Place again with
+// the same key — after a crash, a timeout, anything — returns the same
+// order and sends nothing.
+func Example() {
+	venue, err := brokertest.New() // an in-memory simulated venue
+	if err != nil {
+		panic(err)
+	}
+	defer venue.Close()
+	key, _ := signing.ParsePrivateKey(venue.PrivateKeyBase64)
+	signer, _ := signing.New(venue.APIKey, key)
+	tc, err := transport.New(venue.URL, signer, transport.WithRoundTripper(venue.Transport()))
+	if err != nil {
+		panic(err)
+	}
+	// In production, idempotency.Open(path) keeps intents across restarts.
+	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, orders.WithNamespace("momentum"))
+	if err != nil {
+		panic(err)
+	}
+
+	req := orders.Request{
+		Symbol:        "BTC-USD",
+		Side:          orders.SideBuy,
+		Type:          orders.TypeLimit,
+		AssetQuantity: decimal.RequireFromString("0.0001"),
+		LimitPrice:    decimal.RequireFromString("1000.00"),
+	}
+	ctx := context.Background()
+	first, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", req)
+	if err != nil {
+		panic(err)
+	}
+	again, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", req)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(first.ClientOrderID == placer.ClientOrderID("2026-11-29#BTC-USD#entry"))
+	fmt.Println(first.State, again.ID == first.ID)
+	fmt.Println("orders at the venue:", len(venue.Ledger().OrdersByClientID(first.ClientOrderID)))
+	// Output:
+	// true
+	// open true
+	// orders at the venue: 1
+}
