@@ -1,0 +1,173 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/url"
+)
+
+// v2 paths.
+const (
+	pathAccounts       = "/api/v2/crypto/trading/accounts/"
+	pathHoldings       = "/api/v2/crypto/trading/holdings/"
+	pathTradingPairs   = "/api/v2/crypto/trading/trading_pairs/"
+	pathBestBidAsk     = "/api/v2/crypto/marketdata/best_bid_ask/"
+	pathEstimatedPrice = "/api/v2/crypto/trading/estimated_price/"
+	pathOrders         = "/api/v2/crypto/trading/orders/"
+)
+
+// accountCache holds the resolved account number. lock (capacity 1) is
+// held while reading or resolving it, so that concurrent first callers
+// send one accounts read between them, and a waiter can still give up
+// when its context ends.
+type accountCache struct {
+	lock   chan struct{}
+	number string
+}
+
+func (a *accountCache) init() { a.lock = make(chan struct{}, 1) }
+
+func (a *accountCache) acquire(ctx context.Context) error {
+	select {
+	case a.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (a *accountCache) release() { <-a.lock }
+
+// Account reads the account afresh (status, buying power and fee tier
+// change) and caches its number for the calls that need one. Without
+// WithAccountNumber the venue's list must hold exactly one account;
+// otherwise the error matches ErrAccount.
+func (c *Client) Account(ctx context.Context) (*Account, error) {
+	if err := c.acct.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer c.acct.release()
+	return c.readAccountLocked(ctx)
+}
+
+func (c *Client) readAccountLocked(ctx context.Context) (*Account, error) {
+	cc := callConfig{pageCap: c.pageCap}
+	var found []Account
+	for a, err := range paginate[Account](ctx, c, cc, constTarget(pathAccounts)) {
+		if err != nil {
+			return nil, err
+		}
+		if c.fixedAccount == "" || a.AccountNumber == c.fixedAccount {
+			found = append(found, a)
+		}
+	}
+	switch {
+	case len(found) == 1:
+	case c.fixedAccount != "":
+		return nil, fmt.Errorf("broker: %w: the venue lists no account %s for this API key", ErrAccount, c.fixedAccount)
+	case len(found) == 0:
+		return nil, fmt.Errorf("broker: %w: the venue lists no account for this API key", ErrAccount)
+	default:
+		return nil, fmt.Errorf("broker: %w: the venue lists %d accounts; choose one with WithAccountNumber", ErrAccount, len(found))
+	}
+	if !validAccountNumber(found[0].AccountNumber) {
+		return nil, &DecodeError{Path: pathAccounts, Err: fmt.Errorf("account_number %q is not letters and digits", clip(found[0].AccountNumber))}
+	}
+	c.acct.number = found[0].AccountNumber
+	return &found[0], nil
+}
+
+// accountNumber returns the cached account number, resolving it with one
+// accounts read the first time.
+func (c *Client) accountNumber(ctx context.Context) (string, error) {
+	if c.fixedAccount != "" {
+		return c.fixedAccount, nil
+	}
+	if err := c.acct.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer c.acct.release()
+	if c.acct.number != "" {
+		return c.acct.number, nil
+	}
+	a, err := c.readAccountLocked(ctx)
+	if err != nil {
+		return "", err
+	}
+	return a.AccountNumber, nil
+}
+
+func constTarget(t string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return t, nil }
+}
+
+// Holdings lists the account's holdings, optionally only the given asset
+// codes ("BTC"), fetching pages lazily as the loop asks for items. Collect
+// reads them all.
+func (c *Client) Holdings(ctx context.Context, assetCodes []string, opts ...CallOption) iter.Seq2[Holding, error] {
+	cc, err := c.listConfig(opts)
+	if err != nil {
+		return errSeq[Holding](err)
+	}
+	for _, a := range assetCodes {
+		if !validCode(a) {
+			return errSeq[Holding](&ArgumentError{Field: "asset_code", Value: a, Reason: "must be upper-case letters and digits, like BTC"})
+		}
+	}
+	return paginate[Holding](ctx, c, cc, func(ctx context.Context) (string, error) {
+		n, err := c.accountNumber(ctx)
+		if err != nil {
+			return "", err
+		}
+		q := url.Values{"account_number": {n}}
+		if len(assetCodes) > 0 {
+			q["asset_code"] = append([]string(nil), assetCodes...)
+		}
+		return pathHoldings + "?" + q.Encode(), nil
+	})
+}
+
+func validAccountNumber(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// validCode reports whether s is an upper-case asset or quote code.
+func validCode(s string) bool {
+	if s == "" || len(s) > 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// validSymbol reports whether s is an upper-case pair like BTC-USD.
+func validSymbol(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '-' {
+			return validCode(s[:i]) && validCode(s[i+1:])
+		}
+	}
+	return false
+}
+
+func checkSymbol(field, s string) error {
+	if !validSymbol(s) {
+		return &ArgumentError{Field: field, Value: s, Reason: "must be an upper-case pair like BTC-USD"}
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rs/zerolog"
+
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// DefaultBaseURL is the venue's base URL, used unless WithBaseURL or
+// TRADEWIRE_BASE_URL says otherwise.
+const DefaultBaseURL = "https://trading.robinhood.com"
+
+// DefaultPageCap is how many pages a listing reads before it fails with a
+// *PageCapError, unless WithPageCap or MaxPages says otherwise.
+const DefaultPageCap = 20
+
+// Environment variables WithEnv reads.
+const (
+	EnvBaseURL        = "TRADEWIRE_BASE_URL"
+	EnvAPIKey         = "TRADEWIRE_API_KEY"
+	EnvPrivateKey     = "TRADEWIRE_PRIVATE_KEY"      // standard base64 of a 32- or 64-byte key
+	EnvPrivateKeyFile = "TRADEWIRE_PRIVATE_KEY_FILE" // path to a key file, mode 0600
+)
+
+// Client is the facade a bot or batch script uses to read from the venue's
+// v2 API: the account, holdings, trading pairs, quotes, estimated prices and
+// orders, plus cancels, fee summaries and order previews.
+//
+// A Client is safe for concurrent use by many goroutines. It caches the
+// account number (resolved once) and trading pairs (per symbol, for
+// Preview); it starts no goroutines. Construct it with New or
+// NewFromTransport; the zero value is not usable.
+type Client struct {
+	tc      *transport.Client
+	clock   clockwork.Clock
+	log     zerolog.Logger
+	pageCap int
+	// fixedAccount is the account number chosen with WithAccountNumber, or
+	// empty to resolve it from the venue's accounts list.
+	fixedAccount string
+
+	acct  accountCache
+	pairs pairCache
+}
+
+// Option configures a Client built by New or NewFromTransport.
+type Option func(*config)
+
+type config struct {
+	apiKey    string
+	key       *signing.PrivateKey
+	signer    *signing.Signer
+	getenv    func(string) string
+	baseURL   string
+	clock     clockwork.Clock
+	log       *zerolog.Logger
+	pageCap   int
+	account   string
+	tOpts     []transport.Option
+	tOptNames []string // transport options given, for NewFromTransport's refusal
+	credsSet  bool
+}
+
+func (c *config) transportOpt(name string, o transport.Option) {
+	c.tOpts = append(c.tOpts, o)
+	c.tOptNames = append(c.tOptNames, name)
+}
+
+// WithCredentials sets the API key and private key to sign with. They win
+// over the environment.
+func WithCredentials(apiKey string, key *signing.PrivateKey) Option {
+	return func(c *config) { c.apiKey, c.key, c.credsSet = apiKey, key, true }
+}
+
+// WithSigner sets a ready-made signer. It wins over WithCredentials and the
+// environment.
+func WithSigner(s *signing.Signer) Option {
+	return func(c *config) { c.signer, c.credsSet = s, true }
+}
+
+// WithEnv reads the credentials and base URL from an environment through
+// getenv (usually os.Getenv): TRADEWIRE_BASE_URL, TRADEWIRE_API_KEY, and
+// one of TRADEWIRE_PRIVATE_KEY (base64) or TRADEWIRE_PRIVATE_KEY_FILE.
+// Explicit options (WithCredentials, WithSigner, WithBaseURL) win over it.
+// Without WithEnv, New reads no environment at all.
+func WithEnv(getenv func(string) string) Option {
+	return func(c *config) { c.getenv = getenv }
+}
+
+// WithBaseURL sets the venue's base URL (default DefaultBaseURL). It must
+// be https, or http on a loopback host.
+func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
+
+// WithClock sets the clock that times every wait, timestamps signatures and
+// anchors fee-summary windows (default: the real clock).
+func WithClock(clk clockwork.Clock) Option {
+	return func(c *config) {
+		c.clock = clk
+		c.tOpts = append(c.tOpts, transport.WithClock(clk)) // not refused by NewFromTransport: broker needs it too
+	}
+}
+
+// WithLogger sets the logger for one event per attempt (default
+// zerolog.Nop()). No event holds a key, a signature or a request body.
+func WithLogger(l zerolog.Logger) Option {
+	return func(c *config) {
+		c.log = &l
+		c.tOpts = append(c.tOpts, transport.WithLogger(l))
+	}
+}
+
+// WithRetryPolicy sets how GETs are retried (default
+// transport.DefaultRetryPolicy). The zero RetryPolicy makes one attempt.
+// Writes are never retried.
+func WithRetryPolicy(p transport.RetryPolicy) Option {
+	return func(c *config) { c.transportOpt("WithRetryPolicy", transport.WithRetryPolicy(p)) }
+}
+
+// WithRateLimit sets the client-side token bucket (default 100 a minute,
+// bursts of 300: the venue's budget).
+func WithRateLimit(perMinute float64, burst int) Option {
+	return func(c *config) { c.transportOpt("WithRateLimit", transport.WithRateLimit(perMinute, burst)) }
+}
+
+// WithLimiter shares a rate budget with other clients.
+func WithLimiter(l transport.Limiter) Option {
+	return func(c *config) { c.transportOpt("WithLimiter", transport.WithLimiter(l)) }
+}
+
+// WithRoundTripper sends requests through rt, such as a simulated venue's
+// in-memory transport.
+func WithRoundTripper(rt http.RoundTripper) Option {
+	return func(c *config) { c.transportOpt("WithRoundTripper", transport.WithRoundTripper(rt)) }
+}
+
+// WithHTTPClient sends requests through a copy of hc that never follows
+// redirects.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *config) { c.transportOpt("WithHTTPClient", transport.WithHTTPClient(hc)) }
+}
+
+// WithPageCap sets how many pages a listing may read before it fails with
+// a *PageCapError (default DefaultPageCap). MaxPages overrides it per call.
+func WithPageCap(n int) Option { return func(c *config) { c.pageCap = n } }
+
+// WithAccountNumber picks the account to act on. Without it the client
+// resolves the account from the venue's accounts list, which must then hold
+// exactly one account.
+func WithAccountNumber(n string) Option { return func(c *config) { c.account = n } }
+
+// New returns a Client for the venue's v2 API.
+//
+// Credentials come from WithSigner, else WithCredentials, else the
+// environment given with WithEnv; the error says which source was missing
+// what. Everything is validated here, before anything is sent.
+func New(opts ...Option) (*Client, error) {
+	cfg := config{pageCap: DefaultPageCap}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	signer, err := cfg.resolveSigner()
+	if err != nil {
+		return nil, err
+	}
+	base := cfg.baseURL
+	if base == "" && cfg.getenv != nil {
+		base = strings.TrimSpace(cfg.getenv(EnvBaseURL))
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	tc, err := transport.New(base, signer, cfg.tOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	return newClient(tc, &cfg)
+}
+
+// NewFromTransport returns a Client that sends through tc, so that several
+// packages (such as orders) can share one transport, one rate budget and
+// one retry policy. Options that configure the transport (credentials,
+// base URL, environment, retry policy, rate limit, limiter, round tripper,
+// HTTP client) are refused: configure tc instead. WithClock should name the
+// clock tc uses.
+func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
+	if tc == nil {
+		return nil, errors.New("broker: a transport client is required")
+	}
+	cfg := config{pageCap: DefaultPageCap}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var refused []string
+	if cfg.credsSet {
+		refused = append(refused, "WithCredentials/WithSigner")
+	}
+	if cfg.getenv != nil {
+		refused = append(refused, "WithEnv")
+	}
+	if cfg.baseURL != "" {
+		refused = append(refused, "WithBaseURL")
+	}
+	refused = append(refused, cfg.tOptNames...)
+	if len(refused) > 0 {
+		return nil, fmt.Errorf("broker: NewFromTransport: %s configure the transport; set them on the transport.Client instead", strings.Join(refused, ", "))
+	}
+	return newClient(tc, &cfg)
+}
+
+func newClient(tc *transport.Client, cfg *config) (*Client, error) {
+	if cfg.pageCap < 1 {
+		return nil, &ArgumentError{Field: "WithPageCap", Value: fmt.Sprint(cfg.pageCap), Reason: "must be at least 1"}
+	}
+	if cfg.account != "" && !validAccountNumber(cfg.account) {
+		return nil, &ArgumentError{Field: "WithAccountNumber", Value: cfg.account, Reason: "must be letters and digits"}
+	}
+	c := &Client{tc: tc, clock: cfg.clock, log: zerolog.Nop(), pageCap: cfg.pageCap, fixedAccount: cfg.account}
+	if c.clock == nil {
+		c.clock = clockwork.NewRealClock()
+	}
+	if cfg.log != nil {
+		c.log = *cfg.log
+	}
+	c.acct.init()
+	return c, nil
+}
+
+// resolveSigner picks the credentials: signer, then explicit values, then
+// the environment. Each error names the source that was missing something.
+func (cfg *config) resolveSigner() (*signing.Signer, error) {
+	if cfg.signer != nil {
+		return cfg.signer, nil
+	}
+	if cfg.apiKey != "" || cfg.key != nil {
+		switch {
+		case cfg.apiKey == "":
+			return nil, errors.New("broker: WithCredentials: the API key is empty")
+		case cfg.key == nil:
+			return nil, errors.New("broker: WithCredentials: the private key is nil")
+		}
+		s, err := signing.New(cfg.apiKey, cfg.key)
+		if err != nil {
+			return nil, fmt.Errorf("broker: WithCredentials: %w", err)
+		}
+		return s, nil
+	}
+	if cfg.credsSet {
+		return nil, errors.New("broker: WithCredentials/WithSigner was given no credentials (empty API key, nil key or nil signer)")
+	}
+	if cfg.getenv == nil {
+		return nil, errors.New("broker: no credentials: pass WithCredentials, WithSigner, or WithEnv(os.Getenv) to read " + EnvAPIKey + " and " + EnvPrivateKey + " or " + EnvPrivateKeyFile)
+	}
+	apiKey := strings.TrimSpace(cfg.getenv(EnvAPIKey))
+	b64 := strings.TrimSpace(cfg.getenv(EnvPrivateKey))
+	file := strings.TrimSpace(cfg.getenv(EnvPrivateKeyFile))
+	var missing []string
+	if apiKey == "" {
+		missing = append(missing, EnvAPIKey+" is not set")
+	}
+	if b64 == "" && file == "" {
+		missing = append(missing, "neither "+EnvPrivateKey+" nor "+EnvPrivateKeyFile+" is set")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("broker: credentials from the environment: %s", strings.Join(missing, "; "))
+	}
+	if b64 != "" && file != "" {
+		return nil, fmt.Errorf("broker: credentials from the environment: both %s and %s are set; set one", EnvPrivateKey, EnvPrivateKeyFile)
+	}
+	var key *signing.PrivateKey
+	var err error
+	if b64 != "" {
+		key, err = signing.ParsePrivateKey(b64)
+		if err != nil {
+			return nil, fmt.Errorf("broker: %s: %w", EnvPrivateKey, err)
+		}
+	} else {
+		key, err = signing.LoadPrivateKeyFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("broker: %s: %w", EnvPrivateKeyFile, err)
+		}
+	}
+	s, err := signing.New(apiKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %s: %w", EnvAPIKey, err)
+	}
+	return s, nil
+}
+
+// BaseURL returns the venue's base URL (scheme and host).
+func (c *Client) BaseURL() string { return c.tc.BaseURL() }
+
+// Transport returns the transport client requests go through, to share
+// with package orders.
+func (c *Client) Transport() *transport.Client { return c.tc }
+
+// getJSON sends a GET for target and decodes the 2xx body into v.
+func (c *Client) getJSON(ctx context.Context, target string, v any) error {
+	resp, err := c.tc.Get(ctx, target)
+	if err != nil {
+		return err
+	}
+	return decodeBody(target, resp.Body, v)
+}

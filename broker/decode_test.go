@@ -1,0 +1,404 @@
+package broker
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// exact prints d with the exponent it was decoded with, so that
+// "0.000100000000000000" prints as sent: decoding kept every digit.
+func exact(d decimal.Decimal) string {
+	if d.Exponent() < 0 {
+		return d.StringFixed(-d.Exponent())
+	}
+	return d.String()
+}
+
+func exactNull(d decimal.NullDecimal) string {
+	if !d.Valid {
+		return "null"
+	}
+	return exact(d.Decimal)
+}
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "fixtures", "v2", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustTime(t testing.TB, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+type check struct {
+	name      string
+	got, want string
+}
+
+func runChecks(t *testing.T, checks []check) {
+	t.Helper()
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+func orderOpenChecks(t *testing.T, o Order, state OrderState, updated string, feeRemaining string) []check {
+	return []check{
+		{"id", o.ID, "6a8738ba-836d-4afd-abd8-483d7e4d01c9"},
+		{"client_order_id", o.ClientOrderID, "9c8ecd0f-6842-5d7c-a156-fb5db925cc6d"},
+		{"account_number", o.AccountNumber, "AB1234567890"},
+		{"symbol", o.Symbol, "BTC-USD"},
+		{"side", string(o.Side), "buy"},
+		{"type", string(o.Type), "limit"},
+		{"state", string(o.State), string(state)},
+		{"filled_asset_quantity", exact(o.FilledAssetQuantity), "0.000000000000000000"},
+		{"executions", strings.Repeat("x", len(o.Executions)), ""},
+		{"average_price", exactNull(o.AveragePrice), "null"},
+		{"created_at", o.CreatedAt.Format(time.RFC3339Nano), "2026-08-20T13:26:18.409035-04:00"},
+		{"updated_at", o.UpdatedAt.Format(time.RFC3339Nano), updated},
+		{"fee_charged", exact(o.FeeCharged), "0.0"},
+		{"estimated_fee_remaining", exact(o.EstimatedFeeRemaining), feeRemaining},
+		{"limit.asset_quantity", exactNull(o.LimitOrderConfig.AssetQuantity), "0.000100000000000000"},
+		{"limit.limit_price", exactNull(o.LimitOrderConfig.LimitPrice), "36352.780000000000000000"},
+		{"limit.quote_amount", exactNull(o.LimitOrderConfig.QuoteAmount), "null"},
+		{"config is limit", boolStr(o.Config() == o.LimitOrderConfig && o.MarketOrderConfig == nil), "true"},
+	}
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func filledChecks(o Order) []check {
+	return []check{
+		{"id", o.ID, "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"},
+		{"side", string(o.Side), "sell"},
+		{"type", string(o.Type), "market"},
+		{"state", string(o.State), "filled"},
+		{"filled_asset_quantity", exact(o.FilledAssetQuantity), "0.100000000000000000"},
+		{"executions", string(rune('0' + len(o.Executions))), "1"},
+		{"exec.effective_price", exact(o.Executions[0].EffectivePrice), "65420.750000000000000000"},
+		{"exec.quantity", exact(o.Executions[0].Quantity), "0.100000000000000000"},
+		{"exec.timestamp", o.Executions[0].Timestamp.Format(time.RFC3339Nano), "2026-08-20T11:55:01-04:00"},
+		{"average_price", exactNull(o.AveragePrice), "65420.75"},
+		{"fee_charged", exact(o.FeeCharged), "1.6355"},
+		{"estimated_fee_remaining", exact(o.EstimatedFeeRemaining), "0.0"},
+		{"market.asset_quantity", exactNull(o.MarketOrderConfig.AssetQuantity), "0.100000000000000000"},
+		{"filled notional", o.FilledNotional().String(), "6542.075"},
+	}
+}
+
+// TestGolden decodes every captured v2 fixture and checks every field,
+// decimals digit for digit.
+func TestGolden(t *testing.T) {
+	golden := map[string]func(t *testing.T, b []byte){
+		"accounts.json": func(t *testing.T, b []byte) {
+			var p page[Account]
+			mustDecode(t, b, &p)
+			if p.Next != nil || len(p.Results) != 1 {
+				t.Fatalf("next %v, %d results", p.Next, len(p.Results))
+			}
+			a := p.Results[0]
+			runChecks(t, []check{
+				{"account_number", a.AccountNumber, "AB1234567890"},
+				{"status", a.Status, "active"},
+				{"buying_power", exact(a.BuyingPower), "1042.55"},
+				{"buying_power_currency", a.BuyingPowerCurrency, "USD"},
+				{"account_type", a.AccountType, "individual"},
+				{"is_api_tradable", boolStr(a.IsAPITradable), "true"},
+				{"fee_ratio", exact(a.FeeTier.FeeRatio), "0.0095"},
+				{"thirty_day_volume", exact(a.FeeTier.ThirtyDayVolume), "12480.55"},
+				{"next_fee_tier_ratio", exactNull(a.FeeTier.NextFeeTierRatio), "0.0085"},
+				{"next_fee_tier_threshold", exactNull(a.FeeTier.NextFeeTierThreshold), "50000.00"},
+			})
+		},
+		"best_bid_ask.json": func(t *testing.T, b []byte) {
+			var p page[Quote]
+			mustDecode(t, b, &p)
+			q := p.Results[0]
+			runChecks(t, []check{
+				{"symbol", q.Symbol, "BTC-USD"},
+				{"timestamp", q.Timestamp.Format(time.RFC3339Nano), "2026-08-19T19:20:41.579217945Z"},
+				{"bid", exact(q.Bid), "68329.2"},
+				{"ask", exact(q.Ask), "68324.17"},
+				{"crossed (kept as sent)", boolStr(q.Crossed()), "true"},
+			})
+		},
+		"estimated_price.json": func(t *testing.T, b []byte) {
+			var p page[PriceEstimate]
+			mustDecode(t, b, &p)
+			e := p.Results[0]
+			price, _ := e.Price()
+			runChecks(t, []check{
+				{"symbol", e.Symbol, "BTC-USD"},
+				{"side", string(e.Side), "ask"},
+				{"quantity", exact(e.Quantity), "0.001"},
+				{"timestamp", e.Timestamp.Format(time.RFC3339Nano), "2026-08-09T22:42:19.194164275Z"},
+				{"fee_ratio", exact(e.FeeRatio), "0.0095"},
+				{"est_fee", exact(e.EstFee), "0.61726991"},
+				{"ask", exactNull(e.Ask), "64975.78"},
+				{"bid", exactNull(e.Bid), "null"},
+				{"est_total_cost", exactNull(e.EstTotalCost), "65.59304991"},
+				{"price", exact(price), "64975.78"},
+			})
+		},
+		"estimated_price_bid.json": func(t *testing.T, b []byte) {
+			var p page[PriceEstimate]
+			mustDecode(t, b, &p)
+			e := p.Results[0]
+			price, _ := e.Price()
+			runChecks(t, []check{
+				{"side", string(e.Side), "bid"},
+				{"quantity", exact(e.Quantity), "0.001"},
+				{"est_fee", exact(e.EstFee), "0.61728758"},
+				{"ask", exactNull(e.Ask), "null"},
+				{"bid", exactNull(e.Bid), "64977.64"},
+				{"est_total_cost", exactNull(e.EstTotalCost), "null"},
+				{"price", exact(price), "64977.64"},
+			})
+		},
+		"holdings.json": func(t *testing.T, b []byte) {
+			var p page[Holding]
+			mustDecode(t, b, &p)
+			h := p.Results[0]
+			runChecks(t, []check{
+				{"account_number", h.AccountNumber, "AB1234567890"},
+				{"asset_code", h.AssetCode, "BTC"},
+				{"total_quantity", exact(h.TotalQuantity), "0.53219871"},
+				{"quantity_available_for_trading", exact(h.QuantityAvailableForTrading), "0.50000000"},
+			})
+		},
+		"trading_pairs.json": func(t *testing.T, b []byte) {
+			var p page[TradingPair]
+			mustDecode(t, b, &p)
+			tp := p.Results[0]
+			runChecks(t, []check{
+				{"symbol", tp.Symbol, "BTC-USD"},
+				{"asset_code", tp.AssetCode, "BTC"},
+				{"quote_code", tp.QuoteCode, "USD"},
+				{"asset_increment", exact(tp.AssetIncrement), "0.00000001"},
+				{"quote_increment", exact(tp.QuoteIncrement), "0.01"},
+				{"max_order_size", exact(tp.MaxOrderSize), "20.0000000000000000"},
+				{"min_order_amount", exactNull(tp.MinOrderAmount), "0.1"},
+				{"status", tp.Status, "tradable"},
+				{"is_api_tradable", boolStr(tp.IsAPITradable), "true"},
+			})
+		},
+		"order_open.json": func(t *testing.T, b []byte) {
+			var o Order
+			mustDecode(t, b, &o)
+			runChecks(t, orderOpenChecks(t, o, StateOpen, "2026-08-20T13:26:18.858613-04:00", "0.034535141"))
+		},
+		"order_canceled.json": func(t *testing.T, b []byte) {
+			var o Order
+			mustDecode(t, b, &o)
+			runChecks(t, orderOpenChecks(t, o, StateCanceled, "2026-08-20T13:26:20.89189-04:00", "0.0"))
+		},
+		"order_filled.json": func(t *testing.T, b []byte) {
+			var o Order
+			mustDecode(t, b, &o)
+			runChecks(t, filledChecks(o))
+		},
+		"orders.json": func(t *testing.T, b []byte) {
+			var p page[Order]
+			mustDecode(t, b, &p)
+			if len(p.Results) != 5 {
+				t.Fatalf("%d orders, want 5", len(p.Results))
+			}
+			var states, fees []string
+			for _, o := range p.Results {
+				states = append(states, string(o.State))
+				fees = append(fees, exact(o.FeeCharged))
+			}
+			runChecks(t, []check{
+				{"states", strings.Join(states, ","), "canceled,filled,canceled,open,failed"},
+				{"fees", strings.Join(fees, ","), "0.0,1.6355,0.42,0.0,0.0"},
+				{"partly filled then canceled: notional", p.Results[2].FilledNotional().String(), "1676.8"},
+				{"partly filled then canceled: average_price", exactNull(p.Results[2].AveragePrice), "64000.0"},
+				{"ETH symbol", p.Results[4].Symbol, "ETH-USD"},
+			})
+			runChecks(t, filledChecks(p.Results[1]))
+		},
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "fixtures", "v2", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		fn, ok := golden[name]
+		if !ok {
+			t.Errorf("fixture %s has no golden test", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, readFixture(t, name))
+		})
+	}
+}
+
+func mustDecode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDecodeOrderLenient(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		check      func(t *testing.T, o Order)
+	}{
+		{"unknown state kept, unknown fields ignored", `{"state":"expired","brand_new":{"x":[1,2]},"type":"trailing"}`, func(t *testing.T, o Order) {
+			if o.State != "expired" || o.Type != "trailing" || o.State.Final() {
+				t.Errorf("state %q type %q", o.State, o.Type)
+			}
+		}},
+		{"pending and partially_filled", `{"state":"pending"}`, func(t *testing.T, o Order) {
+			if o.State != StatePending {
+				t.Errorf("state %q", o.State)
+			}
+		}},
+		{"bare and quoted in one object, exponent form", `{"fee_charged":1e-05,"estimated_fee_remaining":"2.5E+2","average_price":"123456789012345678.123456789012345678"}`, func(t *testing.T, o Order) {
+			if exact(o.FeeCharged) != "0.00001" || o.EstimatedFeeRemaining.String() != "250" || exactNull(o.AveragePrice) != "123456789012345678.123456789012345678" {
+				t.Errorf("fee %s remaining %s avg %s", exact(o.FeeCharged), o.EstimatedFeeRemaining, exactNull(o.AveragePrice))
+			}
+		}},
+		{"null and empty money", `{"fee_charged":null,"average_price":"","executions":null}`, func(t *testing.T, o Order) {
+			if !o.FeeCharged.IsZero() || o.AveragePrice.Valid || o.Executions != nil {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{"offset and nanosecond timestamps", `{"created_at":"2026-08-20T13:26:18.409035-04:00","updated_at":"2026-08-19T19:20:41.579217945Z"}`, func(t *testing.T, o Order) {
+			if o.CreatedAt.UTC().Format(time.RFC3339Nano) != "2026-08-20T17:26:18.409035Z" || o.UpdatedAt.Nanosecond() != 579217945 {
+				t.Errorf("%v %v", o.CreatedAt, o.UpdatedAt)
+			}
+		}},
+		{"stop_limit config", `{"type":"stop_limit","stop_limit_order_config":{"quote_amount":"10.00","limit_price":"1.5","stop_price":1.4,"time_in_force":"gtc"}}`, func(t *testing.T, o Order) {
+			c := o.Config()
+			if c == nil || exactNull(c.QuoteAmount) != "10.00" || exactNull(c.StopPrice) != "1.4" || c.TimeInForce != "gtc" || c.AssetQuantity.Valid {
+				t.Errorf("%+v", c)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var o Order
+			if err := json.Unmarshal([]byte(tt.body), &o); err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, o)
+		})
+	}
+}
+
+func TestParseDecimal(t *testing.T) {
+	t.Parallel()
+	good := map[string]string{
+		"0": "0", "-1.50": "-1.50", "0.000100000000000000": "0.000100000000000000",
+		"1e-05": "0.00001", "1E5": "100000", ".5": "0.5", "5.": "5",
+		"36352.780000000000000000": "36352.780000000000000000",
+	}
+	for in, want := range good {
+		d, err := parseDecimal(in)
+		if err != nil || exact(d) != want {
+			t.Errorf("parseDecimal(%q) = %s, %v; want %s", in, exact(d), err, want)
+		}
+	}
+	bad := []string{"", "-", ".", "+1", "1e", "1e+", "NaN", "Infinity", "0x10", "1_000", " 1", "1 ", "1e65", "1e-65", "1e99999999999", "\u22121", "1.2.3", "1e5e5", strings.Repeat("9", maxDecimalLen+1)}
+	for _, in := range bad {
+		if d, err := parseDecimal(in); err == nil {
+			t.Errorf("parseDecimal(%q) = %s, want an error", in, d)
+		}
+	}
+}
+
+func FuzzDecimal(f *testing.F) {
+	for _, s := range []string{"0", "1042.55", "0.000100000000000000", "1e-05", "-0.5", "1E64", "NaN", "", "1e-64"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDecimal(s)
+		if err != nil {
+			return
+		}
+		// The value is exact: printing and parsing again gives it back,
+		// and it matches decimal's own parser digit for digit.
+		ref, err := decimal.NewFromString(s)
+		if err != nil || !ref.Equal(d) {
+			t.Fatalf("parseDecimal(%q) = %s; decimal.NewFromString = %s, %v", s, d, ref, err)
+		}
+		back, err := parseDecimal(d.String())
+		if err != nil && len(d.String()) <= maxDecimalLen {
+			t.Fatalf("re-parse %q: %v", d.String(), err)
+		}
+		if err == nil && !back.Equal(d) {
+			t.Fatalf("round trip %q -> %s -> %s", s, d, back)
+		}
+		if e := d.Exponent(); e > maxDecimalExponent || e < -(maxDecimalExponent+maxDecimalLen) {
+			t.Fatalf("exponent %d out of bounds for %q", e, s)
+		}
+		// Through JSON, quoted and bare, it decodes the same.
+		var q, b dec
+		if err := q.UnmarshalJSON([]byte(`"` + s + `"`)); err == nil && !q.d.Equal(d) {
+			t.Fatalf("quoted %q decoded %s", s, q.d)
+		}
+		if err := b.UnmarshalJSON([]byte(s)); err == nil && !b.d.Equal(d) {
+			t.Fatalf("bare %q decoded %s", s, b.d)
+		}
+	})
+}
+
+func FuzzDecodeOrder(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "fixtures", "v2", "order*.json"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"fee_charged":1e-05,"state":"weird","executions":[{"quantity":"1e64","effective_price":null}]}`))
+	f.Add([]byte(`{"results":[{"id":1}],"next":"x"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var o Order
+		if err := json.Unmarshal(b, &o); err == nil {
+			_ = o.FilledNotional() // bounded decimals: cheap, never panics
+			_ = o.Config()
+			for _, d := range []decimal.Decimal{o.FeeCharged, o.FilledAssetQuantity, o.EstimatedFeeRemaining, o.AveragePrice.Decimal} {
+				if d.Exponent() > maxDecimalExponent {
+					t.Fatalf("exponent %d", d.Exponent())
+				}
+			}
+		}
+		var p page[Order]
+		_ = json.Unmarshal(b, &p)
+		var a page[Account]
+		_ = json.Unmarshal(b, &a)
+		var e page[PriceEstimate]
+		_ = json.Unmarshal(b, &e)
+	})
+}

@@ -1,0 +1,192 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tradewire/tradewire/transport"
+)
+
+// OrderFilter narrows Orders. The zero value lists every order. Zero
+// fields are left out of the query; the time bounds go out in UTC RFC 3339
+// with microseconds, the start rounded down and the end rounded up, so the
+// window never shrinks.
+type OrderFilter struct {
+	Symbol string
+	ID     string // an order id (UUID)
+	Side   Side
+	State  OrderState
+	Type   OrderType
+
+	CreatedAtStart, CreatedAtEnd time.Time
+	UpdatedAtStart, UpdatedAtEnd time.Time
+}
+
+// query returns the filter's query with account_number, encoded once in
+// url.Values' sorted-key order, or an *ArgumentError naming the field.
+func (f OrderFilter) query(account string) (string, error) {
+	q := url.Values{"account_number": {account}}
+	if f.Symbol != "" {
+		if err := checkSymbol("symbol", f.Symbol); err != nil {
+			return "", err
+		}
+		q.Set("symbol", f.Symbol)
+	}
+	if f.ID != "" {
+		if err := checkOrderID("id", f.ID); err != nil {
+			return "", err
+		}
+		q.Set("id", f.ID)
+	}
+	if f.Side != "" {
+		if f.Side != SideBuy && f.Side != SideSell {
+			return "", &ArgumentError{Field: "side", Value: string(f.Side), Reason: "must be buy or sell"}
+		}
+		q.Set("side", string(f.Side))
+	}
+	if f.State != "" {
+		if !validWord(string(f.State)) {
+			return "", &ArgumentError{Field: "state", Value: string(f.State), Reason: "must be lower-case letters and underscores"}
+		}
+		q.Set("state", string(f.State))
+	}
+	if f.Type != "" {
+		if !validWord(string(f.Type)) {
+			return "", &ArgumentError{Field: "type", Value: string(f.Type), Reason: "must be lower-case letters and underscores"}
+		}
+		q.Set("type", string(f.Type))
+	}
+	setTime := func(key string, t time.Time, up bool) {
+		if t.IsZero() {
+			return
+		}
+		t = t.UTC()
+		if tr := t.Truncate(time.Microsecond); up && !tr.Equal(t) {
+			t = tr.Add(time.Microsecond)
+		} else {
+			t = tr
+		}
+		q.Set(key, t.Format("2006-01-02T15:04:05.999999Z07:00"))
+	}
+	setTime("created_at_start", f.CreatedAtStart, false)
+	setTime("created_at_end", f.CreatedAtEnd, true)
+	setTime("updated_at_start", f.UpdatedAtStart, false)
+	setTime("updated_at_end", f.UpdatedAtEnd, true)
+	return q.Encode(), nil
+}
+
+func validWord(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOrderID accepts only the canonical 36-character UUID form, so an id
+// can go into a path unescaped.
+func checkOrderID(field, id string) error {
+	if len(id) != 36 || uuid.Validate(id) != nil {
+		return &ArgumentError{Field: field, Value: clip(id), Reason: "must be a UUID like 6a8738ba-836d-4afd-abd8-483d7e4d01c9"}
+	}
+	return nil
+}
+
+// Orders lists the account's orders matching f, newest first as the venue
+// sends them, fetching pages lazily as the loop asks for items. Collect
+// reads them all. An invalid filter is refused before anything is sent.
+func (c *Client) Orders(ctx context.Context, f OrderFilter, opts ...CallOption) iter.Seq2[Order, error] {
+	cc, err := c.listConfig(opts)
+	if err != nil {
+		return errSeq[Order](err)
+	}
+	if _, err := f.query("A"); err != nil {
+		return errSeq[Order](err)
+	}
+	return c.orders(ctx, f, cc)
+}
+
+func (c *Client) orders(ctx context.Context, f OrderFilter, cc callConfig) iter.Seq2[Order, error] {
+	return paginate[Order](ctx, c, cc, func(ctx context.Context) (string, error) {
+		n, err := c.accountNumber(ctx)
+		if err != nil {
+			return "", err
+		}
+		q, err := f.query(n)
+		if err != nil {
+			return "", err
+		}
+		return pathOrders + "?" + q, nil
+	})
+}
+
+// Order reads one order. When the venue answers 404 the error matches
+// ErrNoSuchOrder (and transport.ErrNotFound, and unwraps to the
+// *transport.StatusError); every other failure is an ordinary error.
+func (c *Client) Order(ctx context.Context, id string) (*Order, error) {
+	if err := checkOrderID("order_id", id); err != nil {
+		return nil, err
+	}
+	n, err := c.accountNumber(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target := pathOrders + id + "/?" + url.Values{"account_number": {n}}.Encode()
+	var o Order
+	if err := c.getJSON(ctx, target, &o); err != nil {
+		return nil, orderError(id, err)
+	}
+	return &o, nil
+}
+
+// CancelOrder asks the venue to cancel an order and returns the order as
+// the venue reports it, usually still open: the cancel settles about a
+// second later, so read the order again to see it canceled. The order is
+// nil, with no error, when the venue acknowledged the cancel with a body
+// that is not an order.
+//
+// A 404 matches ErrNoSuchOrder. A refusal (400, such as "This order cannot
+// be canceled." for a final order) is a *CancelRejectedError carrying the
+// venue's detail. A cancel is a write: it is sent once and never retried
+// (a lost answer is a transport.ErrUnknownOutcome).
+func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
+	if err := checkOrderID("order_id", id); err != nil {
+		return nil, err
+	}
+	target := pathOrders + id + "/cancel/"
+	resp, err := c.tc.Post(ctx, target, nil)
+	if err != nil {
+		var se *transport.StatusError
+		if errors.As(err, &se) && errors.Is(se, transport.ErrRejected) && !errors.Is(err, transport.ErrUnknownOutcome) {
+			return nil, &CancelRejectedError{OrderID: id, Detail: statusDetail(se), Err: se}
+		}
+		return nil, orderError(id, err)
+	}
+	if b := bytes.TrimSpace(resp.Body); len(b) == 0 || b[0] != '{' {
+		return nil, nil
+	}
+	var o Order
+	if err := decodeBody(target, resp.Body, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+func orderError(id string, err error) error {
+	var se *transport.StatusError
+	if errors.As(err, &se) && errors.Is(se, transport.ErrNotFound) && !errors.Is(err, transport.ErrUnknownOutcome) {
+		return fmt.Errorf("broker: order %s: %w: %w", id, ErrNoSuchOrder, err)
+	}
+	return err
+}

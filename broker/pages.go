@@ -1,0 +1,145 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"iter"
+)
+
+// CallOption adjusts one listing or fee summary.
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	pageCap      int
+	allowPartial bool
+	progress     func(Progress)
+}
+
+// MaxPages sets this call's page cap, overriding the client's. n must be
+// at least 1.
+func MaxPages(n int) CallOption { return func(c *callConfig) { c.pageCap = n } }
+
+// AllowPartial lets FeeSummary return what it read up to the page cap,
+// marked Partial, instead of failing. Listings refuse it: their iterators
+// already yield every item read before the *PageCapError.
+func AllowPartial() CallOption { return func(c *callConfig) { c.allowPartial = true } }
+
+// OnProgress calls f after each page is read, on the caller's goroutine,
+// with the running totals, so that a CLI can draw a progress bar.
+func OnProgress(f func(Progress)) CallOption { return func(c *callConfig) { c.progress = f } }
+
+// Progress is how far a listing or fee summary has got.
+type Progress struct {
+	Pages int // pages read so far
+	Items int // items on those pages
+}
+
+func (c *Client) callConfig(opts []CallOption) (callConfig, error) {
+	cc := callConfig{pageCap: c.pageCap}
+	for _, o := range opts {
+		o(&cc)
+	}
+	if cc.pageCap < 1 {
+		return cc, &ArgumentError{Field: "MaxPages", Value: fmt.Sprint(cc.pageCap), Reason: "must be at least 1"}
+	}
+	return cc, nil
+}
+
+// listConfig is callConfig for the listings, which refuse AllowPartial.
+func (c *Client) listConfig(opts []CallOption) (callConfig, error) {
+	cc, err := c.callConfig(opts)
+	if err == nil && cc.allowPartial {
+		err = &ArgumentError{Field: "AllowPartial", Reason: "applies to FeeSummary only; a listing yields every item read, then the *PageCapError"}
+	}
+	return cc, err
+}
+
+// page is one page of a v2 listing.
+type page[T any] struct {
+	Next    *string `json:"next"`
+	Results []T     `json:"results"`
+}
+
+// Collect reads every item of a listing into a slice. It returns the
+// first error instead of a partial list.
+func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// errSeq is an iterator that yields err alone.
+func errSeq[T any](err error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		yield(zero, err)
+	}
+}
+
+// paginate reads a v2 listing lazily: a page is fetched only when the
+// consumer wants its first item, and only one page is held at a time.
+//
+// first returns the first page's request-target; it runs inside the
+// iterator so that work it needs (resolving the account) is lazy too.
+// next links are followed only on the base URL's scheme and host. A
+// repeated next link fails with ErrRepeatedCursor; it is found in constant
+// memory (Brent's cycle detection: each link is compared with a saved one,
+// re-saved at powers of two), so a self-loop is caught before it is
+// followed and a longer loop within a few pages of its start. A next link
+// after the cap's last page fails with *PageCapError.
+func paginate[T any](ctx context.Context, c *Client, cc callConfig, first func(context.Context) (string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		target, err := first(ctx)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		path := pathOf(target)
+		saved, power, steps := target, 1, 0
+		items := 0
+		for pages := 1; ; pages++ {
+			var p page[T]
+			if err := c.getJSON(ctx, target, &p); err != nil {
+				yield(zero, err)
+				return
+			}
+			items += len(p.Results)
+			if cc.progress != nil {
+				cc.progress(Progress{Pages: pages, Items: items})
+			}
+			for _, v := range p.Results {
+				if !yield(v, nil) {
+					return
+				}
+			}
+			p.Results = nil // let the page go before the next one arrives
+			if p.Next == nil || *p.Next == "" {
+				return
+			}
+			next, err := c.tc.Target(*p.Next)
+			if err != nil {
+				yield(zero, fmt.Errorf("broker: %s page %d: next link: %w", path, pages, err))
+				return
+			}
+			if next == saved || next == target {
+				yield(zero, fmt.Errorf("broker: %s page %d: %w: %s", path, pages, ErrRepeatedCursor, next))
+				return
+			}
+			if steps++; steps == power {
+				saved, power, steps = next, power*2, 0
+			}
+			if pages >= cc.pageCap {
+				c.log.Warn().Str("path", path).Int("pages", pages).Msg("page cap reached")
+				yield(zero, &PageCapError{Path: path, Pages: pages})
+				return
+			}
+			target = next
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// PreviewRequest is an order to preview. Size it with exactly one of
+// AssetQuantity and QuoteAmount. LimitPrice is for limit and stop_limit
+// orders, StopPrice for stop_loss and stop_limit orders. The zero value is
+// not a valid request.
+type PreviewRequest struct {
+	Symbol        string
+	Side          Side
+	Type          OrderType
+	AssetQuantity decimal.Decimal
+	QuoteAmount   decimal.Decimal
+	LimitPrice    decimal.Decimal
+	StopPrice     decimal.Decimal
+}
+
+// ViolationCode says which rule a previewed order breaks.
+type ViolationCode string
+
+// Rules a previewed order can break.
+const (
+	ViolationBelowMinimum   ViolationCode = "below_min_order_amount"
+	ViolationAboveMaximum   ViolationCode = "above_max_order_size"
+	ViolationNotMultiple    ViolationCode = "not_a_multiple_of_increment"
+	ViolationNotTradable    ViolationCode = "pair_not_tradable"
+	ViolationNotAPITradable ViolationCode = "pair_not_api_tradable"
+	ViolationMissing        ViolationCode = "missing"
+	ViolationNotAllowed     ViolationCode = "not_allowed"
+)
+
+// Violation is one rule a previewed order breaks. It is an error, so a
+// caller may return it as one.
+type Violation struct {
+	// Field is the field at fault in the venue's spelling, such as
+	// "limit_order_config.asset_quantity", or "symbol".
+	Field string
+	Code  ViolationCode
+	// Limit is the bound or increment broken (zero when none applies).
+	Limit  decimal.Decimal
+	Detail string
+}
+
+// Error describes the broken rule.
+func (v Violation) Error() string {
+	return fmt.Sprintf("%s: %s: %s", v.Field, v.Code, v.Detail)
+}
+
+// Preview is an estimate of what an order would cost or fetch, and every
+// trading-pair rule it would break. The venue has no preview endpoint: it
+// is built from the trading pair and the venue's estimated price, which can
+// move before the order is placed. Estimate is therefore always true.
+//
+// Preview never changes the request: it reports Violations and may offer
+// SuggestedQuantity, the requested quantity rounded down to the asset
+// increment (and to the maximum order size) when that is valid.
+type Preview struct {
+	// Estimate is always true: every number here is an estimate.
+	Estimate bool
+	Request  PreviewRequest
+	Pair     TradingPair
+	// AssetQuantity is the requested quantity, or for a QuoteAmount order
+	// the quantity it buys or sells at Price, rounded down to the asset
+	// increment.
+	AssetQuantity decimal.Decimal
+	// MarketPrice is the venue's estimated price: the ask for a buy, the
+	// bid for a sell.
+	MarketPrice decimal.Decimal
+	// Price is the price the estimate uses: LimitPrice for limit and
+	// stop_limit orders, MarketPrice otherwise.
+	Price decimal.Decimal
+	// Notional is AssetQuantity × Price, or the QuoteAmount.
+	Notional decimal.Decimal
+	FeeRatio decimal.Decimal
+	// Fee is Notional × FeeRatio.
+	Fee decimal.Decimal
+	// Total is the cost of a buy (Notional + Fee) or the credit of a sell
+	// (Notional − Fee).
+	Total             decimal.Decimal
+	Violations        []Violation
+	SuggestedQuantity decimal.NullDecimal
+	// EstimatedAt is the venue's timestamp on the estimate.
+	EstimatedAt time.Time
+}
+
+// OK reports whether the preview found no violation.
+func (p *Preview) OK() bool { return len(p.Violations) == 0 }
+
+// Preview estimates an order and lists every rule it breaks, without
+// placing it. It reads the trading pair (cached per symbol), for a
+// QuoteAmount market order the best bid/ask, and the venue's estimated
+// price for the quantity (ask for a buy, bid for a sell). A request that
+// cannot be previewed at all (bad symbol, side or type; no size, two
+// sizes, a negative value) is refused with an *ArgumentError before
+// anything is sent.
+func (c *Client) Preview(ctx context.Context, req PreviewRequest) (*Preview, error) {
+	if err := checkPreviewRequest(req); err != nil {
+		return nil, err
+	}
+	cfg := string(req.Type) + "_order_config."
+	p := &Preview{Estimate: true, Request: req}
+	violate := func(field string, code ViolationCode, limit decimal.Decimal, detail string, args ...any) {
+		p.Violations = append(p.Violations, Violation{Field: field, Code: code, Limit: limit, Detail: fmt.Sprintf(detail, args...)})
+	}
+	hasLimit := req.Type == TypeLimit || req.Type == TypeStopLimit
+	hasStop := req.Type == TypeStopLoss || req.Type == TypeStopLimit
+	switch {
+	case hasLimit && req.LimitPrice.IsZero():
+		violate(cfg+"limit_price", ViolationMissing, decimal.Zero, "a %s order needs a limit price", req.Type)
+	case !hasLimit && !req.LimitPrice.IsZero():
+		violate(cfg+"limit_price", ViolationNotAllowed, decimal.Zero, "a %s order takes no limit price", req.Type)
+	}
+	switch {
+	case hasStop && req.StopPrice.IsZero():
+		violate(cfg+"stop_price", ViolationMissing, decimal.Zero, "a %s order needs a stop price", req.Type)
+	case !hasStop && !req.StopPrice.IsZero():
+		violate(cfg+"stop_price", ViolationNotAllowed, decimal.Zero, "a %s order takes no stop price", req.Type)
+	}
+	byQuote := !req.QuoteAmount.IsZero()
+	if byQuote && req.Type == TypeMarket {
+		violate(cfg+"quote_amount", ViolationNotAllowed, decimal.Zero, "market orders take only asset_quantity")
+	}
+
+	pair, err := c.tradingPair(ctx, req.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	p.Pair = pair
+	if pair.Status != "tradable" {
+		violate("symbol", ViolationNotTradable, decimal.Zero, "%s is %q, not tradable", pair.Symbol, pair.Status)
+	}
+	if !pair.IsAPITradable {
+		violate("symbol", ViolationNotAPITradable, decimal.Zero, "%s cannot be traded through the API", pair.Symbol)
+	}
+	bookSide := PriceAsk
+	if req.Side == SideSell {
+		bookSide = PriceBid
+	}
+
+	// The asset quantity to estimate: as asked, or converted from the
+	// quote amount at the limit price or the top of the book.
+	qty := req.AssetQuantity
+	if byQuote {
+		ref := req.LimitPrice
+		if !hasLimit || ref.IsZero() {
+			quotes, err := c.BestBidAsk(ctx, req.Symbol)
+			if err != nil {
+				return nil, err
+			}
+			if len(quotes) == 0 {
+				return nil, fmt.Errorf("broker: preview: the venue sent no best bid/ask for %s", req.Symbol)
+			}
+			ref = quotes[0].Ask
+			if req.Side == SideSell {
+				ref = quotes[0].Bid
+			}
+		}
+		if !ref.IsPositive() {
+			return nil, fmt.Errorf("broker: preview: no positive %s price for %s to convert quote_amount", bookSide, req.Symbol)
+		}
+		qty = floorTo(req.QuoteAmount.DivRound(ref, 24), pair.AssetIncrement)
+	}
+	estQty := qty
+	if !estQty.IsPositive() {
+		estQty = pair.AssetIncrement // price the smallest lot; the size is reported below
+	}
+	if !estQty.IsPositive() {
+		return nil, fmt.Errorf("broker: preview: %s has no positive asset_increment", req.Symbol)
+	}
+	rows, err := c.EstimatedPrice(ctx, req.Symbol, bookSide, estQty)
+	if err != nil {
+		return nil, err
+	}
+	var est *PriceEstimate
+	for i := range rows {
+		if rows[i].Side == bookSide {
+			est = &rows[i]
+			break
+		}
+	}
+	if est == nil {
+		return nil, fmt.Errorf("broker: preview: the venue sent no %s estimate for %s", bookSide, req.Symbol)
+	}
+	market, ok := est.Price()
+	if !ok {
+		return nil, fmt.Errorf("broker: preview: the venue's %s estimate for %s has no price", bookSide, req.Symbol)
+	}
+	p.AssetQuantity, p.MarketPrice, p.Price = qty, market, market
+	p.FeeRatio, p.EstimatedAt = est.FeeRatio, est.Timestamp
+	if hasLimit && req.LimitPrice.IsPositive() {
+		p.Price = req.LimitPrice
+	}
+	if byQuote {
+		p.Notional = req.QuoteAmount
+	} else {
+		p.Notional = qty.Mul(p.Price)
+	}
+	p.Fee = p.Notional.Mul(p.FeeRatio)
+	if req.Side == SideSell {
+		p.Total = p.Notional.Sub(p.Fee)
+	} else {
+		p.Total = p.Notional.Add(p.Fee)
+	}
+
+	sizeField := cfg + "asset_quantity"
+	if byQuote {
+		sizeField = cfg + "quote_amount"
+	}
+	notMultiple := func(field string, v, inc decimal.Decimal) {
+		if !v.IsZero() && inc.IsPositive() && !v.Mod(inc).IsZero() {
+			violate(field, ViolationNotMultiple, inc, "%s is not a multiple of %s", v, inc)
+		}
+	}
+	if !byQuote {
+		notMultiple(sizeField, req.AssetQuantity, pair.AssetIncrement)
+	} else {
+		notMultiple(sizeField, req.QuoteAmount, pair.QuoteIncrement)
+		if !qty.IsPositive() {
+			violate(sizeField, ViolationBelowMinimum, pair.AssetIncrement, "%s buys less than one asset increment (%s) at %s", req.QuoteAmount, pair.AssetIncrement, p.Price)
+		}
+	}
+	notMultiple(cfg+"limit_price", req.LimitPrice, pair.QuoteIncrement)
+	notMultiple(cfg+"stop_price", req.StopPrice, pair.QuoteIncrement)
+	if pair.MaxOrderSize.IsPositive() && qty.GreaterThan(pair.MaxOrderSize) {
+		violate(sizeField, ViolationAboveMaximum, pair.MaxOrderSize, "%s %s is above the maximum order size %s", qty, pair.AssetCode, pair.MaxOrderSize)
+	}
+	if pair.MinOrderAmount.Valid && p.Notional.LessThan(pair.MinOrderAmount.Decimal) {
+		violate(sizeField, ViolationBelowMinimum, pair.MinOrderAmount.Decimal, "%s %s is below the minimum order amount %s", p.Notional, pair.QuoteCode, pair.MinOrderAmount.Decimal)
+	}
+
+	if !byQuote {
+		s := qty
+		if pair.MaxOrderSize.IsPositive() && s.GreaterThan(pair.MaxOrderSize) {
+			s = pair.MaxOrderSize
+		}
+		s = floorTo(s, pair.AssetIncrement)
+		minOK := !pair.MinOrderAmount.Valid || !s.Mul(p.Price).LessThan(pair.MinOrderAmount.Decimal)
+		if !s.Equal(qty) && s.IsPositive() && minOK {
+			p.SuggestedQuantity = decimal.NullDecimal{Decimal: s, Valid: true}
+		}
+	}
+	return p, nil
+}
+
+// floorTo rounds a non-negative v down to a multiple of inc (v itself when
+// inc is not positive).
+func floorTo(v, inc decimal.Decimal) decimal.Decimal {
+	if !inc.IsPositive() {
+		return v
+	}
+	n, _ := v.QuoRem(inc, 0)
+	return n.Mul(inc)
+}
+
+func checkPreviewRequest(req PreviewRequest) error {
+	if err := checkSymbol("symbol", req.Symbol); err != nil {
+		return err
+	}
+	if req.Side != SideBuy && req.Side != SideSell {
+		return &ArgumentError{Field: "side", Value: string(req.Side), Reason: "must be buy or sell"}
+	}
+	switch req.Type {
+	case TypeMarket, TypeLimit, TypeStopLoss, TypeStopLimit:
+	default:
+		return &ArgumentError{Field: "type", Value: string(req.Type), Reason: "must be market, limit, stop_loss or stop_limit"}
+	}
+	for _, f := range []struct {
+		name string
+		v    decimal.Decimal
+	}{{"asset_quantity", req.AssetQuantity}, {"quote_amount", req.QuoteAmount}, {"limit_price", req.LimitPrice}, {"stop_price", req.StopPrice}} {
+		if f.v.IsNegative() {
+			return &ArgumentError{Field: f.name, Value: f.v.String(), Reason: "must not be negative"}
+		}
+	}
+	switch {
+	case req.AssetQuantity.IsZero() && req.QuoteAmount.IsZero():
+		return &ArgumentError{Field: "asset_quantity", Reason: "size the order with asset_quantity or quote_amount"}
+	case !req.AssetQuantity.IsZero() && !req.QuoteAmount.IsZero():
+		return &ArgumentError{Field: "quote_amount", Reason: "asset_quantity and quote_amount are mutually exclusive"}
+	}
+	return nil
+}
