@@ -104,8 +104,11 @@ Exit codes: 0 success, 1 other failure, 2 usage or configuration error
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return describeFlagError(err) })
 	a.addGlobalFlags(root)
+	a.addSimFlag(root)
 	root.AddCommand(
 		newAPICmd(a),
+		newSimCmd(a),
+		newDemoCmd(a),
 	)
 	return root
 }

@@ -51,6 +51,7 @@ type globalFlags struct {
 	ratePerMinute  float64
 	burst          int
 	logLevel       string
+	sim            bool // --sim: see simflag.go
 }
 
 func (a *app) addGlobalFlags(root *cobra.Command) {
@@ -96,9 +97,17 @@ type venueConfig struct {
 }
 
 // venue resolves the base URL and credentials from flags and the
-// environment, or returns app.override when one is set. Every error is a
+// environment, or returns app.override when one is set (--sim sets it to
+// an in-process simulated venue on first use). Every error is a
 // *usageError naming the flag or variable at fault and holding no secret.
 func (a *app) venue() (*venueConfig, error) {
+	if a.override == nil && a.flags.sim {
+		v, err := a.simVenue()
+		if err != nil {
+			return nil, err
+		}
+		a.override = v
+	}
 	if a.override != nil {
 		return a.override, nil
 	}

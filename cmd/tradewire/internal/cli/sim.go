@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/spf13/cobra"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+)
+
+const (
+	defaultSimAddr = "127.0.0.1:8787"
+	// simShutdownGrace bounds how long "sim serve" waits for requests in
+	// flight once it is told to stop.
+	simShutdownGrace = 5 * time.Second
+	// simReadHeaderTimeout bounds how long a client may take to send its
+	// headers, so a stuck connection cannot pin the server.
+	simReadHeaderTimeout = 10 * time.Second
+)
+
+func newSimCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run tradewire's simulated venue",
+		Long: `Run tradewire's simulated venue: a deterministic, fault-injecting stand-in for
+the Robinhood Crypto Trading API v2 that checks every signature as the real one
+does. It accepts only its own published demo credentials.
+
+To run a single command against an in-process simulated venue instead, pass
+the global --sim flag (tradewire --sim api GET /api/v2/crypto/trading/accounts/).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newSimServeCmd(a))
+	return cmd
+}
+
+// simServeFlags are the flags of "sim serve".
+type simServeFlags struct {
+	addr     string
+	seed     int64
+	pageSize int
+	history  int
+	faults   string
+}
+
+func newSimServeCmd(a *app) *cobra.Command {
+	var f simServeFlags
+	cmd := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE]",
+		Short: "Serve the simulated venue over HTTP on a loopback address",
+		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted.
+
+It first prints, on stdout, a comment line and three lines a shell can eval:
+
+  # simulated venue demo credentials (throwaway: only this simulator accepts them)
+  export TRADEWIRE_BASE_URL='http://127.0.0.1:8787'
+  export TRADEWIRE_API_KEY='rh-api-…'
+  export TRADEWIRE_PRIVATE_KEY='…'
+
+The private key printed is the simulator's published demo key, not a secret:
+the real venue has never heard of it. The account starts with cash, holdings
+and a seeded history of orders over the past 30 days.
+
+--addr must be on a loopback host (127.0.0.1, ::1, localhost); port 0 picks a
+free port. --faults FILE installs a JSON fault plan (scripted 5xx, 429, lost
+answers, latency; see "go doc github.com/tradewire/tradewire/broker/brokertest").
+
+Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
+		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
+  tradewire api GET /api/v2/crypto/trading/accounts/
+  tradewire sim serve --addr 127.0.0.1:0 --seed 7 --faults storm.json`,
+		Args: noArgs,
+		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
+			return a.simServe(cmd.Context(), f)
+		}),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.addr, "addr", defaultSimAddr, "loopback host:port to listen on (port 0 picks a free one)")
+	fs.Int64Var(&f.seed, "seed", simSeed, "seed of prices, ids, partial fills and history")
+	fs.IntVar(&f.pageSize, "page-size", 100, "results per page of a list")
+	fs.IntVar(&f.history, "history", simHistory, "orders to seed over the past 30 days")
+	fs.StringVar(&f.faults, "faults", "", "JSON fault plan file to install")
+	return cmd
+}
+
+// simServe runs "sim serve": it checks the flags, listens, prints the
+// export lines and serves until ctx ends.
+func (a *app) simServe(ctx context.Context, f simServeFlags) error {
+	if err := checkLoopbackAddr(f.addr); err != nil {
+		return err
+	}
+	if f.pageSize <= 0 {
+		return usagef("--page-size %d: want 1 or more", f.pageSize)
+	}
+	if f.history < 0 {
+		return usagef("--history %d: want 0 or more", f.history)
+	}
+	clk := a.opts.Clock
+	if clk == nil {
+		clk = clockwork.NewRealClock()
+	}
+	opts := []brokertest.Option{
+		brokertest.WithClock(clk), brokertest.WithSeed(f.seed),
+		brokertest.WithPageSize(f.pageSize), brokertest.WithHistory(f.history),
+	}
+	if f.faults != "" {
+		plan, err := brokertest.LoadFaultPlan(f.faults)
+		if err != nil {
+			return usagef("--faults %s: %s", f.faults, strings.TrimPrefix(err.Error(), "brokertest: "))
+		}
+		opts = append(opts, brokertest.WithFaultPlan(plan))
+	}
+	// Build the venue once before listening, so that a bad setting is a
+	// usage error with no socket opened.
+	if _, err := brokertest.New(opts...); err != nil {
+		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))
+	}
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("sim serve: cannot listen on %s: %w", f.addr, err)
+	}
+	base := "http://" + ln.Addr().String()
+	// The venue writes its "next" links on the address it listens on.
+	srv, err := brokertest.New(append(opts, brokertest.WithPublicBaseURL(base))...)
+	if err != nil {
+		ln.Close()
+		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))
+	}
+
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: simReadHeaderTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	if err := writeSimExports(a.opts.Stdout, base, srv); err != nil {
+		_ = hs.Close()
+		<-served
+		return err
+	}
+	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s, account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("sim serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), simShutdownGrace)
+	defer cancel()
+	shutdownErr := hs.Shutdown(sctx)
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("sim serve: %w", err)
+	}
+	if shutdownErr != nil {
+		_ = hs.Close()
+	}
+	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
+	return nil
+}
+
+// checkLoopbackAddr refuses a listen address that is not on a loopback
+// host: the simulator accepts a published key, so it must not be
+// reachable from other machines. An empty host (":8787") would listen on
+// every interface.
+func checkLoopbackAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return usagef("--addr %q: want host:port on a loopback host, such as %s", addr, defaultSimAddr)
+	}
+	if !strings.EqualFold(host, "localhost") {
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return usagef("--addr %q: the simulated venue listens on loopback only (127.0.0.1, ::1, localhost): it accepts a published demo key", addr)
+		}
+	}
+	return nil
+}
+
+// writeSimExports prints the comment line and the three export lines.
+func writeSimExports(w io.Writer, base string, srv *brokertest.Server) error {
+	var b strings.Builder
+	b.WriteString("# simulated venue demo credentials (throwaway: only this simulator accepts them)\n")
+	for _, kv := range [][2]string{
+		{envBaseURL, base},
+		{envAPIKey, srv.APIKey},
+		{envPrivateKey, srv.PrivateKeyBase64},
+	} {
+		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("sim serve: writing the credentials: %w", err)
+	}
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell: in single quotes, where nothing
+// is special, with each single quote inside closing the quotes, adding an
+// escaped quote and reopening them.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ledgerSummary renders a ledger's counts on one line.
+func ledgerSummary(c brokertest.Counts) string {
+	return fmt.Sprintf("%d requests (%s), %d answered 401, %d answered 429, %d dropped, %d orders created",
+		c.Total, byStatus(c.ByStatus), c.Unauthorized, c.Throttled, c.Dropped, c.Creates)
+}
+
+// byStatus renders counts by status, in status order: "200 ×12, 503 ×2".
+func byStatus(m map[int]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	codes := make([]int, 0, len(m))
+	for code := range m {
+		codes = append(codes, code)
+	}
+	sort.Ints(codes)
+	parts := make([]string, len(codes))
+	for i, code := range codes {
+		label := fmt.Sprint(code)
+		if code == 0 {
+			label = "no answer"
+		}
+		parts[i] = fmt.Sprintf("%s ×%d", label, m[code])
+	}
+	return strings.Join(parts, ", ")
+}

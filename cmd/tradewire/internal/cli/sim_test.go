@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// unquoteShell reads what shellQuote wrote: single-quoted runs and
+// backslash-escaped single quotes.
+func unquoteShell(t *testing.T, s string) string {
+	t.Helper()
+	var b strings.Builder
+	for len(s) > 0 {
+		switch {
+		case strings.HasPrefix(s, `\'`):
+			b.WriteByte('\'')
+			s = s[2:]
+		case s[0] == '\'':
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				t.Fatalf("unterminated quote in %q", s)
+			}
+			b.WriteString(s[1 : 1+end])
+			s = s[2+end:]
+		default:
+			t.Fatalf("unquoted text in %q", s)
+		}
+	}
+	return b.String()
+}
+
+func TestShellQuote(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", "a b", "it's", "'", "$HOME `x` \"y\"", "ab+/c=="} {
+		q := shellQuote(s)
+		if !strings.HasPrefix(q, "'") || !strings.HasSuffix(q, "'") {
+			t.Errorf("shellQuote(%q) = %s: not single-quoted", s, q)
+		}
+		if got := unquoteShell(t, q); got != s {
+			t.Errorf("shellQuote(%q) = %s, which a shell reads as %q", s, q, got)
+		}
+	}
+}
+
+// serveResult is what a "sim serve" run returned.
+type serveResult struct {
+	code   int
+	stderr string
+}
+
+// startSimServe runs "sim serve" with args until the returned cancel is
+// called, and returns the variables it exported.
+func startSimServe(t *testing.T, args ...string) (env map[string]string, header string, cancel func() serveResult) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, append([]string{"sim", "serve"}, args...), Options{Stdout: pw, Stderr: &stderr})
+		pw.Close()
+	}()
+	finish := func() serveResult {
+		stop()
+		code := <-done
+		return serveResult{code: code, stderr: stderr.String()}
+	}
+	t.Cleanup(func() {
+		pr.Close()
+		stop()
+	})
+
+	env = map[string]string{}
+	sc := bufio.NewScanner(pr)
+	for len(env) < 3 && sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			header = line
+			continue
+		}
+		name, value, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		if !ok || !strings.HasPrefix(line, "export ") {
+			t.Fatalf("line %q is not export NAME=VALUE", line)
+		}
+		env[name] = unquoteShell(t, value)
+	}
+	if len(env) < 3 {
+		r := finish()
+		t.Fatalf("sim serve exported %v, then exit %d, stderr %q", env, r.code, r.stderr)
+	}
+	return env, header, finish
+}
+
+func TestSimServe_ExportsWorkingCredentialsAndStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	env, header, stop := startSimServe(t, "--addr", "127.0.0.1:0", "--seed", "3")
+
+	if !strings.Contains(header, "simulated venue demo credentials") {
+		t.Errorf("first line %q does not say the credentials are the simulator's", header)
+	}
+	for _, name := range []string{envBaseURL, envAPIKey, envPrivateKey} {
+		if env[name] == "" {
+			t.Errorf("%s not exported", name)
+		}
+	}
+	if !strings.HasPrefix(env[envBaseURL], "http://127.0.0.1:") || strings.HasSuffix(env[envBaseURL], ":0") {
+		t.Errorf("%s = %q, want the loopback address actually listened on", envBaseURL, env[envBaseURL])
+	}
+
+	// A real client, built from nothing but the exported lines.
+	key, err := signing.ParsePrivateKey(env[envPrivateKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signing.New(env[envAPIKey], key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := transport.New(env[envBaseURL], signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Get(context.Background(), "/api/v2/crypto/trading/accounts/")
+	if err != nil {
+		t.Fatalf("GET accounts: %v", err)
+	}
+	if !bytes.Contains(resp.Body, []byte(`"TW0000000001"`)) {
+		t.Errorf("accounts = %s, want the demo account", resp.Body)
+	}
+
+	// The CLI itself, configured the way "eval" would configure it.
+	r := runCLI(t, env, "", "api", "GET", "/api/v2/crypto/trading/orders/?account_number=TW0000000001")
+	if r.code != 0 || !strings.Contains(r.stdout, `"results"`) {
+		t.Errorf("tradewire api with the exported env: exit %d, stdout %.200q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	res := stop()
+	if res.code != 0 {
+		t.Errorf("after cancel: exit %d, stderr %q; want 0", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "stopped") {
+		t.Errorf("stderr %q does not say it stopped", res.stderr)
+	}
+}
+
+func TestSimServe_PaginationLinksPointAtTheListener(t *testing.T) {
+	t.Parallel()
+	env, _, stop := startSimServe(t, "--addr", "127.0.0.1:0", "--page-size", "5")
+	defer stop()
+	r := runCLI(t, env, "", "api", "GET", "/api/v2/crypto/trading/orders/?account_number=TW0000000001")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var page struct {
+		Next    string            `json:"next"`
+		Results []json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Results) != 5 || !strings.HasPrefix(page.Next, env[envBaseURL]+"/") {
+		t.Fatalf("%d results, next %q: want 5 and a link on %s", len(page.Results), page.Next, env[envBaseURL])
+	}
+	// The CLI follows it: it is on the base URL's scheme and host.
+	if r := runCLI(t, env, "", "api", "GET", page.Next); r.code != 0 {
+		t.Errorf("following next: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestSimServe_FaultPlanIsInstalled(t *testing.T) {
+	t.Parallel()
+	plan := filepath.Join(t.TempDir(), "faults.json")
+	const body = `{"faults":[{"kind":"respond","method":"GET","path":"/api/v2/crypto/trading/accounts/","times":2,"status":503}]}`
+	if err := os.WriteFile(plan, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env, _, stop := startSimServe(t, "--addr", "127.0.0.1:0", "--faults", plan)
+	r := runCLI(t, env, "", "api", "GET", "/api/v2/crypto/trading/accounts/")
+	if r.code != 0 {
+		t.Errorf("exit %d, stderr %q: want the 503s ridden out", r.code, r.stderr)
+	}
+	res := stop()
+	// Two injected 503s, then the answer.
+	if res.code != 0 || !strings.Contains(res.stderr, "3 requests (200 ×1, 503 ×2)") {
+		t.Errorf("exit %d, stderr %q: want 3 requests, two of them 503", res.code, res.stderr)
+	}
+}
+
+func TestSimServe_UsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	badJSON := filepath.Join(dir, "bad.json")
+	unknownKind := filepath.Join(dir, "unknown.json")
+	if err := os.WriteFile(badJSON, []byte(`{"faults": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unknownKind, []byte(`{"faults":[{"kind":"explode"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string // in the error line
+	}{
+		{"every interface", []string{"--addr", "0.0.0.0:8787"}, "loopback only"},
+		{"empty host", []string{"--addr", ":8787"}, "loopback only"},
+		{"another host", []string{"--addr", "192.0.2.1:8787"}, "loopback only"},
+		{"host name", []string{"--addr", "example.com:8787"}, "loopback only"},
+		{"no port", []string{"--addr", "127.0.0.1"}, "want host:port"},
+		{"missing faults file", []string{"--addr", "127.0.0.1:0", "--faults", filepath.Join(dir, "nope.json")}, "--faults"},
+		{"faults not JSON", []string{"--addr", "127.0.0.1:0", "--faults", badJSON}, "--faults"},
+		{"unknown fault kind", []string{"--addr", "127.0.0.1:0", "--faults", unknownKind}, "explode"},
+		{"page size", []string{"--addr", "127.0.0.1:0", "--page-size", "0"}, "--page-size"},
+		{"argument", []string{"now"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, nil, "", append([]string{"sim", "serve"}, tt.args...)...)
+			if r.code != 2 {
+				t.Errorf("exit %d, want 2; stderr %q", r.code, r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout %q, want nothing (no credentials printed)", r.stdout)
+			}
+			if strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr %q, want one line mentioning %q", r.stderr, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestSimFlag_APIReadsTheDemoAccountWithNoEnvironment(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+	}{
+		{"no environment", nil},
+		// Credentials that would fail (or reach a real venue) are ignored.
+		{"credentials in the environment ignored", map[string]string{
+			envBaseURL: "https://trading.robinhood.com", envAPIKey: testAPIKey, envPrivateKey: "not base64!",
+			envPrivateKeyFile: "/nonexistent",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, tt.env, "", "--sim", "api", "GET", "/api/v2/crypto/trading/accounts/")
+			if r.code != 0 {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			var page struct {
+				Results []struct {
+					AccountNumber string `json:"account_number"`
+				} `json:"results"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &page); err != nil {
+				t.Fatalf("stdout %q: %v", r.stdout, err)
+			}
+			if len(page.Results) != 1 || page.Results[0].AccountNumber != "TW0000000001" {
+				t.Errorf("accounts = %+v, want the demo account TW0000000001", page.Results)
+			}
+			if r.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", r.stderr)
+			}
+		})
+	}
+}
+
+func TestSimFlag_SeededHistory(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, nil, "", "--sim", "api", "GET", "/api/v2/crypto/trading/orders/?account_number=TW0000000001")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var page struct {
+		Results []struct {
+			State      string          `json:"state"`
+			FeeCharged json.RawMessage `json:"fee_charged"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &page); err != nil {
+		t.Fatalf("stdout %q: %v", r.stdout, err)
+	}
+	states := map[string]int{}
+	for _, o := range page.Results {
+		states[o.State]++
+	}
+	if len(page.Results) != simHistory || states["filled"] == 0 || states["canceled"] == 0 {
+		t.Errorf("history: %d orders, states %v; want %d with filled and canceled ones", len(page.Results), states, simHistory)
+	}
+}
+
+func TestSimFlag_RefusesAnotherVenue(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--sim", "--base-url", "https://trading.robinhood.com"},
+		{"--sim", "--api-key", testAPIKey},
+		{"--sim", "--private-key-file", "/tmp/key"},
+	} {
+		t.Run(args[1], func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, nil, "", append(args, "api", "GET", "/api/v2/crypto/trading/accounts/")...)
+			if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, args[1]) {
+				t.Errorf("exit %d, stdout %q, stderr %q: want 2 and one line naming %s", r.code, r.stdout, r.stderr, args[1])
+			}
+		})
+	}
+}
+
+func TestSimFlag_HelpSaysTheEnvironmentIsIgnored(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, nil, "", "--help")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	i := strings.Index(r.stdout, "--sim")
+	if i < 0 || !strings.Contains(r.stdout[i:], "ignored") || !strings.Contains(r.stdout[i:], envAPIKey) {
+		t.Errorf("--help does not say that --sim ignores %s:\n%s", envAPIKey, r.stdout)
+	}
+}
