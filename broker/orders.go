@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tradewire/tradewire/internal/wire"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -98,7 +99,7 @@ func validWord(s string) bool {
 // can go into a path unescaped.
 func checkOrderID(field, id string) error {
 	if len(id) != 36 || uuid.Validate(id) != nil {
-		return &ArgumentError{Field: field, Value: clip(id), Reason: "must be a UUID like 6a8738ba-836d-4afd-abd8-483d7e4d01c9"}
+		return &ArgumentError{Field: field, Value: wire.Clip(id), Reason: "must be a UUID like 6a8738ba-836d-4afd-abd8-483d7e4d01c9"}
 	}
 	return nil
 }
@@ -164,8 +165,7 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	if err := checkOrderID("order_id", id); err != nil {
 		return nil, err
 	}
-	target := pathOrders + id + "/cancel/"
-	resp, err := c.tc.Post(ctx, target, nil)
+	o, err := orders.Cancel(ctx, c.tc, id)
 	if err != nil {
 		var se *transport.StatusError
 		if errors.As(err, &se) && errors.Is(se, transport.ErrRejected) && !errors.Is(err, transport.ErrUnknownOutcome) {
@@ -173,14 +173,7 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 		}
 		return nil, orderError(id, err)
 	}
-	if b := bytes.TrimSpace(resp.Body); len(b) == 0 || b[0] != '{' {
-		return nil, nil
-	}
-	var o Order
-	if err := decodeBody(target, resp.Body, &o); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return o, nil
 }
 
 func orderError(id string, err error) error {

@@ -5,50 +5,44 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/internal/wire"
+	"github.com/tradewire/tradewire/orders"
 )
 
-// Side is an order's side: SideBuy or SideSell. A side the venue sends
-// that this package does not know is kept as sent.
-type Side string
+// Side is an order's side: SideBuy or SideSell (package orders' type).
+type Side = orders.Side
 
 // Order sides.
 const (
-	SideBuy  Side = "buy"
-	SideSell Side = "sell"
+	SideBuy  = orders.SideBuy
+	SideSell = orders.SideSell
 )
 
-// OrderType is an order's type. A type the venue sends that this package
-// does not know is kept as sent.
-type OrderType string
+// OrderType is an order's type (package orders' type).
+type OrderType = orders.Type
 
 // Order types.
 const (
-	TypeMarket    OrderType = "market"
-	TypeLimit     OrderType = "limit"
-	TypeStopLoss  OrderType = "stop_loss"
-	TypeStopLimit OrderType = "stop_limit"
+	TypeMarket    = orders.TypeMarket
+	TypeLimit     = orders.TypeLimit
+	TypeStopLoss  = orders.TypeStopLoss
+	TypeStopLimit = orders.TypeStopLimit
 )
 
-// OrderState is an order's state. The venue's documentation disagrees on
-// which states exist, so a state this package does not know is kept as
-// sent rather than refused.
-type OrderState string
+// OrderState is an order's state (package orders' type). A state this
+// package does not name is kept as sent.
+type OrderState = orders.State
 
 // Order states.
 const (
-	StateOpen            OrderState = "open"
-	StatePending         OrderState = "pending"
-	StatePartiallyFilled OrderState = "partially_filled"
-	StateFilled          OrderState = "filled"
-	StateCanceled        OrderState = "canceled"
-	StateFailed          OrderState = "failed"
+	StateOpen            = orders.StateOpen
+	StatePending         = orders.StatePending
+	StatePartiallyFilled = orders.StatePartiallyFilled
+	StateFilled          = orders.StateFilled
+	StateCanceled        = orders.StateCanceled
+	StateFailed          = orders.StateFailed
 )
-
-// Final reports whether the state can no longer change: filled, canceled
-// or failed. Unknown states are not final.
-func (s OrderState) Final() bool {
-	return s == StateFilled || s == StateCanceled || s == StateFailed
-}
 
 // PriceSide is the side of the book an estimate is for: PriceBid (what a
 // sell receives), PriceAsk (what a buy pays) or PriceBoth.
@@ -84,17 +78,17 @@ type FeeTier struct {
 // UnmarshalJSON decodes the venue's account, money as strings or numbers.
 func (a *Account) UnmarshalJSON(b []byte) error {
 	var w struct {
-		AccountNumber       string `json:"account_number"`
-		Status              string `json:"status"`
-		BuyingPower         dec    `json:"buying_power"`
-		BuyingPowerCurrency string `json:"buying_power_currency"`
-		AccountType         string `json:"account_type"`
-		IsAPITradable       bool   `json:"is_api_tradable"`
+		AccountNumber       string       `json:"account_number"`
+		Status              string       `json:"status"`
+		BuyingPower         wire.Decimal `json:"buying_power"`
+		BuyingPowerCurrency string       `json:"buying_power_currency"`
+		AccountType         string       `json:"account_type"`
+		IsAPITradable       bool         `json:"is_api_tradable"`
 		FeeTier             struct {
-			FeeRatio             dec `json:"fee_ratio"`
-			ThirtyDayVolume      dec `json:"thirty_day_volume"`
-			NextFeeTierRatio     dec `json:"next_fee_tier_ratio"`
-			NextFeeTierThreshold dec `json:"next_fee_tier_threshold"`
+			FeeRatio             wire.Decimal `json:"fee_ratio"`
+			ThirtyDayVolume      wire.Decimal `json:"thirty_day_volume"`
+			NextFeeTierRatio     wire.Decimal `json:"next_fee_tier_ratio"`
+			NextFeeTierThreshold wire.Decimal `json:"next_fee_tier_threshold"`
 		} `json:"fee_tier_status"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -103,15 +97,15 @@ func (a *Account) UnmarshalJSON(b []byte) error {
 	*a = Account{
 		AccountNumber:       w.AccountNumber,
 		Status:              w.Status,
-		BuyingPower:         w.BuyingPower.val(),
+		BuyingPower:         w.BuyingPower.Val(),
 		BuyingPowerCurrency: w.BuyingPowerCurrency,
 		AccountType:         w.AccountType,
 		IsAPITradable:       w.IsAPITradable,
 		FeeTier: FeeTier{
-			FeeRatio:             w.FeeTier.FeeRatio.val(),
-			ThirtyDayVolume:      w.FeeTier.ThirtyDayVolume.val(),
-			NextFeeTierRatio:     w.FeeTier.NextFeeTierRatio.null(),
-			NextFeeTierThreshold: w.FeeTier.NextFeeTierThreshold.null(),
+			FeeRatio:             w.FeeTier.FeeRatio.Val(),
+			ThirtyDayVolume:      w.FeeTier.ThirtyDayVolume.Val(),
+			NextFeeTierRatio:     w.FeeTier.NextFeeTierRatio.Null(),
+			NextFeeTierThreshold: w.FeeTier.NextFeeTierThreshold.Null(),
 		},
 	}
 	return nil
@@ -128,10 +122,10 @@ type Holding struct {
 // UnmarshalJSON decodes the venue's holding.
 func (h *Holding) UnmarshalJSON(b []byte) error {
 	var w struct {
-		AccountNumber               string `json:"account_number"`
-		AssetCode                   string `json:"asset_code"`
-		TotalQuantity               dec    `json:"total_quantity"`
-		QuantityAvailableForTrading dec    `json:"quantity_available_for_trading"`
+		AccountNumber               string       `json:"account_number"`
+		AssetCode                   string       `json:"asset_code"`
+		TotalQuantity               wire.Decimal `json:"total_quantity"`
+		QuantityAvailableForTrading wire.Decimal `json:"quantity_available_for_trading"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -139,8 +133,8 @@ func (h *Holding) UnmarshalJSON(b []byte) error {
 	*h = Holding{
 		AccountNumber:               w.AccountNumber,
 		AssetCode:                   w.AssetCode,
-		TotalQuantity:               w.TotalQuantity.val(),
-		QuantityAvailableForTrading: w.QuantityAvailableForTrading.val(),
+		TotalQuantity:               w.TotalQuantity.Val(),
+		QuantityAvailableForTrading: w.QuantityAvailableForTrading.Val(),
 	}
 	return nil
 }
@@ -162,15 +156,15 @@ type TradingPair struct {
 // UnmarshalJSON decodes the venue's trading pair.
 func (p *TradingPair) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Symbol         string `json:"symbol"`
-		AssetCode      string `json:"asset_code"`
-		QuoteCode      string `json:"quote_code"`
-		AssetIncrement dec    `json:"asset_increment"`
-		QuoteIncrement dec    `json:"quote_increment"`
-		MaxOrderSize   dec    `json:"max_order_size"`
-		MinOrderAmount dec    `json:"min_order_amount"`
-		Status         string `json:"status"`
-		IsAPITradable  bool   `json:"is_api_tradable"`
+		Symbol         string       `json:"symbol"`
+		AssetCode      string       `json:"asset_code"`
+		QuoteCode      string       `json:"quote_code"`
+		AssetIncrement wire.Decimal `json:"asset_increment"`
+		QuoteIncrement wire.Decimal `json:"quote_increment"`
+		MaxOrderSize   wire.Decimal `json:"max_order_size"`
+		MinOrderAmount wire.Decimal `json:"min_order_amount"`
+		Status         string       `json:"status"`
+		IsAPITradable  bool         `json:"is_api_tradable"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -179,10 +173,10 @@ func (p *TradingPair) UnmarshalJSON(b []byte) error {
 		Symbol:         w.Symbol,
 		AssetCode:      w.AssetCode,
 		QuoteCode:      w.QuoteCode,
-		AssetIncrement: w.AssetIncrement.val(),
-		QuoteIncrement: w.QuoteIncrement.val(),
-		MaxOrderSize:   w.MaxOrderSize.val(),
-		MinOrderAmount: w.MinOrderAmount.null(),
+		AssetIncrement: w.AssetIncrement.Val(),
+		QuoteIncrement: w.QuoteIncrement.Val(),
+		MaxOrderSize:   w.MaxOrderSize.Val(),
+		MinOrderAmount: w.MinOrderAmount.Null(),
 		Status:         w.Status,
 		IsAPITradable:  w.IsAPITradable,
 	}
@@ -204,15 +198,15 @@ func (q Quote) Crossed() bool { return q.Bid.GreaterThan(q.Ask) }
 // UnmarshalJSON decodes the venue's best bid/ask row.
 func (q *Quote) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Symbol    string    `json:"symbol"`
-		Timestamp time.Time `json:"timestamp"`
-		Bid       dec       `json:"bid"`
-		Ask       dec       `json:"ask"`
+		Symbol    string       `json:"symbol"`
+		Timestamp time.Time    `json:"timestamp"`
+		Bid       wire.Decimal `json:"bid"`
+		Ask       wire.Decimal `json:"ask"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*q = Quote{Symbol: w.Symbol, Timestamp: w.Timestamp, Bid: w.Bid.val(), Ask: w.Ask.val()}
+	*q = Quote{Symbol: w.Symbol, Timestamp: w.Timestamp, Bid: w.Bid.Val(), Ask: w.Ask.Val()}
 	return nil
 }
 
@@ -250,15 +244,15 @@ func (e PriceEstimate) Price() (decimal.Decimal, bool) {
 // UnmarshalJSON decodes the venue's estimated price row.
 func (e *PriceEstimate) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Symbol       string    `json:"symbol"`
-		Side         PriceSide `json:"side"`
-		Quantity     dec       `json:"quantity"`
-		Timestamp    time.Time `json:"timestamp"`
-		FeeRatio     dec       `json:"fee_ratio"`
-		EstFee       dec       `json:"est_fee"`
-		Ask          dec       `json:"ask"`
-		Bid          dec       `json:"bid"`
-		EstTotalCost dec       `json:"est_total_cost"`
+		Symbol       string       `json:"symbol"`
+		Side         PriceSide    `json:"side"`
+		Quantity     wire.Decimal `json:"quantity"`
+		Timestamp    time.Time    `json:"timestamp"`
+		FeeRatio     wire.Decimal `json:"fee_ratio"`
+		EstFee       wire.Decimal `json:"est_fee"`
+		Ask          wire.Decimal `json:"ask"`
+		Bid          wire.Decimal `json:"bid"`
+		EstTotalCost wire.Decimal `json:"est_total_cost"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -266,166 +260,22 @@ func (e *PriceEstimate) UnmarshalJSON(b []byte) error {
 	*e = PriceEstimate{
 		Symbol:       w.Symbol,
 		Side:         w.Side,
-		Quantity:     w.Quantity.val(),
+		Quantity:     w.Quantity.Val(),
 		Timestamp:    w.Timestamp,
-		FeeRatio:     w.FeeRatio.val(),
-		EstFee:       w.EstFee.val(),
-		Ask:          w.Ask.null(),
-		Bid:          w.Bid.null(),
-		EstTotalCost: w.EstTotalCost.null(),
+		FeeRatio:     w.FeeRatio.Val(),
+		EstFee:       w.EstFee.Val(),
+		Ask:          w.Ask.Null(),
+		Bid:          w.Bid.Null(),
+		EstTotalCost: w.EstTotalCost.Null(),
 	}
 	return nil
 }
 
-// Order is an order as the venue reports it. Exactly one of the
-// *OrderConfig fields is normally set, matching Type; all are kept as sent.
-// State may be a value this package does not name: it is kept as sent.
-type Order struct {
-	ID                    string
-	ClientOrderID         string
-	AccountNumber         string
-	Symbol                string
-	Side                  Side
-	Type                  OrderType
-	State                 OrderState
-	FilledAssetQuantity   decimal.Decimal
-	Executions            []Execution
-	AveragePrice          decimal.NullDecimal // not Valid until something fills
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
-	FeeCharged            decimal.Decimal // fees on the fills so far
-	EstimatedFeeRemaining decimal.Decimal
+// Order is an order as the venue reports it (package orders' type).
+type Order = orders.Order
 
-	MarketOrderConfig    *OrderConfig
-	LimitOrderConfig     *OrderConfig
-	StopLossOrderConfig  *OrderConfig
-	StopLimitOrderConfig *OrderConfig
-}
+// OrderConfig is an order's sizing and prices (package orders' type).
+type OrderConfig = orders.OrderConfig
 
-// Config returns the order's <type>_order_config matching its Type, or the
-// one present when Type is unknown; nil when there is none.
-func (o *Order) Config() *OrderConfig {
-	switch o.Type {
-	case TypeMarket:
-		return o.MarketOrderConfig
-	case TypeLimit:
-		return o.LimitOrderConfig
-	case TypeStopLoss:
-		return o.StopLossOrderConfig
-	case TypeStopLimit:
-		return o.StopLimitOrderConfig
-	}
-	for _, c := range []*OrderConfig{o.MarketOrderConfig, o.LimitOrderConfig, o.StopLossOrderConfig, o.StopLimitOrderConfig} {
-		if c != nil {
-			return c
-		}
-	}
-	return nil
-}
-
-// FilledNotional returns the sum over executions of quantity × effective
-// price: the quote-currency value filled so far.
-func (o *Order) FilledNotional() decimal.Decimal {
-	var n decimal.Decimal
-	for _, e := range o.Executions {
-		n = n.Add(e.Quantity.Mul(e.EffectivePrice))
-	}
-	return n
-}
-
-// OrderConfig is an order's sizing and prices. Fields the venue left out
-// or sent as null are not Valid.
-type OrderConfig struct {
-	AssetQuantity decimal.NullDecimal
-	QuoteAmount   decimal.NullDecimal
-	LimitPrice    decimal.NullDecimal
-	StopPrice     decimal.NullDecimal
-	TimeInForce   string
-}
-
-// Execution is one fill of an order.
-type Execution struct {
-	EffectivePrice decimal.Decimal
-	Quantity       decimal.Decimal
-	Timestamp      time.Time
-}
-
-type wireOrderConfig struct {
-	AssetQuantity dec    `json:"asset_quantity"`
-	QuoteAmount   dec    `json:"quote_amount"`
-	LimitPrice    dec    `json:"limit_price"`
-	StopPrice     dec    `json:"stop_price"`
-	TimeInForce   string `json:"time_in_force"`
-}
-
-func (w *wireOrderConfig) config() *OrderConfig {
-	if w == nil {
-		return nil
-	}
-	return &OrderConfig{
-		AssetQuantity: w.AssetQuantity.null(),
-		QuoteAmount:   w.QuoteAmount.null(),
-		LimitPrice:    w.LimitPrice.null(),
-		StopPrice:     w.StopPrice.null(),
-		TimeInForce:   w.TimeInForce,
-	}
-}
-
-// UnmarshalJSON decodes the venue's order: money as strings or numbers,
-// timestamps in RFC 3339 with offsets or nanoseconds, unknown fields
-// ignored, unknown states kept.
-func (o *Order) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ID                  string     `json:"id"`
-		ClientOrderID       string     `json:"client_order_id"`
-		AccountNumber       string     `json:"account_number"`
-		Symbol              string     `json:"symbol"`
-		Side                Side       `json:"side"`
-		Type                OrderType  `json:"type"`
-		State               OrderState `json:"state"`
-		FilledAssetQuantity dec        `json:"filled_asset_quantity"`
-		Executions          []struct {
-			EffectivePrice dec       `json:"effective_price"`
-			Quantity       dec       `json:"quantity"`
-			Timestamp      time.Time `json:"timestamp"`
-		} `json:"executions"`
-		AveragePrice          dec              `json:"average_price"`
-		CreatedAt             time.Time        `json:"created_at"`
-		UpdatedAt             time.Time        `json:"updated_at"`
-		FeeCharged            dec              `json:"fee_charged"`
-		EstimatedFeeRemaining dec              `json:"estimated_fee_remaining"`
-		Market                *wireOrderConfig `json:"market_order_config"`
-		Limit                 *wireOrderConfig `json:"limit_order_config"`
-		StopLoss              *wireOrderConfig `json:"stop_loss_order_config"`
-		StopLimit             *wireOrderConfig `json:"stop_limit_order_config"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*o = Order{
-		ID:                    w.ID,
-		ClientOrderID:         w.ClientOrderID,
-		AccountNumber:         w.AccountNumber,
-		Symbol:                w.Symbol,
-		Side:                  w.Side,
-		Type:                  w.Type,
-		State:                 w.State,
-		FilledAssetQuantity:   w.FilledAssetQuantity.val(),
-		AveragePrice:          w.AveragePrice.null(),
-		CreatedAt:             w.CreatedAt,
-		UpdatedAt:             w.UpdatedAt,
-		FeeCharged:            w.FeeCharged.val(),
-		EstimatedFeeRemaining: w.EstimatedFeeRemaining.val(),
-		MarketOrderConfig:     w.Market.config(),
-		LimitOrderConfig:      w.Limit.config(),
-		StopLossOrderConfig:   w.StopLoss.config(),
-		StopLimitOrderConfig:  w.StopLimit.config(),
-	}
-	if len(w.Executions) > 0 {
-		o.Executions = make([]Execution, len(w.Executions))
-		for i, e := range w.Executions {
-			o.Executions[i] = Execution{EffectivePrice: e.EffectivePrice.val(), Quantity: e.Quantity.val(), Timestamp: e.Timestamp}
-		}
-	}
-	return nil
-}
+// Execution is one fill of an order (package orders' type).
+type Execution = orders.Execution

@@ -29,7 +29,7 @@ var ErrDecimalSyntax = errors.New("not a decimal number")
 // leading minus, NaN, Infinity, hex and overlong input are refused.
 func ParseDecimal(s string) (decimal.Decimal, error) {
 	if len(s) == 0 || len(s) > maxDecimalLen {
-		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, clip(s))
+		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, Clip(s))
 	}
 	i := 0
 	if s[0] == '-' {
@@ -44,7 +44,7 @@ func ParseDecimal(s string) (decimal.Decimal, error) {
 		i += fracDigits
 	}
 	if intDigits == 0 && fracDigits == 0 {
-		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, clip(s))
+		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, Clip(s))
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
@@ -54,20 +54,20 @@ func ParseDecimal(s string) (decimal.Decimal, error) {
 		}
 		n := digits(s[j:])
 		if n == 0 || j+n != len(s) {
-			return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, clip(s))
+			return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, Clip(s))
 		}
 		exp, err := strconv.Atoi(s[i:])
 		if err != nil || exp > maxDecimalExponent || exp < -maxDecimalExponent {
-			return decimal.Decimal{}, fmt.Errorf("%w: exponent out of range in %q", ErrDecimalSyntax, clip(s))
+			return decimal.Decimal{}, fmt.Errorf("%w: exponent out of range in %q", ErrDecimalSyntax, Clip(s))
 		}
 		i = len(s)
 	}
 	if i != len(s) {
-		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, clip(s))
+		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, Clip(s))
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, clip(s))
+		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, Clip(s))
 	}
 	return d, nil
 }
@@ -80,7 +80,8 @@ func digits(s string) int {
 	return n
 }
 
-func clip(s string) string {
+// Clip shortens venue-controlled text for an error message.
+func Clip(s string) string {
 	if len(s) > 32 {
 		return s[:32] + "…"
 	}
