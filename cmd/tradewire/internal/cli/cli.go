@@ -105,8 +105,21 @@ Exit codes: 0 success, 1 other failure, 2 usage or configuration error
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return describeFlagError(err) })
 	a.addGlobalFlags(root)
 	a.addSimFlag(root)
+	a.addOutputFlag(root)
+	a.addStoreFlag(root)
 	root.AddCommand(
 		newAPICmd(a),
+		newAccountCmd(a),
+		newHoldingsCmd(a),
+		newPairsCmd(a),
+		newQuoteCmd(a),
+		newEstimateCmd(a),
+		newOrdersCmd(a),
+		newOrderCmd(a),
+		newFeesCmd(a),
+		newPreviewCmd(a),
+		newIntentsCmd(a),
+		newRecoverCmd(a),
 		newSimCmd(a),
 		newDemoCmd(a),
 	)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -51,7 +52,8 @@ type globalFlags struct {
 	ratePerMinute  float64
 	burst          int
 	logLevel       string
-	sim            bool // --sim: see simflag.go
+	sim            bool   // --sim: see simflag.go
+	store          string // --store: see place.go
 }
 
 func (a *app) addGlobalFlags(root *cobra.Command) {
@@ -214,7 +216,32 @@ func (a *app) logger() (zerolog.Logger, error) {
 
 // transport builds a *transport.Client for the resolved venue. Nothing is
 // sent here: every error is a *usageError (exit 2).
-func (a *app) transport() (*transport.Client, error) {
+func (a *app) transport() (*transport.Client, error) { return a.transportWith() }
+
+// brokerClient builds a *broker.Client on a transport configured exactly
+// as app.transport configures one: the same venue (or --sim override),
+// logger, rate limit, clock and Options.TransportOptions. extra transport
+// options (a progress bar's limiter) go after the CLI's own and before the
+// venue's and the caller's. Nothing is sent here: every error is a
+// *usageError (exit 2).
+func (a *app) brokerClient(extra ...transport.Option) (*broker.Client, error) {
+	tc, err := a.transportWith(extra...)
+	if err != nil {
+		return nil, err
+	}
+	log, err := a.logger()
+	if err != nil {
+		return nil, err
+	}
+	c, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithLogger(log))
+	if err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	return c, nil
+}
+
+// transportWith is transport with extra options after the CLI's own.
+func (a *app) transportWith(extra ...transport.Option) (*transport.Client, error) {
 	v, err := a.venue()
 	if err != nil {
 		return nil, err
@@ -231,6 +258,7 @@ func (a *app) transport() (*transport.Client, error) {
 	if a.opts.Clock != nil {
 		opts = append(opts, transport.WithClock(a.opts.Clock))
 	}
+	opts = append(opts, extra...)
 	opts = append(opts, v.opts...)
 	opts = append(opts, a.opts.TransportOptions...)
 	c, err := transport.New(v.baseURL, v.signer, opts...)

@@ -60,6 +60,8 @@ func demoChapters() []demoChapter {
 		{"A 5xx storm, ridden out by retries", demoServerErrorStorm},
 		{"A 429 storm, absorbed by the throttle", demoThrottle},
 		{"A create that is never sent twice", demoUnknownOutcome},
+		{"A fee summary over the seeded history", demoFeeSummary},
+		{"Previews: estimates, and refusals made offline", demoPreview},
 	}
 }
 
@@ -70,9 +72,10 @@ func newDemoCmd(a *app) *cobra.Command {
 		Short: "A narrated tour on the in-memory simulated venue, faults switched on",
 		Long: `A narrated, scripted tour of what tradewire does, run against an in-memory
 simulated venue with its faults switched on: signed reads, a 5xx storm ridden
-out by retries, a 429 storm absorbed by the throttle, and a create whose answer
-is lost and that is never sent twice. It ends with the venue's ledger: every
-request it received, by status, and every order created.
+out by retries, a 429 storm absorbed by the throttle, a create whose answer is
+lost and that is never sent twice, a fee summary over the seeded history, and
+order previews that refuse bad orders offline. It ends with the venue's ledger:
+every request it received, by status, and every order created.
 
 No credentials and no network are needed, and no time is spent waiting: the
 venue and the client share a simulated clock that jumps ahead whenever the

@@ -85,12 +85,45 @@ func TestDemo(t *testing.T) {
 		}
 	}
 
+	fees := chapter(t, out, "A fee summary over the seeded history")
+	for _, want := range []string{
+		"updated_at_start = now - 30 days and no state filter",
+		"fee tier: fee ratio 0.0095, 30-day volume 12480.55\n",
+		" on 41 orders; filled notional ", "effective fee rate 0.0095\n",
+		"  BTC-USD  ", "  SOL-USD  ",
+		"GET /api/v2/crypto/trading/accounts/ -> 200\n",
+		"GET /api/v2/crypto/trading/orders/?...updated_at_start=2026-01-31T14:30:",
+		"requests: 2 = 1 accounts read + 1 page of orders (progress reported 1); answered 200 ×2; 429 answers: 0\n",
+		"Here N is 1", "no 429",
+	} {
+		if !strings.Contains(fees, want) {
+			t.Errorf("chapter 5 lacks %q:\n%s", want, fees)
+		}
+	}
+
+	previews := chapter(t, out, "Previews: estimates, and refusals made offline")
+	for _, want := range []string{
+		"market buy 0.0001 BTC-USD: ESTIMATE price ", "; violations: 0\n",
+		"market buy 0.000000015 BTC-USD: ESTIMATE notional ", "; violations: 2\n",
+		"not_a_multiple_of_increment on market_order_config.asset_quantity: 0.000000015 is not a multiple of 0.00000001\n",
+		"below_min_order_amount on market_order_config.asset_quantity: ",
+		"suggested quantity: none",
+		"the request afterwards: asset_quantity 0.000000015, as asked\n",
+		"suggested quantity: 0.00012345 (rounded down to the increment)\n",
+		"requests: 4 (trading pair 1, estimated price 3); orders created: 0\n",
+		"never changes what the caller asked",
+	} {
+		if !strings.Contains(previews, want) {
+			t.Errorf("chapter 6 lacks %q:\n%s", want, previews)
+		}
+	}
+
 	_, ledger, ok := strings.Cut(out, "== The venue's ledger ==\n")
 	if !ok {
 		t.Fatalf("no ledger in:\n%s", out)
 	}
 	for _, want := range []string{
-		"requests: 34\n", "by status: 200 ×30, 429 ×1, 503 ×3\n", "401 answers (bad signatures): 0\n",
+		"requests: 40\n", "by status: 200 ×36, 429 ×1, 503 ×3\n", "401 answers (bad signatures): 0\n",
 		"429 answers: 1 (1 injected, 0 from running out of budget)\n", "orders created: 1\n", ": 1\n",
 		"client_order_ids used twice: none\n", "simulated time: ", demoWallTimeTag,
 	} {

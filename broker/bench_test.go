@@ -1,0 +1,206 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// The fee-sweep benchmarks run on the in-memory simulated venue with its
+// real budget (100 a minute, bursts of 300) and the client's default token
+// bucket (the same), pages of 100 orders, on a skipping clock shared by
+// both: a wait moves the clock forward by exactly what was asked, at once.
+// Simulated time is then the time the sweep would take against a venue
+// that answers instantly, and no benchmark sleeps.
+//
+//	go test -run '^$' -bench FeeSweep -benchtime 1x ./broker/
+
+const (
+	benchPageSize = 100
+	// benchWindow covers all of WithBulkOrders' orders, spread over the
+	// last 30 days.
+	benchWindow = 31 * 24 * time.Hour
+)
+
+var benchStart = time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC)
+
+// skipClock is a fake clock on which waiting costs no wall time: a timer
+// for d moves the clock forward by d at once and fires. AfterFunc (the
+// transport's per-attempt deadline) is not a wait and moves nothing. It
+// suits one client sending one request at a time, as a sweep does.
+type skipClock struct {
+	*clockwork.FakeClock
+}
+
+func (c *skipClock) NewTimer(d time.Duration) clockwork.Timer {
+	t := c.FakeClock.NewTimer(d)
+	if d > 0 {
+		c.FakeClock.Advance(d)
+	}
+	return t
+}
+
+func (c *skipClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).Chan() }
+
+func (c *skipClock) Sleep(d time.Duration) {
+	if d > 0 {
+		c.FakeClock.Advance(d)
+	}
+}
+
+// sweepSetup returns a client and a venue holding exactly pages pages of
+// orders, sharing a fresh skipping clock.
+func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, *skipClock) {
+	b.Helper()
+	clk := &skipClock{FakeClock: clockwork.NewFakeClockAt(benchStart)}
+	srv, err := brokertest.New(
+		brokertest.WithClock(clk),
+		brokertest.WithBulkOrders(pages*benchPageSize),
+		brokertest.WithPageSize(benchPageSize),
+		brokertest.WithRateLimit(transport.DefaultRatePerMinute, transport.DefaultBurst),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := broker.New(
+		broker.WithCredentials(srv.APIKey, key),
+		broker.WithBaseURL(srv.URL),
+		broker.WithRoundTripper(srv.Transport()),
+		broker.WithClock(clk),
+		broker.WithPageCap(pages),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, srv, clk
+}
+
+// sweep runs one fee summary over all pages and checks it read them all.
+func sweep(b *testing.B, c *broker.Client, pages int, opts ...broker.CallOption) *broker.FeeReport {
+	b.Helper()
+	r, err := c.FeeSummary(context.Background(), benchWindow, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r.Pages != pages || r.Orders != pages*benchPageSize || r.Partial {
+		b.Fatalf("sweep read %d pages, %d orders (partial %v); want %d pages of %d", r.Pages, r.Orders, r.Partial, pages, benchPageSize)
+	}
+	return r
+}
+
+// minimumSweepTime is the least time a token bucket of perMinute and
+// burst lets n requests be sent in, starting full: the first burst go at
+// once, then one every minute/perMinute.
+func minimumSweepTime(n int, perMinute float64, burst int) time.Duration {
+	if n <= burst {
+		return 0
+	}
+	return time.Duration(float64(n-burst) * float64(time.Minute) / perMinute)
+}
+
+// BenchmarkFeeSweep1000Pages times a 1,000-page fee summary (1 accounts
+// read + 1,000 pages = 1,001 requests) against the rate budget. It
+// reports the simulated seconds taken (sim-seconds), the least the budget
+// allows (min-seconds: 300 at once from the burst, the other 701 at 100 a
+// minute, 420.6 s), their ratio (x-minimum, goal at most 1.02) and the
+// 429s the venue answered (429s, goal 0).
+func BenchmarkFeeSweep1000Pages(b *testing.B) {
+	const pages = 1000
+	minimum := minimumSweepTime(1+pages, transport.DefaultRatePerMinute, transport.DefaultBurst)
+	var took time.Duration
+	var throttled, requests int
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c, srv, clk := sweepSetup(b, pages)
+		b.StartTimer()
+		start := clk.Now()
+		sweep(b, c, pages)
+		took = clk.Since(start)
+		counts := srv.Ledger().Counts()
+		throttled, requests = counts.Throttled, counts.Total
+	}
+	if requests != 1+pages {
+		b.Errorf("the venue saw %d requests, want %d", requests, 1+pages)
+	}
+	b.ReportMetric(took.Seconds(), "sim-seconds")
+	b.ReportMetric(minimum.Seconds(), "min-seconds")
+	b.ReportMetric(float64(took)/float64(minimum), "x-minimum")
+	b.ReportMetric(float64(throttled), "429s")
+}
+
+// BenchmarkFeeSweepMemory shows that a sweep's memory stays flat however
+// many pages it reads. Total allocation grows with the pages (bytes/op of
+// the pages=N sub-benchmarks, for the record); what must not grow is the
+// peak heap. Each pages=N sub-benchmark samples the heap (HeapAlloc, from a
+// collected heap) after every page and reports its peak (peak-heap-bytes);
+// the flat sub-benchmark reports both peaks (peak-heap-100,
+// peak-heap-10000) and their ratio (x-flat, goal at most 1.5), sweeping
+// itself any size a -bench filter skipped.
+//
+// The venue records every request in its ledger; the sweep resets the
+// ledger after each page so that the venue's bookkeeping is not counted
+// as the client's memory. Sampling the heap stops the world once a page,
+// which adds a little to ns/op and nothing to bytes/op.
+func BenchmarkFeeSweepMemory(b *testing.B) {
+	sizes := []int{100, 10000}
+	peaks := map[int]uint64{}
+	for _, pages := range sizes {
+		b.Run(fmt.Sprintf("pages=%d", pages), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				c, srv, _ := sweepSetup(b, pages)
+				b.StartTimer()
+				peaks[pages] = max(peaks[pages], sweepPeakHeap(b, c, srv, pages))
+			}
+			b.ReportMetric(float64(peaks[pages]), "peak-heap-bytes")
+		})
+	}
+	b.Run("flat", func(b *testing.B) {
+		for _, pages := range sizes {
+			if peaks[pages] == 0 {
+				c, srv, _ := sweepSetup(b, pages)
+				peaks[pages] = sweepPeakHeap(b, c, srv, pages)
+			}
+		}
+		for i := 0; i < b.N; i++ {
+			// The sweeps ran above or in the pages=N sub-benchmarks.
+		}
+		b.ReportMetric(float64(peaks[100]), "peak-heap-100")
+		b.ReportMetric(float64(peaks[10000]), "peak-heap-10000")
+		b.ReportMetric(float64(peaks[10000])/float64(peaks[100]), "x-flat")
+	})
+}
+
+// sweepPeakHeap sweeps pages pages, resetting the venue's ledger after
+// each, and returns the largest heap in use (HeapAlloc) seen after any
+// page, starting from a collected heap.
+func sweepPeakHeap(b *testing.B, c *broker.Client, srv *brokertest.Server, pages int) uint64 {
+	b.Helper()
+	var ms runtime.MemStats
+	var peak uint64
+	sample := func() {
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapAlloc)
+	}
+	runtime.GC()
+	sample()
+	sweep(b, c, pages, broker.OnProgress(func(broker.Progress) {
+		srv.Ledger().Reset()
+		sample()
+	}))
+	return peak
+}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// newOrderCmd is the parent of the commands on one order. "get" reads an
+// order; placing and canceling ("order place", "order cancel") are added
+// beside it as siblings.
+func newOrderCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "order",
+		Short: "Commands on one order",
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newOrderGetCmd(a), newOrderPlaceCmd(a), newOrderCancelCmd(a))
+	return cmd
+}
+
+func newOrderGetCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one order by its id",
+		Long: `Show one order by its id (a UUID), as the venue reports it now: state,
+sizing, fills, average price and fees. An id the venue does not know exits 3.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("order get: want one order ID, got %d argument(s)", len(args))
+			}
+			return nil
+		},
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			format, err := a.outputFormat()
+			if err != nil {
+				return err
+			}
+			c, err := a.brokerClient()
+			if err != nil {
+				return err
+			}
+			o, err := c.Order(cmd.Context(), strings.TrimSpace(args[0]))
+			if err != nil {
+				return err
+			}
+			return orderReport(o).write(a.opts.Stdout, format)
+		}),
+	}
+}

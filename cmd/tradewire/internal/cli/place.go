@@ -1,0 +1,400 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/orders"
+)
+
+// The intent store: where order placement records what it is about to do.
+const (
+	flagStore = "store"
+	envStore  = "TRADEWIRE_STORE"
+)
+
+func (a *app) addStoreFlag(root *cobra.Command) {
+	root.PersistentFlags().StringVar(&a.flags.store, flagStore, "",
+		"intent store file for order placement (env "+envStore+"; default "+defaultStoreHint+"; in memory with --sim)")
+}
+
+const defaultStoreHint = "$XDG_STATE_HOME/tradewire/intents.db"
+
+// intentStore opens the intent store: the file from --store or
+// TRADEWIRE_STORE, else the default path; in memory with --sim unless a
+// file is named, since the simulated venue lives only as long as the
+// command.
+func (a *app) intentStore() (idempotency.Store, error) {
+	path, source := a.setting(flagStore, envStore)
+	if path == "" {
+		if a.flags.sim {
+			return idempotency.NewMemoryStore(), nil
+		}
+		p, err := idempotency.DefaultPath()
+		if err != nil {
+			return nil, usagef("no intent store: %v (pass --%s)", err, flagStore)
+		}
+		path, source = p, "default"
+	}
+	s, err := idempotency.Open(path)
+	if err != nil {
+		if source == "default" {
+			return nil, usagef("%v", err)
+		}
+		return nil, usagef("%s: %v", source, err)
+	}
+	return s, nil
+}
+
+// placer builds the broker client, the store and a Placer on the
+// account; close releases the store.
+func (a *app) placer(ctx context.Context, namespace string) (p *orders.Placer, store idempotency.Store, close func(), err error) {
+	c, err := a.brokerClient()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	acct, err := c.Account(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store, err = a.intentStore()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	log, err := a.logger()
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	p, err = orders.New(c.Transport(), store, acct.AccountNumber, orders.WithNamespace(namespace), orders.WithLogger(log))
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, usagef("%v", err)
+	}
+	return p, store, func() { store.Close() }, nil
+}
+
+// orderRequestFlags are the flags that describe an order, shared by
+// "order place" and "preview".
+type orderRequestFlags struct {
+	symbol, side, typ                            string
+	quantity, quoteAmount, limitPrice, stopPrice string
+}
+
+func (f *orderRequestFlags) add(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.symbol, "symbol", "", "the pair, such as BTC-USD")
+	fs.StringVar(&f.side, "side", "", "buy or sell")
+	fs.StringVar(&f.typ, "type", "", "market, limit, stop_loss or stop_limit")
+	fs.StringVar(&f.quantity, "quantity", "", "asset quantity, such as 0.001")
+	fs.StringVar(&f.quoteAmount, "quote-amount", "", "size in the quote currency instead, such as 25.00 (not for market orders)")
+	fs.StringVar(&f.limitPrice, "limit-price", "", "limit price (limit and stop_limit orders)")
+	fs.StringVar(&f.stopPrice, "stop-price", "", "stop price (stop_loss and stop_limit orders)")
+	for _, name := range []string{"symbol", "side", "type"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
+	cmd.MarkFlagsOneRequired("quantity", "quote-amount")
+	cmd.MarkFlagsMutuallyExclusive("quantity", "quote-amount")
+}
+
+// fields parses the flags into a request without judging it.
+func (f *orderRequestFlags) fields() (orders.Request, error) {
+	req := orders.Request{
+		Symbol: strings.ToUpper(strings.TrimSpace(f.symbol)),
+		Side:   orders.Side(strings.ToLower(strings.TrimSpace(f.side))),
+		Type:   orders.Type(strings.ToLower(strings.TrimSpace(f.typ))),
+	}
+	for _, p := range []struct {
+		flag, value string
+		dst         *decimal.Decimal
+	}{
+		{"quantity", f.quantity, &req.AssetQuantity},
+		{"quote-amount", f.quoteAmount, &req.QuoteAmount},
+		{"limit-price", f.limitPrice, &req.LimitPrice},
+		{"stop-price", f.stopPrice, &req.StopPrice},
+	} {
+		if strings.TrimSpace(p.value) == "" {
+			continue
+		}
+		d, err := parseDecimal("--"+p.flag, strings.TrimSpace(p.value))
+		if err != nil {
+			return req, err
+		}
+		*p.dst = d
+	}
+	return req, nil
+}
+
+// request parses the flags and validates the request offline.
+func (f *orderRequestFlags) request() (orders.Request, error) {
+	req, err := f.fields()
+	if err != nil {
+		return req, err
+	}
+	if err := req.Validate(); err != nil {
+		var ve *orders.ValidationError
+		if errors.As(err, &ve) {
+			return req, usagef("%s: %s (nothing was sent)", flagForField(ve.Field), ve.Reason)
+		}
+		return req, usagef("%v", err)
+	}
+	return req, nil
+}
+
+// flagForField names the flag behind a venue field.
+func flagForField(field string) string {
+	switch field {
+	case "asset_quantity":
+		return "--quantity"
+	case "quote_amount":
+		return "--quote-amount"
+	case "limit_price":
+		return "--limit-price"
+	case "stop_price":
+		return "--stop-price"
+	case "time_in_force":
+		return "time_in_force"
+	}
+	return "--" + field
+}
+
+func newOrderPlaceCmd(a *app) *cobra.Command {
+	var f orderRequestFlags
+	var key, namespace string
+	cmd := &cobra.Command{
+		Use:   "place",
+		Short: "Place an order, at most once per idempotency key",
+		Long: `Place an order. With --idempotency-key, the create is recorded in the intent
+store before it is sent, and after an ambiguous answer (429, 5xx, timeout) it
+is looked up by its client_order_id; it is sent again, with the same id, only
+once every signature it was sent with has expired and a second lookup found
+nothing. Running the same command again is always safe: an acknowledged key
+prints its order and sends nothing.
+
+Without --idempotency-key the create is sent once under a random id and never
+retried. An outcome that stays unknown exits 5 and prints the client_order_id,
+so a person can look it up.`,
+		Args: noArgs,
+		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outputFormat()
+			if err != nil {
+				return err
+			}
+			req, err := f.request()
+			if err != nil {
+				return err
+			}
+			if key == "" {
+				fmt.Fprintln(a.opts.Stderr, "tradewire: no --idempotency-key: the create is sent once and will not be retried")
+			}
+			ctx := cmd.Context()
+			p, _, closeStore, err := a.placer(ctx, namespace)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			o, err := p.Place(ctx, key, req)
+			if err != nil {
+				return err
+			}
+			return orderReport(o).write(a.opts.Stdout, format)
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "the caller's key: the same key names the same order, forever")
+	cmd.Flags().StringVar(&namespace, "namespace", "", "a namespace for keys, such as a strategy name")
+	return cmd
+}
+
+func newOrderCancelCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Ask the venue to cancel an order",
+		Long: `Ask the venue to cancel an order. The venue answers with the order, usually
+still open: it settles about a second later. An unknown id exits 3; an order
+that cannot be canceled exits 6.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("order cancel: want one order ID, got %d argument(s)", len(args))
+			}
+			return nil
+		},
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			format, err := a.outputFormat()
+			if err != nil {
+				return err
+			}
+			c, err := a.brokerClient()
+			if err != nil {
+				return err
+			}
+			o, err := c.CancelOrder(cmd.Context(), strings.TrimSpace(args[0]))
+			if err != nil {
+				return err
+			}
+			if o == nil {
+				_, err := io.WriteString(a.opts.Stdout, "cancel requested\n")
+				return err
+			}
+			return orderReport(o).write(a.opts.Stdout, format)
+		}),
+	}
+}
+
+// intentJSON is an intent in the output of "intents" and "recover".
+type intentJSON struct {
+	ClientOrderID string `json:"client_order_id"`
+	Key           string `json:"key"`
+	Namespace     string `json:"namespace"`
+	AccountNumber string `json:"account_number"`
+	Symbol        string `json:"symbol"`
+	State         string `json:"state"`
+	OrderID       string `json:"order_id"`
+	Sends         int    `json:"sends"`
+	CreatedAt     string `json:"created_at"`
+	FirstSentAt   string `json:"first_sent_at"`
+	LastSignedAt  string `json:"last_signed_at"`
+	Reason        string `json:"reason"`
+}
+
+var intentHeader = []string{"client_order_id", "key", "namespace", "account_number", "symbol", "state", "order_id", "sends",
+	"created_at", "first_sent_at", "last_signed_at", "reason"}
+
+func intentView(r idempotency.Record) intentJSON {
+	return intentJSON{
+		ClientOrderID: r.ClientOrderID, Key: r.Key, Namespace: r.Namespace, AccountNumber: r.AccountNumber, Symbol: r.Symbol,
+		State: string(r.State), OrderID: r.OrderID, Sends: r.Sends, CreatedAt: stamp(r.CreatedAt),
+		FirstSentAt: stamp(r.FirstSentAt), LastSignedAt: stamp(r.LastSignedAt), Reason: r.Reason,
+	}
+}
+
+func (j intentJSON) row() []string {
+	return []string{j.ClientOrderID, j.Key, j.Namespace, j.AccountNumber, j.Symbol, j.State, j.OrderID, fmt.Sprint(j.Sends),
+		j.CreatedAt, j.FirstSentAt, j.LastSignedAt, j.Reason}
+}
+
+func intentsReport(recs []idempotency.Record) *report {
+	items := make([]intentJSON, 0, len(recs))
+	t := table{header: intentHeader}
+	for _, r := range recs {
+		j := intentView(r)
+		items = append(items, j)
+		t.rows = append(t.rows, j.row())
+	}
+	return listReport(items, t)
+}
+
+var intentStates = []idempotency.State{idempotency.Pending, idempotency.Unknown, idempotency.Acknowledged, idempotency.Rejected, idempotency.NotPlaced}
+
+func newIntentsCmd(a *app) *cobra.Command {
+	var states []string
+	cmd := &cobra.Command{
+		Use:   "intents",
+		Short: "List what the intent store holds",
+		Long: `List the intents in the store: every create order placement recorded, with
+its client_order_id, state (pending, unknown, acknowledged, rejected,
+not_placed), sends and signature times. Nothing is sent to the venue.`,
+		Args: noArgs,
+		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outputFormat()
+			if err != nil {
+				return err
+			}
+			var want []idempotency.State
+			for _, s := range states {
+				st := idempotency.State(strings.TrimSpace(s))
+				if !containsState(st) {
+					return usagef("--state %q: want one of pending, unknown, acknowledged, rejected, not_placed", s)
+				}
+				want = append(want, st)
+			}
+			store, err := a.intentStore()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			recs, err := store.List(cmd.Context(), want...)
+			if err != nil {
+				return err
+			}
+			return intentsReport(recs).write(a.opts.Stdout, format)
+		}),
+	}
+	cmd.Flags().StringSliceVar(&states, "state", nil, "only intents in these states (repeat or comma-separate)")
+	return cmd
+}
+
+func containsState(s idempotency.State) bool {
+	for _, st := range intentStates {
+		if s == st {
+			return true
+		}
+	}
+	return false
+}
+
+func newRecoverCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "recover",
+		Short: "Settle every open intent by lookup, placing nothing",
+		Long: `Settle every pending or unknown intent in the store by looking its order up:
+acknowledged when found; not placed when absent once every signature it was
+sent with has expired (it waits for that). It never places anything. Run it
+at start-up. Intents it could not settle exit 5.`,
+		Args: noArgs,
+		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outputFormat()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			p, _, closeStore, err := a.placer(ctx, "")
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			rep, err := p.Recover(ctx)
+			if err != nil {
+				return err
+			}
+			var all []idempotency.Record
+			for _, group := range [][]idempotency.Record{rep.Acknowledged, rep.Rejected, rep.NotPlaced, rep.Unresolved} {
+				all = append(all, group...)
+			}
+			if err := intentsReport(all).write(a.opts.Stdout, format); err != nil {
+				return err
+			}
+			if n := len(rep.Unresolved); n > 0 {
+				return &orders.UnknownOutcomeError{ClientOrderID: rep.Unresolved[0].ClientOrderID, Key: rep.Unresolved[0].Key,
+					Err: fmt.Errorf("%d intent(s) could not be settled; run recover again", n)}
+			}
+			return nil
+		}),
+	}
+}
+
+// orderReport is one order for every output format.
+func orderReport(o *broker.Order) *report {
+	j := orderView(o)
+	row := j.csvRow()
+	r := &report{json: j, csv: table{header: orderCSVHeader, rows: [][]string{row}}}
+	for i, h := range orderCSVHeader {
+		if h != "executions" {
+			r.fields = append(r.fields, [2]string{h, row[i]})
+		}
+	}
+	ex := table{title: "executions", header: []string{"timestamp", "quantity", "effective_price"}}
+	for _, e := range j.Executions {
+		ex.rows = append(ex.rows, []string{e.Timestamp, e.Quantity, e.EffectivePrice})
+	}
+	r.tables = []table{ex}
+	return r
+}

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+)
+
+const pathCreate = "/api/v2/crypto/trading/orders/"
+
+// placeVenue starts a simulated venue on loopback with faults, and returns
+// it with an environment that points the CLI at it and at a store file.
+func placeVenue(t *testing.T, faults ...brokertest.Fault) (*brokertest.Server, map[string]string) {
+	t.Helper()
+	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithFaults(faults...))
+	t.Cleanup(srv.Close)
+	return srv, map[string]string{
+		envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
+		envStore: filepath.Join(t.TempDir(), "intents.db"),
+	}
+}
+
+func creates(srv *brokertest.Server) int {
+	n := 0
+	for _, r := range srv.Ledger().Requests() {
+		if r.Method == "POST" && strings.HasPrefix(r.Target, pathCreate+"?") {
+			n++
+		}
+	}
+	return n
+}
+
+var placeArgs = []string{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit",
+	"--quantity", "0.001", "--limit-price", "1000", "-o", "json"}
+
+func TestOrderPlace_KeyMakesItIdempotent(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	args := append(append([]string{}, placeArgs...), "--idempotency-key", "entry-1", "--namespace", "momentum")
+	first := runCLI(t, env, "", args...)
+	ok(t, first)
+	var o map[string]any
+	decodeJSON(t, first.stdout, &o)
+	second := runCLI(t, env, "", args...)
+	ok(t, second)
+	if second.stdout != first.stdout {
+		t.Errorf("the second run printed a different order:\n%s\nvs\n%s", second.stdout, first.stdout)
+	}
+	if n := creates(srv); n != 1 {
+		t.Fatalf("two runs with one key sent %d creates", n)
+	}
+	// The same key with another request is refused offline.
+	other := append(append([]string{}, args...), "--quantity", "0.002")
+	r := runCLI(t, env, "", other...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "already names a different order") {
+		t.Errorf("exit %d, stderr %q; want 2 and the conflict", r.code, r.stderr)
+	}
+	// intents shows it, acknowledged, with the venue's order id.
+	r = runCLI(t, env, "", "intents", "-o", "json", "--state", "acknowledged")
+	ok(t, r)
+	var intents []map[string]any
+	decodeJSON(t, r.stdout, &intents)
+	if len(intents) != 1 || intents[0]["order_id"] != o["id"] || intents[0]["key"] != "entry-1" || intents[0]["namespace"] != "momentum" {
+		t.Errorf("intents = %v", intents)
+	}
+}
+
+func TestOrderPlace_WithoutKeyWarnsAndUnknownExits5(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t, brokertest.Fault{Kind: brokertest.FaultRespond, Method: "POST", Path: pathCreate, Status: 503})
+	r := runCLI(t, env, "", placeArgs...)
+	if r.code != exitUnknown {
+		t.Fatalf("exit %d, stderr %q; want 5", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "will not be retried") {
+		t.Errorf("stderr %q does not say the create will not be retried", r.stderr)
+	}
+	intents := runCLI(t, env, "", "intents", "-o", "json")
+	var list []map[string]any
+	decodeJSON(t, intents.stdout, &list)
+	if len(list) != 1 || list[0]["state"] != "unknown" {
+		t.Fatalf("intents = %v", list)
+	}
+	if cid, _ := list[0]["client_order_id"].(string); cid == "" || !strings.Contains(r.stderr, cid) {
+		t.Errorf("the unknown outcome's line %q does not name the client_order_id %q", r.stderr, cid)
+	}
+	if n := creates(srv); n != 1 {
+		t.Fatalf("a create without a key was sent %d times", n)
+	}
+}
+
+// A keyed create whose outcome cannot be learned before the command is
+// stopped exits 5 and names the client_order_id.
+func TestOrderPlace_KeyedUnknownWhenStopped(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClock()
+	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithClock(clock),
+		brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: "POST", Path: pathCreate, Status: 503}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
+		envStore: filepath.Join(t.TempDir(), "intents.db")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		var out, errb strings.Builder
+		code := Run(ctx, append(append([]string{}, placeArgs...), "--idempotency-key", "k"), Options{
+			Getenv: func(k string) string { return env[k] }, Clock: clock, Stdout: &out, Stderr: &errb})
+		done <- result{code: code, stdout: out.String(), stderr: errb.String()}
+	}()
+	// The create was refused with a 503 and not found: Place now waits for
+	// its signature to expire. Stop the command there.
+	for creates(srv) == 0 || !lookedUp(srv) {
+		if err := clock.BlockUntilContext(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("ended early: %+v", r)
+		default:
+			runtime.Gosched() // let the request finish on loopback
+		}
+	}
+	cancel()
+	r := <-done
+	if r.code != exitUnknown || !strings.Contains(r.stderr, "client_order_id") || r.stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 5 naming the client_order_id", r.code, r.stdout, r.stderr)
+	}
+	if n := creates(srv); n != 1 {
+		t.Fatalf("sent %d creates before the signature expired", n)
+	}
+}
+
+func lookedUp(srv *brokertest.Server) bool {
+	for _, r := range srv.Ledger().Requests() {
+		if r.Method == "GET" && strings.Contains(r.Target, "created_at_start=") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRecover_SettlesByLookup(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t, brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: pathCreate, Status: 502})
+	if r := runCLI(t, env, "", placeArgs...); r.code != exitUnknown {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	r := runCLI(t, env, "", "recover", "-o", "json")
+	ok(t, r)
+	var settled []map[string]any
+	decodeJSON(t, r.stdout, &settled)
+	if len(settled) != 1 || settled[0]["state"] != "acknowledged" || settled[0]["order_id"] == "" {
+		t.Fatalf("recover = %v", settled)
+	}
+	if n := creates(srv); n != 1 {
+		t.Fatalf("recover placed something: %d creates", n)
+	}
+	if r := runCLI(t, env, "", "intents", "--state", "bogus"); r.code != exitUsage {
+		t.Errorf("a bad --state exits %d", r.code)
+	}
+}
+
+func TestOrderCancel(t *testing.T) {
+	t.Parallel()
+	_, env := placeVenue(t)
+	r := runCLI(t, env, "", append(append([]string{}, placeArgs...), "--idempotency-key", "c")...)
+	ok(t, r)
+	var o map[string]any
+	decodeJSON(t, r.stdout, &o)
+	r = runCLI(t, env, "", "order", "cancel", o["id"].(string), "-o", "json")
+	ok(t, r)
+	var c map[string]any
+	decodeJSON(t, r.stdout, &c)
+	if c["id"] != o["id"] || c["state"] != "open" {
+		t.Errorf("cancel answered %v", c)
+	}
+	if r := runCLI(t, env, "", "order", "cancel", "00000000-0000-4000-8000-000000000000"); r.code != exitNotFound {
+		t.Errorf("cancel of an unknown order exits %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestOrderPlace_InvalidSendsNothing(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	for _, args := range [][]string{
+		{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "market", "--quote-amount", "10"},
+		{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit", "--quantity", "0.001"},
+		{"order", "place", "--symbol", "BTC-USD", "--side", "hold", "--type", "market", "--quantity", "1"},
+		{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "market", "--quantity", "1e400000"},
+	} {
+		if r := runCLI(t, env, "", args...); r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, r.code, r.stderr)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Fatalf("invalid orders sent %d requests", n)
+	}
+}
