@@ -62,6 +62,7 @@ func demoChapters() []demoChapter {
 		{"A create that is never sent twice", demoUnknownOutcome},
 		{"A fee summary over the seeded history", demoFeeSummary},
 		{"Previews: estimates, and refusals made offline", demoPreview},
+		{"Idempotent placement: exactly one order, whatever the venue does", demoIdempotentPlacement},
 	}
 }
 
@@ -73,8 +74,9 @@ func newDemoCmd(a *app) *cobra.Command {
 		Long: `A narrated, scripted tour of what tradewire does, run against an in-memory
 simulated venue with its faults switched on: signed reads, a 5xx storm ridden
 out by retries, a 429 storm absorbed by the throttle, a create whose answer is
-lost and that is never sent twice, a fee summary over the seeded history, and
-order previews that refuse bad orders offline. It ends with the venue's ledger:
+lost and that is never sent twice, a fee summary over the seeded history,
+order previews that refuse bad orders offline, and idempotent placement that
+reconciles lost answers into exactly one order. It ends with the venue's ledger:
 every request it received, by status, and every order created.
 
 No credentials and no network are needed, and no time is spent waiting: the
@@ -393,7 +395,7 @@ func demoUnknownOutcome(ctx context.Context, d *demoRun) error {
 	d.w.say(fmt.Sprintf("The order exists exactly %s, though the client was told 503. A 5xx on a create is not a refusal: "+
 		"the venue may have committed it, as it did here. So the transport never sends a POST twice; it returns "+
 		"UnknownOutcomeError after one send (the CLI exits 5). Only a lookup, listing orders since just before the send "+
-		"and matching client_order_id, can tell whether it took effect: that comes with idempotent placement.", times(len(orders))))
+		"and matching client_order_id, can tell whether it took effect: chapter 7 does exactly that.", times(len(orders))))
 	return nil
 }
 

@@ -118,13 +118,27 @@ func TestDemo(t *testing.T) {
 		}
 	}
 
+	placement := chapter(t, out, "Idempotent placement: exactly one order, whatever the venue does")
+	for _, want := range []string{
+		"creates sent: 1; lookups: 1; orders with client_order_id ",
+		"creates sent: 2 (at +1s and +41s); lookups: 2; orders with client_order_id ",
+		"again -> order ", "; requests sent: 0\n",
+	} {
+		if !strings.Contains(placement, want) {
+			t.Errorf("chapter 7 lacks %q:\n%s", want, placement)
+		}
+	}
+	if strings.Contains(placement, ": 2\n") {
+		t.Errorf("chapter 7 shows a client_order_id with two orders:\n%s", placement)
+	}
+
 	_, ledger, ok := strings.Cut(out, "== The venue's ledger ==\n")
 	if !ok {
 		t.Fatalf("no ledger in:\n%s", out)
 	}
 	for _, want := range []string{
-		"requests: 40\n", "by status: 200 ×36, 429 ×1, 503 ×3\n", "401 answers (bad signatures): 0\n",
-		"429 answers: 1 (1 injected, 0 from running out of budget)\n", "orders created: 1\n", ": 1\n",
+		"requests: 46\n", "by status: 200 ×39, 201 ×1, 429 ×1, 503 ×5\n", "401 answers (bad signatures): 0\n",
+		"429 answers: 1 (1 injected, 0 from running out of budget)\n", "orders created: 3\n", ": 1\n",
 		"client_order_ids used twice: none\n", "simulated time: ", demoWallTimeTag,
 	} {
 		if !strings.Contains(ledger, want) {
