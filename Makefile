@@ -6,9 +6,11 @@ FUZZTIME ?= 10s
 
 .PHONY: test fmt-check vet bench fuzz build demo
 
-## test: gofmt check, go vet, and every test under the race detector.
+## test: gofmt check, go vet, and every test under the race detector. The
+## Redis-backed packages need a redis-server: with TRADEWIRE_TEST_REDIS_URL
+## unset, one is started on a free loopback port for the run and stopped after.
 test: fmt-check vet
-	$(GO) test -race ./...
+	bash internal/redistest/with-redis.sh $(GO) test -race ./...
 
 ## fmt-check: fail, listing them, if any Go file is not gofmt-clean.
 ## Files git ignores (scratch files) are skipped when git is available.
@@ -26,7 +28,7 @@ vet:
 
 ## bench: every benchmark, with allocations.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	bash internal/redistest/with-redis.sh $(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## fuzz: a short run (FUZZTIME each) of every fuzz target, found per package.
 fuzz:
@@ -44,3 +46,13 @@ build:
 ## demo: a main job on the embedded simulated venue; no credentials needed.
 demo:
 	$(GO) run ./cmd/tradewire demo
+
+## sim: the full simulation matrix (seeds × fault mixes × a simulated day),
+## printing the figures of every run; fails if an invariant breaks.
+## SIM_SEEDS and SIM_DURATION shrink or grow it.
+SIM_SEEDS    ?= 5
+SIM_DURATION ?= 24h
+.PHONY: sim
+sim:
+	TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_SEEDS=$(SIM_SEEDS) TRADEWIRE_SIM_DURATION=$(SIM_DURATION) \
+		$(GO) test -v -count=1 -timeout 60m -run '^TestMatrix$$' ./internal/simulation/

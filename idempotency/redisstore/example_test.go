@@ -1,0 +1,38 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"log"
+
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// Every bot process of a fleet places through one Redis intent store. A
+// key another process is placing right now comes back as
+// ErrInProgress: nothing was sent; ask again later for the settled order.
+func Example() {
+	ctx := context.Background()
+	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", "AB1234567890")
+	if err != nil {
+		log.Fatal(err) // unreachable, or not appendonly yes + appendfsync always
+	}
+	defer store.Close()
+	var tc *transport.Client // transport.New(…), with the fleet's budget
+	placer, err := orders.New(tc, store, "AB1234567890")
+	if err != nil {
+		log.Fatal(err)
+	}
+	order, err := placer.Place(ctx, "rebalance-2026-05-01", orders.Request{ /* … */ })
+	var busy *redisstore.InProgressError
+	switch {
+	case errors.As(err, &busy):
+		log.Printf("another process (%s) is placing it", busy.Owner)
+	case err != nil:
+		log.Fatal(err)
+	default:
+		log.Printf("order %s", order.ID)
+	}
+}

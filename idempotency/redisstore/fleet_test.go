@@ -1,0 +1,275 @@
+package redisstore_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+)
+
+const helperEnv = "TRADEWIRE_REDISSTORE_HELPER"
+
+var buy = orders.Request{Symbol: "BTC-USD", Side: orders.SideBuy, Type: orders.TypeMarket, AssetQuantity: decimal.RequireFromString("0.0001")}
+
+// placeResult is what one process's Place for one key returned.
+type placeResult struct {
+	Key        string
+	OrderID    string
+	InProgress bool
+	Err        string
+}
+
+// TestHelperProcess is not a test: it is one bot process, started by
+// TestFleetPlaceSameKey as `os.Args[0] -test.run=^TestHelperProcess$`.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv(helperEnv) != "place" {
+		t.Skip("helper process for TestFleetPlaceSameKey")
+	}
+	res, err := placeBot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(2)
+	}
+	b, _ := json.Marshal(res)
+	fmt.Printf("RESULT %s\n", b)
+	os.Exit(0)
+}
+
+// newPlacer is one process's Placer: a transport client to the venue and
+// a Store on the Redis at url, with client_order_ids in namespace ns.
+func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns string) (*orders.Placer, *redisstore.Store, error) {
+	pk, err := signing.ParsePrivateKey(keyB64)
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, err := signing.New(apiKey, pk)
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := transport.New(venueURL, signer)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := redisstore.Open(ctx, url, account)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := orders.New(tc, store, account, orders.WithNamespace(ns))
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return p, store, nil
+}
+
+func placeBot() ([]placeResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, store, err := newPlacer(ctx, os.Getenv("VENUE_URL"), os.Getenv("VENUE_API_KEY"), os.Getenv("VENUE_KEY"),
+		os.Getenv("VENUE_ACCOUNT"), os.Getenv("REDIS_URL"), os.Getenv("ORDER_NS"))
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	keys := strings.Split(os.Getenv("ORDER_KEYS"), ",")
+	fmt.Println("READY")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return nil, err
+	}
+	out := make([]placeResult, len(keys))
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := p.Place(ctx, key, buy)
+			out[i] = result(key, o, err)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func result(key string, o *orders.Order, err error) placeResult {
+	r := placeResult{Key: key}
+	switch {
+	case err == nil:
+		r.OrderID = o.ID
+	case errors.Is(err, redisstore.ErrInProgress):
+		var ip *redisstore.InProgressError
+		r.InProgress = errors.As(err, &ip) && ip.Owner != ""
+		r.Err = err.Error()
+	default:
+		r.Err = err.Error()
+	}
+	return r
+}
+
+func runID(t *testing.T) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return t.Name() + "-" + hex.EncodeToString(b[:])
+}
+
+// forgetIntents deletes the test's intents under the venue's (fixed) demo
+// account when the test ends.
+func forgetIntents(t *testing.T, url, account string, cids []string) {
+	t.Cleanup(func() {
+		opt, _ := redis.ParseURL(url)
+		c := redis.NewClient(opt)
+		defer c.Close()
+		ctx := context.Background()
+		for _, cid := range cids {
+			c.Del(ctx, "tradewire:{"+account+"}:intent:"+cid)
+			c.ZRem(ctx, "tradewire:{"+account+"}:intents", cid)
+		}
+	})
+}
+
+// TestFleetPlaceSameKey starts four OS processes that Place the same keys
+// at the same moment, through one Redis intent store, against a venue
+// that loses the answer to every create (a dropped connection, 500, 503,
+// 429: each committed). Each key must leave exactly one order, and every
+// process must return that order or a typed "in progress" error.
+func TestFleetPlaceSameKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs OS processes")
+	}
+	url := redistest.URL(t)
+	srv := brokertest.NewServer(brokertest.WithSeed(7))
+	defer srv.Close()
+	keys := []string{"alpha", "bravo", "charlie", "delta"}
+	ns := runID(t)
+	cids := map[string]string{}
+	var all []string
+	for _, k := range keys {
+		cids[k] = idempotency.ClientOrderID(srv.AccountNumber, ns, k)
+		all = append(all, cids[k])
+	}
+	forgetIntents(t, url, srv.AccountNumber, all)
+	for _, status := range []int{0, 500, 503, 429} {
+		if err := srv.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Status: status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	const procs = 4
+	type proc struct {
+		cmd   *exec.Cmd
+		stdin io.WriteCloser
+		out   *bufio.Scanner
+	}
+	var ps []proc
+	for i := 0; i < procs; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), helperEnv+"=place",
+			"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
+			"VENUE_ACCOUNT="+srv.AccountNumber, "REDIS_URL="+url, "ORDER_NS="+ns, "ORDER_KEYS="+strings.Join(keys, ","))
+		cmd.Stderr = os.Stderr
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		ps = append(ps, proc{cmd, stdin, bufio.NewScanner(stdout)})
+	}
+	for i, p := range ps {
+		ready := false
+		for p.out.Scan() {
+			if p.out.Text() == "READY" {
+				ready = true
+				break
+			}
+		}
+		if !ready {
+			t.Fatalf("process %d did not get ready", i)
+		}
+	}
+	for _, p := range ps {
+		io.WriteString(p.stdin, "go\n")
+	}
+	var results []placeResult
+	for i, p := range ps {
+		var rs []placeResult
+		for p.out.Scan() {
+			if line := p.out.Text(); strings.HasPrefix(line, "RESULT ") {
+				if err := json.Unmarshal([]byte(line[7:]), &rs); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := p.cmd.Wait(); err != nil || len(rs) != len(keys) {
+			t.Fatalf("process %d: %v, %d results", i, err, len(rs))
+		}
+		results = append(results, rs...)
+	}
+
+	if dups := srv.Ledger().DuplicateClientIDs(); len(dups) > 0 {
+		t.Fatalf("orders placed twice: %v", dups)
+	}
+	placed, busy := 0, 0
+	for _, k := range keys {
+		os := srv.Ledger().OrdersByClientID(cids[k])
+		if len(os) != 1 {
+			t.Fatalf("key %s: %d orders at the venue, want 1", k, len(os))
+		}
+		for _, r := range results {
+			if r.Key != k {
+				continue
+			}
+			switch {
+			case r.OrderID == os[0].ID:
+				placed++
+			case r.InProgress:
+				busy++
+			default:
+				t.Errorf("key %s: a process returned %+v, want order %s or in progress", k, r, os[0].ID)
+			}
+		}
+	}
+	if pending := srv.PendingFaults(); pending != 0 {
+		t.Errorf("%d lost-response faults were not used", pending)
+	}
+	t.Logf("%d processes × %d keys with every create's answer lost: %d orders at the venue (one per key), %d Places returned the order, %d were told in progress",
+		procs, len(keys), len(srv.Ledger().Orders()), placed, busy)
+
+	// Afterwards any process gets the settled order, without a send.
+	ctx := context.Background()
+	p, store, err := newPlacer(ctx, srv.URL, srv.APIKey, srv.PrivateKeyBase64, srv.AccountNumber, url, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	before := srv.Ledger().Counts().Total
+	for _, k := range keys {
+		o, err := p.Place(ctx, k, buy)
+		if err != nil || o.ID != srv.Ledger().OrdersByClientID(cids[k])[0].ID {
+			t.Fatalf("Place(%s) afterwards = %v, %v", k, o, err)
+		}
+	}
+	if n := srv.Ledger().Counts().Total - before; n != 0 {
+		t.Fatalf("%d requests sent for settled keys", n)
+	}
+}

@@ -1,0 +1,386 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/internal/redistest"
+)
+
+// setup returns a Redis client and a fresh account namespace in it.
+func setup(t *testing.T) (*redis.Client, string) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	return rdb, redistest.Account(t, redistest.URL(t))
+}
+
+// newStore is one process's Store.
+func newStore(t *testing.T, rdb *redis.Client, acct string, opts ...redisstore.Option) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(context.Background(), rdb, acct, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func record(acct, cid string, created time.Time) idempotency.Record {
+	return idempotency.Record{
+		ClientOrderID: cid, Key: "k-" + cid, AccountNumber: acct, Symbol: "BTC-USD",
+		Fingerprint: "fp", State: idempotency.Pending, Body: []byte(`{"client_order_id":"` + cid + `"}`),
+		Target: "/api/v2/crypto/trading/orders/?account_number=" + acct, CreatedAt: created, UpdatedAt: created,
+	}
+}
+
+// signed is rec as orders records it just before sending a create signed
+// at at.
+func signed(rec idempotency.Record, at time.Time) idempotency.Record {
+	if rec.FirstSentAt.IsZero() {
+		rec.FirstSentAt = at
+	}
+	rec.LastSignedAt = at
+	rec.Sends++
+	rec.UpdatedAt = at
+	return rec
+}
+
+func TestCreateClaimsOnce(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	ctx := context.Background()
+	a, b := newStore(t, rdb, acct), newStore(t, rdb, acct)
+	rec := record(acct, "c1", time.Now())
+	got, created, err := a.Create(ctx, rec)
+	if err != nil || !created || got.ClientOrderID != "c1" {
+		t.Fatalf("first Create = %v, %v, %v", got.ClientOrderID, created, err)
+	}
+	_, created, err = b.Create(ctx, rec)
+	var ip *redisstore.InProgressError
+	if !errors.As(err, &ip) || !errors.Is(err, redisstore.ErrInProgress) || created {
+		t.Fatalf("second process's Create: created %v, err %v; want *InProgressError", created, err)
+	}
+	if ip.Owner != a.Owner() || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
+		t.Fatalf("InProgressError = %+v, want held by %s", ip, a.Owner())
+	}
+	// The holder itself gets the record back (orders serialises its own
+	// callers per key).
+	if got, created, err := a.Create(ctx, rec); err != nil || created || got.State != idempotency.Pending {
+		t.Fatalf("holder's second Create = %+v, %v, %v", got, created, err)
+	}
+}
+
+// TestConcurrentCreate: many processes race to create one key; exactly
+// one wins, every other is told it is in progress.
+func TestConcurrentCreate(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	const n = 16
+	stores := make([]*redisstore.Store, n)
+	for i := range stores {
+		stores[i] = newStore(t, rdb, acct)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won, busy := 0, 0
+	rec := record(acct, "race", time.Now())
+	for _, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, created, err := s.Create(context.Background(), rec)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && created:
+				won++
+			case errors.Is(err, redisstore.ErrInProgress):
+				busy++
+			default:
+				t.Errorf("Create: created %v, err %v", created, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if won != 1 || busy != n-1 {
+		t.Fatalf("%d created, %d in progress; want 1 and %d", won, busy, n-1)
+	}
+}
+
+func TestUpdateIsFencedByTheClaim(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	ctx := context.Background()
+	a, b := newStore(t, rdb, acct), newStore(t, rdb, acct)
+	rec := record(acct, "c1", time.Now())
+	if _, _, err := a.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec = signed(rec, time.Now())
+	if err := b.Update(ctx, rec); !errors.Is(err, redisstore.ErrClaimLost) {
+		t.Fatalf("non-holder's Update: err = %v, want ErrClaimLost", err)
+	}
+	if err := a.Update(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Get(ctx, "c1"); err != nil || got.Sends != 1 {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if err := a.Update(ctx, record(acct, "nope", time.Now())); !errors.Is(err, idempotency.ErrNotFound) {
+		t.Fatalf("Update of a missing intent: err = %v", err)
+	}
+}
+
+// TestFinalStates: a resolved intent is returned to anyone without a
+// claim; a not-placed one passes its claim to the next Create.
+func TestFinalStates(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	ctx := context.Background()
+	a, b := newStore(t, rdb, acct), newStore(t, rdb, acct)
+
+	ack := record(acct, "ack", time.Now())
+	a.Create(ctx, ack)
+	ack = signed(ack, time.Now())
+	a.Update(ctx, ack)
+	ack.State, ack.OrderID = idempotency.Acknowledged, "order-1"
+	if err := a.Update(ctx, ack); err != nil {
+		t.Fatal(err)
+	}
+	got, created, err := b.Create(ctx, record(acct, "ack", time.Now()))
+	if err != nil || created || got.State != idempotency.Acknowledged || got.OrderID != "order-1" {
+		t.Fatalf("Create of an acknowledged intent = %+v, %v, %v", got, created, err)
+	}
+	if err := b.Update(ctx, got); !errors.Is(err, redisstore.ErrClaimLost) {
+		t.Fatalf("Update of an acknowledged intent without a claim: err = %v", err)
+	}
+
+	np := record(acct, "np", time.Now())
+	a.Create(ctx, np)
+	np.State = idempotency.NotPlaced
+	if err := a.Update(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	got, created, err = b.Create(ctx, record(acct, "np", time.Now()))
+	if err != nil || created || got.State != idempotency.NotPlaced {
+		t.Fatalf("Create of a not-placed intent = %+v, %v, %v", got, created, err)
+	}
+	if err := b.Update(ctx, signed(got, time.Now())); err != nil {
+		t.Fatalf("the new holder's Update: %v", err)
+	}
+	if err := a.Update(ctx, np); !errors.Is(err, redisstore.ErrClaimLost) {
+		t.Fatalf("the former holder's Update: err = %v", err)
+	}
+}
+
+// TestTakeover: an abandoned open intent passes to another process only
+// once its lease has lapsed and its signatures have expired, on Redis's
+// clock and the caller's.
+func TestTakeover(t *testing.T) {
+	t.Parallel()
+	const shortLease = 50 * time.Millisecond
+	now := time.Now()
+	for _, tc := range []struct {
+		name        string
+		lastSigned  time.Time // zero: never signed
+		waitLease   bool
+		callerClock clockwork.Clock
+		takeover    bool
+	}{
+		{name: "never signed, lease lapsed", waitLease: true, takeover: true},
+		{name: "never signed, lease live", takeover: false},
+		{name: "signature live, lease lapsed", lastSigned: now, waitLease: true, takeover: false},
+		{name: "signature expired, lease live", lastSigned: now.Add(-41 * time.Second), takeover: false},
+		{name: "signature expired, lease lapsed", lastSigned: now.Add(-41 * time.Second), waitLease: true, takeover: true},
+		{name: "skew margin not yet past", lastSigned: now.Add(-35 * time.Second), waitLease: true, takeover: false},
+		{name: "caller's clock says live", lastSigned: now.Add(-41 * time.Second), waitLease: true,
+			callerClock: clockwork.NewFakeClockAt(now.Add(-time.Minute)), takeover: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rdb, acct := setup(t)
+			ctx := context.Background()
+			lease := time.Minute
+			if tc.waitLease {
+				lease = shortLease
+			}
+			dead := newStore(t, rdb, acct, redisstore.WithLease(lease))
+			var opts []redisstore.Option
+			if tc.callerClock != nil {
+				opts = append(opts, redisstore.WithClock(tc.callerClock))
+			}
+			next := newStore(t, rdb, acct, opts...)
+			rec := record(acct, "c1", now)
+			if _, _, err := dead.Create(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.lastSigned.IsZero() {
+				rec = signed(rec, tc.lastSigned)
+				if err := dead.Update(ctx, rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.waitLease {
+				time.Sleep(2 * shortLease) // Redis's clock is real
+			}
+			got, created, err := next.Create(ctx, record(acct, "c1", time.Now()))
+			if !tc.takeover {
+				var ip *redisstore.InProgressError
+				if !errors.As(err, &ip) {
+					t.Fatalf("Create = %v, %v; want *InProgressError", created, err)
+				}
+				if !tc.lastSigned.IsZero() && !ip.SignaturesExpire.Equal(tc.lastSigned.Add(40*time.Second).Truncate(time.Millisecond)) {
+					t.Fatalf("SignaturesExpire = %v, want last signature + 40s", ip.SignaturesExpire)
+				}
+				return
+			}
+			if err != nil || created || got.Sends != rec.Sends || got.State != idempotency.Pending {
+				t.Fatalf("takeover Create = %+v, %v, %v; want the existing record", got, created, err)
+			}
+			// The claim moved: the new holder may update, the old may not.
+			if err := next.Update(ctx, got); err != nil {
+				t.Fatalf("new holder's Update: %v", err)
+			}
+			if err := dead.Update(ctx, rec); !errors.Is(err, redisstore.ErrClaimLost) {
+				t.Fatalf("former holder's Update: err = %v, want ErrClaimLost", err)
+			}
+		})
+	}
+}
+
+// TestLeaseRenewedByUpdate: a holder that keeps writing keeps its claim.
+func TestLeaseRenewedByUpdate(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	ctx := context.Background()
+	a := newStore(t, rdb, acct, redisstore.WithLease(400*time.Millisecond))
+	b := newStore(t, rdb, acct)
+	rec := record(acct, "c1", time.Now())
+	a.Create(ctx, rec)
+	for i := 0; i < 6; i++ {
+		time.Sleep(100 * time.Millisecond)
+		rec.State = idempotency.Unknown
+		if err := a.Update(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := b.Create(ctx, rec); !errors.Is(err, redisstore.ErrInProgress) {
+		t.Fatalf("Create after 600ms of renewals: err = %v, want in progress", err)
+	}
+}
+
+func TestGetListRoundTrip(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	ctx := context.Background()
+	s := newStore(t, rdb, acct)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, time.UTC)
+	for i, st := range []idempotency.State{idempotency.Acknowledged, idempotency.Pending, idempotency.Unknown, idempotency.NotPlaced} {
+		rec := record(acct, "c"+string(rune('a'+3-i)), t0.Add(time.Duration(i)*time.Second))
+		if _, _, err := s.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.State, rec.Order = st, []byte(`{"id":"x"}`)
+		if err := s.Update(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Get(ctx, "cd")
+	if err != nil || got.State != idempotency.Acknowledged || string(got.Order) != `{"id":"x"}` || !got.CreatedAt.Equal(t0) {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if _, err := s.Get(ctx, "missing"); !errors.Is(err, idempotency.ErrNotFound) {
+		t.Fatalf("Get(missing): %v", err)
+	}
+	open, err := s.List(ctx, idempotency.Pending, idempotency.Unknown)
+	if err != nil || len(open) != 2 || open[0].ClientOrderID != "cc" || open[1].ClientOrderID != "cb" {
+		t.Fatalf("List(open) = %v, %v", ids(open), err)
+	}
+	all, err := s.List(ctx)
+	if err != nil || len(all) != 4 || all[0].ClientOrderID != "cd" || all[3].ClientOrderID != "ca" {
+		t.Fatalf("List() = %v, %v; want oldest first", ids(all), err)
+	}
+	// Another account on the same Redis sees none of them.
+	other := newStore(t, rdb, redistest.Account(t, redistest.URL(t)))
+	if recs, err := other.List(ctx); err != nil || len(recs) != 0 {
+		t.Fatalf("other account's List = %v, %v", ids(recs), err)
+	}
+}
+
+func ids(recs []idempotency.Record) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.ClientOrderID)
+	}
+	return out
+}
+
+func TestRefusesBeforeWriting(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	ctx := context.Background()
+	s := newStore(t, rdb, acct)
+	if _, _, err := s.Create(ctx, record("OTHER1", "c1", time.Now())); err == nil || !strings.Contains(err.Error(), "account_number") {
+		t.Fatalf("Create for another account: err = %v", err)
+	}
+	if _, _, err := s.Create(ctx, record(acct, "", time.Now())); err == nil || !strings.Contains(err.Error(), "client_order_id") {
+		t.Fatalf("Create without an id: err = %v", err)
+	}
+	s.Close()
+	if _, _, err := s.Create(ctx, record(acct, "c1", time.Now())); !errors.Is(err, idempotency.ErrClosed) {
+		t.Fatalf("Create after Close: err = %v", err)
+	}
+	if _, err := s.List(ctx); !errors.Is(err, idempotency.ErrClosed) {
+		t.Fatalf("List after Close: err = %v", err)
+	}
+}
+
+func TestNewRefusesUnreachableRedis(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	if _, err := redisstore.Open(ctx, "redis://127.0.0.1:1/0", "AB1"); err == nil || !strings.Contains(err.Error(), "PING") {
+		t.Fatalf("Open with no Redis: err = %v", err)
+	}
+	if _, err := redisstore.Open(ctx, "http://127.0.0.1/0", "AB1"); err == nil || !strings.Contains(err.Error(), "URL") {
+		t.Fatalf("Open with a bad URL: err = %v", err)
+	}
+	rdb, _ := setup(t)
+	if _, err := redisstore.New(ctx, rdb, "{AB1}"); err == nil || !strings.Contains(err.Error(), "account number") {
+		t.Fatalf("New with a hash tag for an account: err = %v", err)
+	}
+}
+
+// TestNewRefusesWeakDurability runs private servers that do not fsync
+// every write or may evict keys.
+func TestNewRefusesWeakDurability(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--appendfsync", "everysec"},
+		{"--appendonly", "no"},
+		{"--maxmemory-policy", "allkeys-lru"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t, args...)
+			ctx := context.Background()
+			_, err := redisstore.Open(ctx, srv.URL(), "AB1")
+			if !errors.Is(err, redisstore.ErrNotDurable) || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
+				t.Fatalf("Open: err = %v, want ErrNotDurable naming %s", err, args[0])
+			}
+			s, err := redisstore.Open(ctx, srv.URL(), "AB1", redisstore.WithWeakDurability())
+			if err != nil {
+				t.Fatalf("Open with WithWeakDurability: %v", err)
+			}
+			s.Close()
+		})
+	}
+}

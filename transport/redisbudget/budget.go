@@ -1,0 +1,244 @@
+package redisbudget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/jonboulle/clockwork"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/tradewire/tradewire/transport"
+)
+
+// DefaultMaxPause bounds one Pause, whatever delay it is asked for.
+const DefaultMaxPause = time.Minute
+
+var accountShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
+
+// extendPause sets KEYS[1] to expire in ARGV[1] ms unless it already
+// lives that long: a pause is never shortened. PTTL is -2 for no key and
+// -1 for a key without expiry (set by hand); both are replaced.
+var extendPause = redis.NewScript(`
+local ms = tonumber(ARGV[1])
+local left = redis.call('PTTL', KEYS[1])
+if left >= ms then
+  return 0
+end
+redis.call('SET', KEYS[1], '1', 'PX', ms)
+return 1
+`)
+
+// Budget is a transport.Limiter kept in Redis and shared by every process
+// that uses the same account and Redis. It is safe for concurrent use;
+// the zero value is not usable: construct one with New or Open.
+type Budget struct {
+	rdb      redis.UniversalClient
+	owned    bool // Close closes rdb
+	limiter  *redis_rate.Limiter
+	limit    redis_rate.Limit
+	off      bool // throttle off: pauses only
+	account  string
+	budget   string // redis_rate key (redis_rate prefixes "rate:")
+	pauseKey string
+	clock    clockwork.Clock
+	log      zerolog.Logger
+	maxPause time.Duration
+
+	mu          sync.Mutex
+	pausedUntil time.Time // local pause, on clock
+}
+
+var _ transport.Limiter = (*Budget)(nil)
+
+type config struct {
+	perMinute float64
+	burst     int
+	clock     clockwork.Clock
+	log       zerolog.Logger
+	maxPause  time.Duration
+}
+
+// Option configures a Budget.
+type Option func(*config)
+
+// WithRateLimit sets the shared budget: perMinute requests a minute
+// sustained, bursts of burst (default 100 and 300, the venue's budget).
+// perMinute 0 turns throttling off; pauses still apply. Every process on
+// the account must use the same values.
+func WithRateLimit(perMinute float64, burst int) Option {
+	return func(c *config) { c.perMinute, c.burst = perMinute, burst }
+}
+
+// WithClock sets the clock waits are timed on (default: the real clock).
+// The budget itself is computed on Redis's clock.
+func WithClock(clk clockwork.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithLogger sets the logger that hears of failed pause writes (default
+// zerolog.Nop()).
+func WithLogger(l zerolog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithMaxPause bounds one Pause (default DefaultMaxPause).
+func WithMaxPause(d time.Duration) Option { return func(c *config) { c.maxPause = d } }
+
+// Open connects to the Redis at url (redis://[:password@]host:port/db,
+// rediss:// for TLS), PINGs it and returns a Budget for accountNumber that
+// owns the connection: Close closes it.
+func Open(ctx context.Context, url, accountNumber string, opts ...Option) (*Budget, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisbudget: Redis URL: %w", err)
+	}
+	rdb := redis.NewClient(o)
+	b, err := New(ctx, rdb, accountNumber, opts...)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	b.owned = true
+	return b, nil
+}
+
+// New returns a Budget for accountNumber kept in rdb, after checking with
+// PING that Redis answers: an unreachable Redis is an error here, not a
+// silent fallback. Close does not close rdb.
+func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, opts ...Option) (*Budget, error) {
+	if rdb == nil {
+		return nil, errors.New("redisbudget: a Redis client is required")
+	}
+	if !accountShape.MatchString(accountNumber) {
+		return nil, fmt.Errorf("redisbudget: account number %q: want 1 to 64 letters and digits", accountNumber)
+	}
+	cfg := config{perMinute: transport.DefaultRatePerMinute, burst: transport.DefaultBurst, log: zerolog.Nop(), maxPause: DefaultMaxPause}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.clock == nil {
+		cfg.clock = clockwork.NewRealClock()
+	}
+	if cfg.perMinute < 0 || math.IsNaN(cfg.perMinute) || math.IsInf(cfg.perMinute, 0) {
+		return nil, fmt.Errorf("redisbudget: rate %v a minute: want a finite number, 0 or more", cfg.perMinute)
+	}
+	if cfg.perMinute > 0 && cfg.burst < 1 {
+		return nil, fmt.Errorf("redisbudget: burst %d: want at least 1", cfg.burst)
+	}
+	if cfg.maxPause < 0 {
+		return nil, fmt.Errorf("redisbudget: max pause %v: want 0 or more", cfg.maxPause)
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("redisbudget: Redis does not answer PING: %w", err)
+	}
+	ns := "tradewire:{" + accountNumber + "}:"
+	return &Budget{
+		rdb: rdb, limiter: redis_rate.NewLimiter(rdb),
+		// The rate is kept to a thousandth of a request a minute: the
+		// GCRA's emission interval is Period/Rate.
+		limit:    redis_rate.Limit{Rate: int(math.Round(cfg.perMinute * 1000)), Period: 1000 * time.Minute, Burst: cfg.burst},
+		off:      cfg.perMinute == 0,
+		account:  accountNumber,
+		budget:   ns + "budget",
+		pauseKey: ns + "pause",
+		clock:    cfg.clock, log: cfg.log, maxPause: cfg.maxPause,
+	}, nil
+}
+
+// Close releases the connection if the Budget opened it (Open); a Budget
+// made by New leaves its client open.
+func (b *Budget) Close() error {
+	if b.owned {
+		return b.rdb.Close()
+	}
+	return nil
+}
+
+// Wait takes one request from the shared budget, first sleeping out any
+// fleet-wide pause, then waiting on the clock while the budget is spent.
+// It never starts a wait that would end after ctx's deadline: it returns
+// at once with an error wrapping context.DeadlineExceeded instead. A Redis
+// failure is returned as an error: nothing may be sent then.
+func (b *Budget) Wait(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d, err := b.pauseLeft(ctx)
+		if err != nil {
+			return err
+		}
+		if d <= 0 && !b.off {
+			res, err := b.limiter.Allow(ctx, b.budget, b.limit)
+			if err != nil {
+				return fmt.Errorf("redisbudget: taking a token for account %s: %w", b.account, err)
+			}
+			if res.Allowed > 0 {
+				return nil
+			}
+			d = max(res.RetryAfter, time.Millisecond)
+		}
+		if d <= 0 {
+			return nil
+		}
+		if err := b.sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// pauseLeft is how long the fleet (or this process) must still hold back.
+func (b *Budget) pauseLeft(ctx context.Context) (time.Duration, error) {
+	b.mu.Lock()
+	local := b.pausedUntil.Sub(b.clock.Now())
+	b.mu.Unlock()
+	if local > 0 {
+		return local, nil
+	}
+	ms, err := b.rdb.PTTL(ctx, b.pauseKey).Result()
+	if err != nil {
+		return 0, fmt.Errorf("redisbudget: reading the pause for account %s: %w", b.account, err)
+	}
+	// go-redis reports PTTL's -1 (no expiry) and -2 (no key) as negative
+	// durations; neither is a pause.
+	return max(ms, 0), nil
+}
+
+func (b *Budget) sleep(ctx context.Context, d time.Duration) error {
+	if dl, ok := ctx.Deadline(); ok && b.clock.Now().Add(d).After(dl) {
+		return fmt.Errorf("redisbudget: rate budget: a token is %v away, past the context deadline: %w", d, context.DeadlineExceeded)
+	}
+	t := b.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.Chan():
+		return nil
+	}
+}
+
+// Pause holds back every process on the account for d (clamped to the
+// maximum pause), unless a longer pause is already in force: it never
+// shortens one. It pauses this process even if the write to Redis fails;
+// that failure is logged.
+func (b *Budget) Pause(d time.Duration) {
+	d = min(d, b.maxPause)
+	if d <= 0 {
+		return
+	}
+	b.mu.Lock()
+	if until := b.clock.Now().Add(d); until.After(b.pausedUntil) {
+		b.pausedUntil = until
+	}
+	b.mu.Unlock()
+	ms := max(1, d.Milliseconds())
+	// Pause has no context: go-redis's own dial, read and write timeouts
+	// bound the call.
+	if err := extendPause.Run(context.Background(), b.rdb, []string{b.pauseKey}, ms).Err(); err != nil {
+		b.log.Error().Str("account", b.account).Dur("pause", d).Str("error", err.Error()).Msg("redisbudget: the fleet-wide pause was not written")
+	}
+}

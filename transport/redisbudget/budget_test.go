@@ -1,0 +1,197 @@
+package redisbudget_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/transport/redisbudget"
+)
+
+// setup returns a Redis client and a fresh account namespace in it.
+func setup(t *testing.T) (*redis.Client, string) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	return rdb, redistest.Account(t, redistest.URL(t))
+}
+
+func newBudget(t *testing.T, rdb *redis.Client, acct string, opts ...redisbudget.Option) *redisbudget.Budget {
+	t.Helper()
+	b, err := redisbudget.New(context.Background(), rdb, acct, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestBurstThenWaitForRate(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	b := newBudget(t, rdb, acct, redisbudget.WithRateLimit(600, 3)) // 10/s, bursts of 3
+	ctx := context.Background()
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		if err := b.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > 150*time.Millisecond {
+		t.Fatalf("the burst of 3 took %v: it waited for the rate", d)
+	}
+	// The fourth token is 100 ms away; a deadline 80 ms out refuses at once.
+	dctx, cancel := context.WithTimeout(ctx, 80*time.Millisecond)
+	defer cancel()
+	before := time.Now()
+	if err := b.Wait(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want an immediate deadline error", err)
+	}
+	if d := time.Since(before); d > 60*time.Millisecond {
+		t.Fatalf("a refused wait took %v", d)
+	}
+	if err := b.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 90*time.Millisecond {
+		t.Fatalf("the fourth token came after %v, want about 100ms", d)
+	}
+}
+
+// TestSharedAcrossBudgets: two Budgets on one account (two processes)
+// spend one budget; another account's is untouched.
+func TestSharedAcrossBudgets(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	other := redistest.Account(t, redistest.URL(t))
+	a := newBudget(t, rdb, acct, redisbudget.WithRateLimit(60, 4))
+	b := newBudget(t, rdb, acct, redisbudget.WithRateLimit(60, 4))
+	c := newBudget(t, rdb, other, redisbudget.WithRateLimit(60, 4))
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		for _, x := range []*redisbudget.Budget{a, b} {
+			if err := x.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := b.Wait(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a fifth token within the second: err = %v", err)
+	}
+	if err := c.Wait(dctx); err != nil {
+		t.Fatalf("another account's budget was spent: %v", err)
+	}
+}
+
+func TestPauseHoldsTheFleet(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	a := newBudget(t, rdb, acct, redisbudget.WithRateLimit(0, 0))
+	b := newBudget(t, rdb, acct, redisbudget.WithRateLimit(0, 0))
+	a.Pause(300 * time.Millisecond)
+	a.Pause(time.Millisecond) // never shortens a pause in force
+	if ms, _ := rdb.PTTL(context.Background(), "tradewire:{"+acct+"}:pause").Result(); ms < 200*time.Millisecond {
+		t.Fatalf("pause key PTTL = %v after a shorter Pause", ms)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.Wait(context.Background()); err != nil {
+				t.Error(err)
+			}
+			if d := time.Since(start); d < 250*time.Millisecond {
+				t.Errorf("a caller of another Budget went after %v, inside the 300ms pause", d)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestPauseIsClamped(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	a := newBudget(t, rdb, acct, redisbudget.WithMaxPause(200*time.Millisecond))
+	a.Pause(time.Hour)
+	if ms, _ := rdb.PTTL(context.Background(), "tradewire:{"+acct+"}:pause").Result(); ms > 200*time.Millisecond || ms <= 0 {
+		t.Fatalf("pause key PTTL = %v, want at most the 200ms cap", ms)
+	}
+}
+
+func TestCancelEndsWait(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	a := newBudget(t, rdb, acct)
+	a.Pause(10 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- a.Wait(ctx) }()
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Fatalf("cancel took %v to end the wait", d)
+	}
+}
+
+func TestRedisErrorsAreNotSilent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer dead.Close()
+	if _, err := redisbudget.New(ctx, dead, "AB1"); err == nil || !strings.Contains(err.Error(), "PING") {
+		t.Fatalf("New with no Redis: err = %v", err)
+	}
+	if _, err := redisbudget.Open(ctx, "redis://127.0.0.1:1/0", "AB1"); err == nil {
+		t.Fatal("Open with no Redis succeeded")
+	}
+	// A Redis that goes away later fails Wait: nothing may be sent.
+	url := redistest.URL(t)
+	b, err := redisbudget.Open(ctx, url, redistest.Account(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := b.Wait(ctx); err == nil {
+		t.Fatal("Wait on a closed connection succeeded")
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	t.Parallel()
+	rdb, _ := setup(t)
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		acct string
+		opts []redisbudget.Option
+		want string
+	}{
+		"hash tag in account": {acct: "AB}1", want: "account number"},
+		"empty account":       {acct: "", want: "account number"},
+		"negative rate":       {acct: "AB1", opts: []redisbudget.Option{redisbudget.WithRateLimit(-1, 3)}, want: "rate"},
+		"zero burst":          {acct: "AB1", opts: []redisbudget.Option{redisbudget.WithRateLimit(100, 0)}, want: "burst"},
+		"nil client":          {acct: "AB1", want: "client"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := redis.UniversalClient(rdb)
+			if name == "nil client" {
+				c = nil
+			}
+			_, err := redisbudget.New(ctx, c, tc.acct, tc.opts...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,66 @@
+// Package redisbudget is a rate budget shared by every process that trades
+// one account: a transport.Limiter kept in Redis, so a fleet of bots on
+// many machines spends one venue budget (100 requests a minute, bursts of
+// 300) together and never past it.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	budget, err := redisbudget.New(ctx, rdb, accountNumber)
+//	if err != nil { ... } // Redis did not answer PING: refuse to start
+//	tc, err := transport.New(baseURL, signer, transport.WithLimiter(budget))
+//
+// The in-process transport.TokenBucket stays the default; a Budget replaces
+// it only where transport.WithLimiter says so.
+//
+// # Algorithm
+//
+// Wait spends one token of a GCRA (generic cell rate algorithm, the token
+// bucket expressed as a "theoretical arrival time") in one atomic Lua step,
+// through github.com/go-redis/redis_rate. The step reads Redis's own TIME,
+// so machines whose clocks disagree still agree on the budget. A denied
+// step changes nothing; the caller sleeps for the retry-after Redis
+// computed and tries again, so cancelling a wait needs no refund.
+//
+// # Pauses
+//
+// When the venue answers 429, the transport calls Pause(d) with its clamped
+// delay. Pause sets the account's pause key with a small Lua script that
+// writes SET key PX d only if that extends the pause already in force, so
+// concurrent 429s never shorten one another. Every Wait, in every process,
+// checks the pause key first and sleeps out what is left of it before it
+// spends a token. Pause also pauses this process locally, so the pause
+// holds here even if the write to Redis fails. A pause that begins between
+// a caller's pause check and its token is not seen by that one request.
+//
+// # Keys
+//
+// Keys are namespaced by account, with the account as a Redis Cluster hash
+// tag so one Redis (or one cluster slot) serves several accounts:
+//
+//	rate:tradewire:{ACCOUNT}:budget   GCRA state (redis_rate adds "rate:")
+//	tradewire:{ACCOUNT}:pause         fleet-wide pause, expiring by itself
+//
+// Every process sharing an account must use the same WithRateLimit: the
+// GCRA state is read against the caller's limit.
+//
+// # Errors
+//
+// A Redis that cannot be reached is an error at construction (New and Open
+// PING it), never a silent fallback to a private bucket. If Redis fails
+// later, Wait returns the error and the transport sends nothing.
+//
+// # Cost
+//
+// A Wait is two round trips to Redis: PTTL on the pause key, then the GCRA
+// script. On loopback that measured 40–120 µs against a Redis without an
+// append-only file, but 0.5–4 ms against one run with appendfsync always,
+// because the script writes and Redis fsyncs before it answers
+// (BenchmarkWait, BenchmarkSignedGET). The budget needs no durability (a lost budget restarts full, and
+// the venue's own 429s and Pause cover the gap), so a fleet may keep it on
+// a separate Redis without AOF, while idempotency/redisstore needs the
+// durable one.
+//
+// # Time
+//
+// The budget's arithmetic runs on Redis's clock; the waits in between run
+// on the injected clock (WithClock, default the real clock).
+package redisbudget

@@ -1,0 +1,28 @@
+package redisbudget_test
+
+import (
+	"context"
+	"log"
+
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/transport/redisbudget"
+)
+
+// Every bot process of a fleet builds its client on the same Redis budget.
+// A Redis that does not answer stops the bot at start-up.
+func Example() {
+	ctx := context.Background()
+	budget, err := redisbudget.Open(ctx, "redis://127.0.0.1:6379/0", "AB1234567890",
+		redisbudget.WithRateLimit(100, 300)) // the venue's budget, shared
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer budget.Close()
+	var signer *signing.Signer // from the account's key
+	tc, err := transport.New("https://trading.robinhood.com", signer, transport.WithLimiter(budget))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = tc
+}
