@@ -78,17 +78,26 @@ var (
 	ErrLocked = errors.New("idempotency: store is in use by another process")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("idempotency: store is closed")
+	// ErrInProgress: a store shared by several processes refused a Create
+	// because another process holds the intent's claim.
+	ErrInProgress = errors.New("idempotency: the intent is in progress in another process")
+	// ErrClaimLost: a store shared by several processes refused an Update
+	// because this process no longer holds the intent's claim.
+	ErrClaimLost = errors.New("idempotency: this process no longer holds the intent's claim")
 )
 
 // Store keeps intents. Implementations are safe for concurrent use and
 // make every successful Create and Update durable before returning.
 type Store interface {
 	// Create records rec unless a record with its ClientOrderID exists,
-	// in which case it returns that record and created == false.
+	// in which case it returns that record and created == false. A store
+	// shared by several processes also claims the record for the caller,
+	// or returns an error matching ErrInProgress when another holds it.
 	Create(ctx context.Context, rec Record) (existing Record, created bool, err error)
 	// Get returns the record for a client_order_id, or ErrNotFound.
 	Get(ctx context.Context, clientOrderID string) (Record, error)
-	// Update replaces an existing record, or returns ErrNotFound.
+	// Update replaces an existing record, or returns ErrNotFound (or, in a
+	// shared store, ErrClaimLost when the caller no longer holds it).
 	Update(ctx context.Context, rec Record) error
 	// List returns the records in the given states (all when none are
 	// given), oldest first.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -83,6 +84,28 @@ func (e *KeyConflictError) Error() string {
 
 // Is matches transport.ErrInvalidRequest.
 func (e *KeyConflictError) Is(target error) bool { return target == transport.ErrInvalidRequest }
+
+// InProgressError is a Place or Recover that found the intent held by
+// another process sharing the store: this process sent nothing and leaves
+// the intent to its holder. Place again later returns the settled order.
+// It matches idempotency.ErrInProgress and, since this process cannot tell
+// the outcome yet, transport.ErrUnknownOutcome.
+type InProgressError struct {
+	ClientOrderID string
+	Err           error
+}
+
+func (e *InProgressError) Error() string {
+	return fmt.Sprintf("orders: client_order_id %s is in progress in another process (nothing was sent here): %v", e.ClientOrderID, e.Err)
+}
+
+// Unwrap returns the store's refusal.
+func (e *InProgressError) Unwrap() error { return e.Err }
+
+// Is matches idempotency.ErrInProgress and transport.ErrUnknownOutcome.
+func (e *InProgressError) Is(target error) bool {
+	return target == idempotency.ErrInProgress || target == transport.ErrUnknownOutcome
+}
 
 // ErrLookupIncomplete: a lookup could not read every page of orders, so it
 // cannot say an order is absent.

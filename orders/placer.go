@@ -145,6 +145,9 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 		Fingerprint: fingerprint(body), State: idempotency.Pending, Body: body,
 		Target: ordersPath + "?account_number=" + url.QueryEscape(p.account), CreatedAt: now, UpdatedAt: now,
 	})
+	if errors.Is(err, idempotency.ErrInProgress) {
+		return nil, &InProgressError{ClientOrderID: cid, Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("orders: recording the intent for client_order_id %s: %w (nothing was sent)", cid, err)
 	}
@@ -193,6 +196,10 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 			return p.markUnknown(ctx, rec, sends, fmt.Errorf("unreadable acknowledgement: %v", derr))
 		}
 		return p.acknowledge(ctx, rec, o, resp.Body)
+	case errors.As(err, &notSent) && errors.Is(err, idempotency.ErrClaimLost):
+		// Another process took the intent over while this one waited:
+		// it is theirs to settle; this one sends nothing.
+		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
 	case errors.As(err, &notSent):
 		// Nothing left this time. Earlier sends, if any, were already
 		// resolved as not placed, or this is the first.

@@ -434,3 +434,57 @@ func TestCancel(t *testing.T) {
 		}
 	})
 }
+
+// sharedStore plays a store shared with another process: it refuses the
+// claim of some intents, and fences updates of others.
+type sharedStore struct {
+	idempotency.Store
+	refuseCreate, loseClaim bool
+}
+
+func (s *sharedStore) Create(ctx context.Context, r idempotency.Record) (idempotency.Record, bool, error) {
+	if s.refuseCreate {
+		return idempotency.Record{}, false, fmt.Errorf("held by host-b/42: %w", idempotency.ErrInProgress)
+	}
+	return s.Store.Create(ctx, r)
+}
+
+func (s *sharedStore) Update(ctx context.Context, r idempotency.Record) error {
+	if s.loseClaim {
+		return idempotency.ErrClaimLost
+	}
+	return s.Store.Update(ctx, r)
+}
+
+func TestIntentHeldByAnotherProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := idempotency.NewMemoryStore()
+		shared := &sharedStore{Store: mem, refuseCreate: true}
+		e := newEnv(t, shared)
+		ctx := context.Background()
+		_, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
+		var inProgress *orders.InProgressError
+		if !errors.As(err, &inProgress) || !errors.Is(err, idempotency.ErrInProgress) || !errors.Is(err, transport.ErrUnknownOutcome) {
+			t.Fatalf("err = %v, want an in-progress error", err)
+		}
+		// A claim lost before the send (another process took the intent
+		// over): nothing is sent, and the intent is left to its holder.
+		shared.refuseCreate, shared.loseClaim = false, true
+		_, err = e.placer.Place(ctx, "k2", limitBuy("0.001"))
+		if !errors.As(err, &inProgress) {
+			t.Fatalf("err = %v, want an in-progress error", err)
+		}
+		if n := len(e.creates()); n != 0 {
+			t.Fatalf("%d creates sent without the claim", n)
+		}
+		// Recover leaves held intents alone.
+		shared.loseClaim, shared.refuseCreate = false, true
+		if _, _, err := mem.Create(ctx, idempotency.Record{ClientOrderID: "x", AccountNumber: e.srv.AccountNumber, State: idempotency.Unknown, Sends: 1}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := e.placer.Recover(ctx)
+		if err != nil || len(rep.InProgress) == 0 || len(rep.Acknowledged)+len(rep.NotPlaced) != 0 {
+			t.Fatalf("Recover = %+v, %v", rep, err)
+		}
+	})
+}

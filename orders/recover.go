@@ -3,6 +3,7 @@ package orders
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tradewire/tradewire/idempotency"
@@ -20,6 +21,9 @@ type RecoverReport struct {
 	// Unresolved: intents Recover could not settle (a lookup failed, or
 	// the context ended while waiting for signatures to expire).
 	Unresolved []idempotency.Record
+	// InProgress: intents another process sharing the store holds; they
+	// are left to it.
+	InProgress []idempotency.Record
 }
 
 // Recover settles every pending or unknown intent in the store by lookup,
@@ -38,6 +42,8 @@ func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		settled, err := p.recoverOne(ctx, rec)
 		switch {
+		case errors.Is(err, idempotency.ErrInProgress):
+			rep.InProgress = append(rep.InProgress, settled)
 		case err != nil:
 			rep.Unresolved = append(rep.Unresolved, settled)
 			if ctx.Err() != nil {
@@ -60,9 +66,13 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 		return rec, err
 	}
 	defer unlock()
-	if fresh, err := p.store.Get(ctx, rec.ClientOrderID); err == nil {
-		rec = fresh
+	// Claim it first: a store shared by several processes lets only the
+	// holder of an intent change it. A local store returns it as it is.
+	fresh, _, err := p.store.Create(ctx, rec)
+	if err != nil {
+		return rec, err
 	}
+	rec = fresh
 	if !rec.State.Open() {
 		return rec, nil
 	}
