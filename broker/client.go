@@ -49,6 +49,8 @@ type Client struct {
 
 	acct  accountCache
 	pairs pairCache
+	// fleet is the shared budget New built for WithRedisURL, or nil.
+	fleet *fleetBudget
 }
 
 // Option configures a Client built by New or NewFromTransport.
@@ -64,6 +66,10 @@ type config struct {
 	log       *zerolog.Logger
 	pageCap   int
 	account   string
+	redisURL  string
+	perMinute float64
+	burst     int
+	rateSet   bool
 	tOpts     []transport.Option
 	tOptNames []string // transport options given, for NewFromTransport's refusal
 	credsSet  bool
@@ -127,7 +133,21 @@ func WithRetryPolicy(p transport.RetryPolicy) Option {
 // WithRateLimit sets the client-side token bucket (default 100 a minute,
 // bursts of 300: the venue's budget).
 func WithRateLimit(perMinute float64, burst int) Option {
-	return func(c *config) { c.transportOpt("WithRateLimit", transport.WithRateLimit(perMinute, burst)) }
+	return func(c *config) {
+		c.perMinute, c.burst, c.rateSet = perMinute, burst, true
+		c.transportOpt("WithRateLimit", transport.WithRateLimit(perMinute, burst))
+	}
+}
+
+// WithTransportOptions passes options to the transport New builds, after
+// the ones the other options set, for settings this package does not name
+// (such as transport.WithAttemptTimeout).
+func WithTransportOptions(opts ...transport.Option) Option {
+	return func(c *config) {
+		for _, o := range opts {
+			c.transportOpt("WithTransportOptions", o)
+		}
+	}
 }
 
 // WithLimiter shares a rate budget with other clients.
@@ -177,11 +197,29 @@ func New(opts ...Option) (*Client, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
+	if cfg.redisURL == "" && cfg.getenv != nil {
+		cfg.redisURL = strings.TrimSpace(cfg.getenv(EnvRedisURL))
+	}
+	var fleet *fleetBudget
+	if cfg.redisURL != "" {
+		if fleet, err = cfg.shareBudget(base, signer); err != nil {
+			return nil, err
+		}
+		cfg.account = fleet.account
+		cfg.tOpts = append(cfg.tOpts, transport.WithLimiter(fleet.budget))
+	}
 	tc, err := transport.New(base, signer, cfg.tOpts...)
 	if err != nil {
+		fleet.close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	return newClient(tc, &cfg)
+	c, err := newClient(tc, &cfg)
+	if err != nil {
+		fleet.close()
+		return nil, err
+	}
+	c.fleet = fleet
+	return c, nil
 }
 
 // NewFromTransport returns a Client that sends through tc, so that several
@@ -207,6 +245,9 @@ func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
 	}
 	if cfg.baseURL != "" {
 		refused = append(refused, "WithBaseURL")
+	}
+	if cfg.redisURL != "" {
+		refused = append(refused, "WithRedisURL")
 	}
 	refused = append(refused, cfg.tOptNames...)
 	if len(refused) > 0 {

@@ -2,7 +2,9 @@ package signing
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -72,6 +74,14 @@ func (s *Signer) SetHeaders(h http.Header, t time.Time, method, target string, b
 	h[http.CanonicalHeaderKey(HeaderAPIKey)] = []string{s.apiKey}
 	h[http.CanonicalHeaderKey(HeaderTimestamp)] = []string{strconv.FormatInt(t.Unix(), 10)}
 	h[http.CanonicalHeaderKey(HeaderSignature)] = []string{s.Sign(t, method, target, body)}
+}
+
+// KeyID returns a short, stable identifier of the API key that reveals
+// nothing of it (the first 16 hex digits of its SHA-256), for naming shared
+// state such as a fleet's cache entries.
+func (s *Signer) KeyID() string {
+	sum := sha256.Sum256([]byte(s.apiKey))
+	return hex.EncodeToString(sum[:8])
 }
 
 // String returns a redacted placeholder, never the API key or private key.

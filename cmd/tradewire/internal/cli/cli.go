@@ -43,6 +43,8 @@ type app struct {
 	// running is set once a command's RunE starts: errors from before
 	// then are cobra's usage errors.
 	running bool
+	// closers release what commands opened (a fleet's Redis connection).
+	closers []func() error
 }
 
 // Run runs the tradewire command line with args (without the program
@@ -67,6 +69,9 @@ func Run(ctx context.Context, args []string, opts Options) int {
 	a.root.SetErr(opts.Stderr)
 
 	err := a.root.ExecuteContext(ctx)
+	for _, c := range a.closers {
+		_ = c()
+	}
 	if err != nil && !a.running {
 		var ue *usageError
 		if !errors.As(err, &ue) {
@@ -107,6 +112,7 @@ Exit codes: 0 success, 1 other failure, 2 usage or configuration error
 	a.addSimFlag(root)
 	a.addOutputFlag(root)
 	a.addStoreFlag(root)
+	a.addRedisFlag(root)
 	root.AddCommand(
 		newAPICmd(a),
 		newAccountCmd(a),
@@ -142,4 +148,14 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return usagef("unknown command or unexpected argument for %q (see %s --help)", cmd.CommandPath(), cmd.CommandPath())
 	}
 	return nil
+}
+
+// oneArg requires exactly one positional argument, described by what.
+func oneArg(command, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usagef("%s: want one %s got %d argument(s)", command, what, len(args))
+		}
+		return nil
+	}
 }

@@ -54,6 +54,7 @@ type globalFlags struct {
 	logLevel       string
 	sim            bool   // --sim: see simflag.go
 	store          string // --store: see place.go
+	redisURL       string // --redis-url: see fleet.go
 }
 
 func (a *app) addGlobalFlags(root *cobra.Command) {
@@ -261,6 +262,9 @@ func (a *app) transportWith(extra ...transport.Option) (*transport.Client, error
 	opts = append(opts, extra...)
 	opts = append(opts, v.opts...)
 	opts = append(opts, a.opts.TransportOptions...)
+	if url := a.redisURL(); url != "" {
+		return a.fleetTransport(url, v, opts)
+	}
 	c, err := transport.New(v.baseURL, v.signer, opts...)
 	if err != nil {
 		return nil, &usageError{msg: err.Error()}

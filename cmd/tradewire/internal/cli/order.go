@@ -26,12 +26,7 @@ func newOrderGetCmd(a *app) *cobra.Command {
 		Short: "Show one order by its id",
 		Long: `Show one order by its id (a UUID), as the venue reports it now: state,
 sizing, fills, average price and fees. An id the venue does not know exits 3.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("order get: want one order ID, got %d argument(s)", len(args))
-			}
-			return nil
-		},
+		Args: oneArg("order get", "order ID,"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			format, err := a.outputFormat()
 			if err != nil {

@@ -28,11 +28,19 @@ func (a *app) addStoreFlag(root *cobra.Command) {
 
 const defaultStoreHint = "$XDG_STATE_HOME/tradewire/intents.db"
 
-// intentStore opens the intent store: the file from --store or
-// TRADEWIRE_STORE, else the default path; in memory with --sim unless a
-// file is named, since the simulated venue lives only as long as the
-// command.
-func (a *app) intentStore() (idempotency.Store, error) {
+// intentStore opens the intent store: the fleet's in Redis with
+// --redis-url (for the account account returns); else the file from
+// --store or TRADEWIRE_STORE, else the default path; in memory with --sim
+// unless a file is named, since the simulated venue lives only as long as
+// the command.
+func (a *app) intentStore(ctx context.Context, account func(context.Context) (string, error)) (idempotency.Store, error) {
+	if url := a.redisURL(); url != "" {
+		n, err := account(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return a.fleetStore(ctx, url, n)
+	}
 	path, source := a.setting(flagStore, envStore)
 	if path == "" {
 		if a.flags.sim {
@@ -54,6 +62,19 @@ func (a *app) intentStore() (idempotency.Store, error) {
 	return s, nil
 }
 
+// accountNumber reads the account's number from the venue.
+func (a *app) accountNumber(ctx context.Context) (string, error) {
+	c, err := a.brokerClient()
+	if err != nil {
+		return "", err
+	}
+	acct, err := c.Account(ctx)
+	if err != nil {
+		return "", err
+	}
+	return acct.AccountNumber, nil
+}
+
 // placer builds the broker client, the store and a Placer on the
 // account; close releases the store.
 func (a *app) placer(ctx context.Context, namespace string) (p *orders.Placer, store idempotency.Store, close func(), err error) {
@@ -65,7 +86,7 @@ func (a *app) placer(ctx context.Context, namespace string) (p *orders.Placer, s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	store, err = a.intentStore()
+	store, err = a.intentStore(ctx, func(context.Context) (string, error) { return acct.AccountNumber, nil })
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -221,12 +242,7 @@ func newOrderCancelCmd(a *app) *cobra.Command {
 		Long: `Ask the venue to cancel an order. The venue answers with the order, usually
 still open: it settles about a second later. An unknown id exits 3; an order
 that cannot be canceled exits 6.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("order cancel: want one order ID, got %d argument(s)", len(args))
-			}
-			return nil
-		},
+		Args: oneArg("order cancel", "order ID,"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			format, err := a.outputFormat()
 			if err != nil {
@@ -316,7 +332,7 @@ not_placed), sends and signature times. Nothing is sent to the venue.`,
 				}
 				want = append(want, st)
 			}
-			store, err := a.intentStore()
+			store, err := a.intentStore(cmd.Context(), a.accountNumber)
 			if err != nil {
 				return err
 			}

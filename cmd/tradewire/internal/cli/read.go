@@ -247,12 +247,7 @@ buy would cost (--side ask), what a sell would fetch (--side bid), or both.
 Each row carries the venue's fee ratio, estimated fee and, for asks, the
 estimated total cost. Every figure is the venue's estimate at that moment.`,
 		Example: `  tradewire estimate BTC-USD --side ask --quantity 0.001,0.01,0.1`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("estimate: want one SYMBOL, such as BTC-USD, got %d argument(s)", len(args))
-			}
-			return nil
-		},
+		Args:    oneArg("estimate", "SYMBOL, such as BTC-USD,"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			format, err := a.outputFormat()
 			if err != nil {

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// A fleet: processes sharing one Redis share the rate budget and the
+// intent store.
+const (
+	flagRedisURL = "redis-url"
+	envRedisURL  = broker.EnvRedisURL
+)
+
+func (a *app) addRedisFlag(root *cobra.Command) {
+	root.PersistentFlags().StringVar(&a.flags.redisURL, flagRedisURL, "",
+		"Redis shared by a fleet of processes on one account: the rate budget and the intent store live there (env "+envRedisURL+")")
+}
+
+// redisURL returns the fleet's Redis, or "" for a process on its own.
+// --sim runs alone: its venue lives inside the command.
+func (a *app) redisURL() string {
+	if a.flags.sim {
+		return ""
+	}
+	u, _ := a.setting(flagRedisURL, envRedisURL)
+	return strings.TrimSpace(u)
+}
+
+// fleetTransport builds the transport through broker.New with the shared
+// budget: New reaches Redis first and refuses to start without it. The
+// shared budget replaces any other limiter in opts.
+func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option) (*transport.Client, error) {
+	rate, burst, err := a.rateLimit()
+	if err != nil {
+		return nil, err
+	}
+	log, err := a.logger()
+	if err != nil {
+		return nil, err
+	}
+	bopts := []broker.Option{
+		broker.WithSigner(v.signer), broker.WithBaseURL(v.baseURL), broker.WithRedisURL(url),
+		broker.WithRateLimit(rate, burst), broker.WithLogger(log), broker.WithTransportOptions(opts...),
+	}
+	if a.opts.Clock != nil {
+		bopts = append(bopts, broker.WithClock(a.opts.Clock))
+	}
+	c, err := broker.New(bopts...)
+	if err != nil {
+		return nil, &usageError{msg: redactRedis(err.Error(), url)}
+	}
+	a.closers = append(a.closers, c.Close)
+	return c.Transport(), nil
+}
+
+// fleetStore opens the intent store shared through Redis for account.
+func (a *app) fleetStore(ctx context.Context, url, account string) (idempotency.Store, error) {
+	s, err := redisstore.Open(ctx, url, account, redisstore.WithClock(a.clock()))
+	if err != nil {
+		return nil, usagef("%s: %s", flagRedisURL, redactRedis(err.Error(), url))
+	}
+	return s, nil
+}
+
+// redactRedis removes a Redis URL's password from a message.
+func redactRedis(msg, url string) string {
+	if url == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, url, broker.RedactRedisURL(url))
+}
+
+// quietRedis keeps the Redis client's own logging off stderr, which
+// carries one line on failure and nothing else.
+func init() { redis.SetLogger(quietLogger{}) }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/redistest"
+)
+
+func TestRedisURL_UnreachableIsAClearStartupError(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	env[envRedisURL] = "redis://:hunter22@127.0.0.1:1/0"
+	for _, args := range [][]string{{"account"}, {"api", "GET", "/api/v2/crypto/trading/accounts/"}, append(append([]string{}, placeArgs...), "--idempotency-key", "k")} {
+		r := runCLI(t, env, "", args...)
+		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "cannot be reached") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying Redis cannot be reached", args, r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "hunter22") {
+			t.Fatalf("stderr %q shows the Redis password", r.stderr)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Fatalf("%d requests sent without the shared budget", n)
+	}
+}
+
+// Two runs of order place with one key, through one Redis: the intent
+// lives in Redis, so the second run finds it acknowledged and sends
+// nothing; intents reads it back from Redis.
+func TestRedisURL_SharedIntentStore(t *testing.T) {
+	t.Parallel()
+	url := redistest.URL(t)
+	srv := brokertest.NewServer(brokertest.WithSeed(simSeed))
+	t.Cleanup(srv.Close)
+	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64, envRedisURL: url}
+	b := make([]byte, 8)
+	rand.Read(b)
+	key := "fleet-" + hex.EncodeToString(b)
+	args := append(append([]string{}, placeArgs...), "--idempotency-key", key)
+	first := runCLI(t, env, "", args...)
+	ok(t, first)
+	second := runCLI(t, env, "", args...)
+	ok(t, second)
+	if first.stdout != second.stdout {
+		t.Errorf("the second run printed another order:\n%s\n%s", first.stdout, second.stdout)
+	}
+	if n := creates(srv); n != 1 {
+		t.Fatalf("%d creates for one key through one Redis", n)
+	}
+	r := runCLI(t, env, "", "intents", "-o", "json", "--state", "acknowledged")
+	ok(t, r)
+	if !strings.Contains(r.stdout, `"key": "`+key+`"`) {
+		t.Errorf("intents from Redis lack the key %s:\n%s", key, r.stdout)
+	}
+}
