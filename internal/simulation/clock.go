@@ -1,0 +1,284 @@
+package simulation
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// lockstep is the simulated clock shared by the venue and the client, and
+// the scheduler that drives the simulated bots in lockstep.
+//
+// It implements clockwork.Clock. Exactly one bot goroutine runs at a time;
+// every other is parked on a timer of this clock. A bot parks when it
+// creates a timer it is about to wait on (NewTimer, After, Sleep, or a
+// Reset of such a timer); an AfterFunc does not park anyone. When the
+// running bot parks or ends, the driver pops the earliest pending timer
+// (ties broken by creation order), sets the time to its deadline, and
+// fires it, which wakes exactly the bot that created it. Time therefore
+// jumps straight from one event to the next, and the interleaving of the
+// bots is a pure function of the workload: same seed, same history.
+//
+// The one assumption: a bot waits on at most one timer at a time, and an
+// AfterFunc's function wakes the bot that created it. Both hold for
+// package transport (its AfterFunc cancels the attempt that bot is waiting
+// on) and for the venue (its latency wait selects on the request's
+// context). When a bot is woken, any other timer it was parked on is
+// abandoned and dropped.
+type lockstep struct {
+	mu    sync.Mutex
+	now   time.Time
+	seq   uint64
+	queue timerQueue
+	cur   int // the bot that runs now; timers it creates are its own
+
+	parked chan park     // a bot reports that it parked or ended
+	done   chan struct{} // closed at teardown: nobody listens any more
+	fired  int64         // events fired, for the figures
+}
+
+type park struct {
+	bot   int
+	ended bool
+}
+
+var _ clockwork.Clock = (*lockstep)(nil)
+
+func newLockstep(start time.Time) *lockstep {
+	return &lockstep{now: start, cur: -1, parked: make(chan park, 1), done: make(chan struct{})}
+}
+
+// Now returns the simulated time.
+func (c *lockstep) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Since returns the simulated time elapsed since t.
+func (c *lockstep) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// Until returns the simulated time until t.
+func (c *lockstep) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+// NewTimer returns a timer the calling bot is about to wait on: it parks.
+func (c *lockstep) NewTimer(d time.Duration) clockwork.Timer {
+	t := &simTimer{c: c, ch: make(chan time.Time, 1), blocking: true, index: -1}
+	owner := c.schedule(t, d)
+	c.report(park{bot: owner})
+	return t
+}
+
+// After is NewTimer(d).Chan().
+func (c *lockstep) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).Chan() }
+
+// Sleep parks the calling bot for d of simulated time.
+func (c *lockstep) Sleep(d time.Duration) { <-c.After(d) }
+
+// AfterFunc runs f, on the driver, when d of simulated time has passed.
+// It does not park the calling bot.
+func (c *lockstep) AfterFunc(d time.Duration, f func()) clockwork.Timer {
+	t := &simTimer{c: c, fn: f, index: -1}
+	c.schedule(t, d)
+	return t
+}
+
+// NewTicker is not supported: a ticker's waiter cannot be told apart from
+// a bot that runs, so the driver could not keep the bots in lockstep.
+func (c *lockstep) NewTicker(time.Duration) clockwork.Ticker {
+	panic("simulation: the lockstep clock does not support tickers")
+}
+
+func (c *lockstep) schedule(t *simTimer, d time.Duration) (owner int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	t.seq, t.owner = c.seq, c.cur
+	t.deadline = c.now.Add(max(0, d))
+	heap.Push(&c.queue, t)
+	return t.owner
+}
+
+// report tells the driver that bot parked or ended. At teardown nobody
+// listens and the report is dropped.
+func (c *lockstep) report(p park) {
+	select {
+	case c.parked <- p:
+	case <-c.done:
+	}
+}
+
+var (
+	errDeadlock = errors.New("simulation: every bot waits and no timer is pending (deadlock)")
+	errHang     = errors.New("simulation: a bot neither parked nor ended before the wall-clock watchdog (hang)")
+)
+
+// drive starts n bots, one at a time, each running body(id) with id as the
+// running bot, then fires timers in deadline order until every bot has
+// ended. It returns errDeadlock or errHang (after watchdog of wall time
+// without progress, measured on wall) if the bots stop making progress,
+// or ctx's error. On error it has already called stop, which must make
+// every bot return.
+func (c *lockstep) drive(ctx context.Context, n int, body func(id int), stop func(), wall clockwork.Clock, watchdog time.Duration) error {
+	var wg sync.WaitGroup
+	defer func() {
+		close(c.done)
+		// Bots unwind once stopped; one that is truly hung is left behind
+		// rather than hanging the caller too.
+		exited := make(chan struct{})
+		go func() { wg.Wait(); close(exited) }()
+		t := wall.NewTimer(watchdog)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.Chan():
+		}
+	}()
+	fail := func(err error) error { stop(); return err }
+	wait := func(want int) (bool, error) {
+		timer := wall.NewTimer(watchdog)
+		defer timer.Stop()
+		select {
+		case p := <-c.parked:
+			if p.bot != want {
+				return false, fmt.Errorf("simulation: bot %d reported while bot %d was running (lockstep broken)", p.bot, want)
+			}
+			return p.ended, nil
+		case <-timer.Chan():
+			return false, errHang
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	live := 0
+	for id := range n {
+		c.mu.Lock()
+		c.cur = id
+		c.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body(id)
+			c.report(park{bot: id, ended: true})
+		}()
+		ended, err := wait(id)
+		if err != nil {
+			return fail(err)
+		}
+		if !ended {
+			live++
+		}
+	}
+	for live > 0 {
+		c.mu.Lock()
+		if c.queue.Len() == 0 {
+			c.mu.Unlock()
+			return fail(errDeadlock)
+		}
+		t := heap.Pop(&c.queue).(*simTimer)
+		if t.deadline.After(c.now) {
+			c.now = t.deadline
+		}
+		c.cur = t.owner
+		// The owner is woken: any other timer it was parked on is abandoned.
+		for i := 0; i < c.queue.Len(); i++ {
+			if o := c.queue[i]; o.owner == t.owner && o.blocking {
+				heap.Remove(&c.queue, i)
+				i = -1
+			}
+		}
+		now, owner, fn, ch := c.now, t.owner, t.fn, t.ch
+		c.fired++
+		c.mu.Unlock()
+		if fn != nil {
+			fn()
+		} else {
+			ch <- now // buffered, and only ever sent once per scheduling
+		}
+		ended, err := wait(owner)
+		if err != nil {
+			return fail(err)
+		}
+		if ended {
+			live--
+		}
+	}
+	return nil
+}
+
+// simTimer is a lockstep timer: a channel timer a bot waits on, or an
+// AfterFunc the driver runs.
+type simTimer struct {
+	c        *lockstep
+	deadline time.Time
+	seq      uint64
+	index    int // in the queue; -1 when not pending
+	owner    int
+	blocking bool
+	ch       chan time.Time
+	fn       func()
+}
+
+// Chan returns the channel the timer fires on (nil for an AfterFunc).
+func (t *simTimer) Chan() <-chan time.Time { return t.ch }
+
+// Stop cancels the timer and reports whether it was pending.
+func (t *simTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.c.queue, t.index)
+	return true
+}
+
+// Reset reschedules the timer d from now and reports whether it was
+// pending. A channel timer's Reset parks the calling bot, like NewTimer.
+func (t *simTimer) Reset(d time.Duration) bool {
+	wasPending := t.Stop()
+	if t.ch != nil {
+		select { // drop a value fired but not received
+		case <-t.ch:
+		default:
+		}
+	}
+	owner := t.c.schedule(t, d)
+	if t.blocking {
+		t.c.report(park{bot: owner})
+	}
+	return wasPending
+}
+
+// timerQueue is a min-heap of pending timers by (deadline, seq).
+type timerQueue []*simTimer
+
+func (q timerQueue) Len() int { return len(q) }
+func (q timerQueue) Less(i, j int) bool {
+	if !q[i].deadline.Equal(q[j].deadline) {
+		return q[i].deadline.Before(q[j].deadline)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q timerQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index, q[j].index = i, j
+}
+func (q *timerQueue) Push(x any) {
+	t := x.(*simTimer)
+	t.index = len(*q)
+	*q = append(*q, t)
+}
+func (q *timerQueue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*q = old[:len(old)-1]
+	return t
+}

@@ -1,0 +1,155 @@
+package simulation
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Figures summarise one run.
+type Figures struct {
+	// Calls is the number of calls the bots made; Failed of them returned
+	// an error.
+	Calls, Failed int
+	// Requests is what reached the venue: GETs plus POSTs.
+	Requests, GETs, POSTs int
+	// Retries is the requests beyond the first of each call.
+	Retries int
+	// ByStatus counts the venue's answers by status; 0 is a dropped
+	// connection or an attempt the client gave up on.
+	ByStatus map[int]int
+	// Throttled is the 429 answers, InjectedThrottled those the fault mix
+	// put there.
+	Throttled, InjectedThrottled int
+	// ServerErrors is the 5xx answers; Dropped the requests never
+	// answered (connection dropped, or the client timed out waiting).
+	ServerErrors, Dropped int
+	// Unauthorized is the 401 answers.
+	Unauthorized int
+	// Creates is the orders the venue created.
+	Creates int
+	// MaxSignatureAge is the oldest x-timestamp on arrival.
+	MaxSignatureAge time.Duration
+	// Events is how many timers the driver fired.
+	Events int64
+	// Simulated is the simulated time the run took, Wall the wall time,
+	// and Ratio Simulated/Wall.
+	Simulated, Wall time.Duration
+	Ratio           float64
+}
+
+func figures(r *Run, simulated, wall time.Duration, events int64) Figures {
+	f := Figures{Calls: len(r.Calls), Requests: len(r.Events), ByStatus: map[int]int{}, Creates: len(r.Orders),
+		Events: events, Simulated: simulated, Wall: wall}
+	if wall > 0 {
+		f.Ratio = float64(simulated) / float64(wall)
+	}
+	for _, c := range r.Calls {
+		if c.Err != nil {
+			f.Failed++
+		}
+	}
+	for _, e := range r.Events {
+		f.ByStatus[e.Status]++
+		switch e.Method {
+		case http.MethodGet:
+			f.GETs++
+		case http.MethodPost:
+			f.POSTs++
+		}
+		switch {
+		case e.Dropped:
+			f.Dropped++
+		case e.Status == http.StatusTooManyRequests:
+			f.Throttled++
+			if injected429(e) {
+				f.InjectedThrottled++
+			}
+		case e.Status == http.StatusUnauthorized:
+			f.Unauthorized++
+		case e.Status >= 500:
+			f.ServerErrors++
+		}
+		if ts, ok := unixSeconds(e.Timestamp); ok {
+			f.MaxSignatureAge = max(f.MaxSignatureAge, e.Time.Sub(ts))
+		}
+	}
+	f.Retries = f.Requests - len(r.Calls)
+	for _, c := range r.Calls {
+		if len(r.Attempts(c.ID)) == 0 {
+			f.Retries++ // a call that sent nothing has no first request
+		}
+	}
+	return f
+}
+
+// Fingerprint is a digest of everything the venue saw and the client
+// recorded, in order. Two runs of one Scenario have the same fingerprint.
+func (r *Run) Fingerprint() string {
+	h := sha256.New()
+	for _, e := range r.Events {
+		fmt.Fprintf(h, "%d|%s|%s|%s|%s|%t|%d|%t|%s|%s|%d\n", e.Time.UnixNano(), e.Method, e.Target, e.Timestamp,
+			e.Signature, e.SignatureValid, e.Status, e.Dropped, e.Fault, e.Created, e.Call)
+	}
+	for _, c := range r.Calls {
+		fmt.Fprintf(h, "%d|%d|%s|%s|%d|%d|%d|%d|%v\n", c.ID, c.Bot, c.Step, c.Target, c.Start.UnixNano(),
+			c.End.UnixNano(), c.Attempts, c.Status, c.Err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// WriteTable prints one row of figures per run, then a total line with the
+// simulated time over the wall time of all runs.
+func WriteTable(w io.Writer, runs []*Run) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tseed\tsimulated\tcalls\tfailed\trequests\tGET\tPOST\tretries\t429 (mix)\t5xx\tdropped\t401\tcreates\tmax sig age\twall\tsim/wall\tinvariants\t")
+	var sim, wall time.Duration
+	for _, r := range runs {
+		f := r.Figures
+		sim += f.Simulated
+		wall += f.Wall
+		inv := "ok"
+		if len(r.Violations) > 0 {
+			names := make([]string, len(r.Violations))
+			for i, v := range r.Violations {
+				names[i] = v.Invariant
+			}
+			inv = "FAIL " + strings.Join(names, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d (%d)\t%d\t%d\t%d\t%d\t%v\t%v\t%.0fx\t%s\t\n",
+			r.Scenario.Name, r.Scenario.Seed, f.Simulated.Round(time.Second), f.Calls, f.Failed, f.Requests,
+			f.GETs, f.POSTs, f.Retries, f.Throttled, f.InjectedThrottled, f.ServerErrors, f.Dropped,
+			f.Unauthorized, f.Creates, f.MaxSignatureAge.Round(time.Millisecond), f.Wall.Round(time.Millisecond),
+			f.Ratio, inv)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	ratio := 0.0
+	if wall > 0 {
+		ratio = float64(sim) / float64(wall)
+	}
+	_, err := fmt.Fprintf(w, "total: %d runs, %v simulated in %v wall: %.0fx\n", len(runs), sim.Round(time.Second), wall.Round(time.Millisecond), ratio)
+	return err
+}
+
+// statusSummary prints ByStatus in status order, e.g. "200:10 404:2".
+func statusSummary(m map[int]int) string {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strconv.Itoa(k) + ":" + strconv.Itoa(m[k])
+	}
+	return strings.Join(parts, " ")
+}

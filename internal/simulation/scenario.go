@@ -1,0 +1,442 @@
+package simulation
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// Defaults a Scenario uses for its zero fields.
+const (
+	DefaultWorkers  = 4
+	DefaultThink    = 2 * time.Second
+	DefaultWatchdog = 30 * time.Second
+)
+
+// DefaultStart is the simulated time a run starts at when Scenario.Start is
+// zero. It is a quarter second past a whole second, so that attempts half a
+// second apart carry different x-timestamp values.
+var DefaultStart = time.Date(2026, 3, 2, 0, 0, 0, 250_000_000, time.UTC)
+
+// Scenario is one deterministic simulation: a simulated venue with a
+// seeded fault mix, a workload of simulated bots sharing one
+// transport.Client, a simulated duration, and the invariants the run must
+// keep. Running the same Scenario twice gives the same ledger.
+//
+// The zero value is not runnable: Duration is required. A Scenario is a
+// value; Run does not modify it.
+type Scenario struct {
+	// Name labels the run in reports.
+	Name string
+	// Seed drives the venue's prices and ids, the fault mix (unless
+	// Mix.Seed is set) and every bot's choices.
+	Seed int64
+	// Mix is the venue's seeded fault mix: rates of 429s, 5xx, lost
+	// responses (half 500, half dropped connections) and latency.
+	Mix brokertest.Mix
+	// Duration is how long, in simulated time, bots keep starting steps.
+	// Steps under way at the end are finished, not cut short.
+	Duration time.Duration
+	// Workers is the number of simulated bots (default DefaultWorkers).
+	Workers int
+	// Think is the mean pause between one bot's steps, drawn uniformly from
+	// [0, 2×Think) (default DefaultThink). The default four bots ask for
+	// about 120 calls a minute, more than the venue's 100: the client's
+	// throttle is exercised all day.
+	Think time.Duration
+	// Steps is the workload each bot draws from (default DefaultSteps()).
+	Steps []Step
+	// Invariants are checked after the run (default DefaultInvariants()).
+	Invariants []Invariant
+	// AttemptTimeout bounds each attempt of the client (default
+	// transport.DefaultAttemptTimeout). Latency above it is a timeout.
+	AttemptTimeout time.Duration
+	// Start is the simulated time the run starts at (default DefaultStart).
+	Start time.Time
+	// Watchdog is how much wall time a bot may run without parking before
+	// the run is declared hung (default DefaultWatchdog).
+	Watchdog time.Duration
+
+	// newCaller replaces the transport client, for negative controls.
+	newCaller func(env) (Caller, error)
+	// wall measures wall time (default the real clock).
+	wall clockwork.Clock
+}
+
+// Caller is what the bots call the venue through: a *transport.Client.
+type Caller interface {
+	Do(ctx context.Context, method, target string, body []byte) (*transport.Response, error)
+}
+
+// env is what a Caller is built from.
+type env struct {
+	clock          clockwork.Clock
+	transport      http.RoundTripper
+	baseURL        string
+	signer         *signing.Signer
+	attemptTimeout time.Duration
+}
+
+func (s Scenario) withDefaults() (Scenario, error) {
+	if s.Duration <= 0 {
+		return s, fmt.Errorf("simulation: scenario %q: Duration %v must be positive", s.Name, s.Duration)
+	}
+	if s.Workers < 0 || s.Think < 0 || s.AttemptTimeout < 0 || s.Watchdog < 0 {
+		return s, fmt.Errorf("simulation: scenario %q: Workers, Think, AttemptTimeout and Watchdog must not be negative", s.Name)
+	}
+	if s.Workers == 0 {
+		s.Workers = DefaultWorkers
+	}
+	if s.Think == 0 {
+		s.Think = DefaultThink
+	}
+	if s.Steps == nil {
+		s.Steps = DefaultSteps()
+	}
+	total := 0
+	for _, st := range s.Steps {
+		if st.Weight < 0 || st.Run == nil {
+			return s, fmt.Errorf("simulation: scenario %q: step %q needs a Run and a non-negative Weight", s.Name, st.Name)
+		}
+		total += st.Weight
+	}
+	if total == 0 {
+		return s, fmt.Errorf("simulation: scenario %q: no step has a positive Weight", s.Name)
+	}
+	if s.Invariants == nil {
+		s.Invariants = DefaultInvariants()
+	}
+	if s.AttemptTimeout == 0 {
+		s.AttemptTimeout = transport.DefaultAttemptTimeout
+	}
+	if s.Start.IsZero() {
+		s.Start = DefaultStart
+	}
+	if s.Watchdog == 0 {
+		s.Watchdog = DefaultWatchdog
+	}
+	if s.Mix.Seed == 0 {
+		s.Mix.Seed = s.Seed
+	}
+	if s.wall == nil {
+		s.wall = clockwork.NewRealClock()
+	}
+	if s.newCaller == nil {
+		s.newCaller = newTransportCaller
+	}
+	return s, nil
+}
+
+func newTransportCaller(e env) (Caller, error) {
+	return transport.New(e.baseURL, e.signer,
+		transport.WithClock(e.clock),
+		transport.WithRoundTripper(e.transport),
+		transport.WithAttemptTimeout(e.attemptTimeout))
+}
+
+// Run is the record of one scenario run: the client's history, the wire
+// and venue ledger joined into Events, the orders the venue created, the
+// figures, and the invariants that failed.
+type Run struct {
+	// Scenario is the scenario as run, defaults filled in.
+	Scenario Scenario
+	// Calls is the client-side history: one entry per call a bot made,
+	// in the order the calls ended.
+	Calls []Call
+	// Events is every request the venue received, in the order it
+	// finished with them, joined with what was on the wire.
+	Events []Event
+	// Orders is every order the venue created.
+	Orders []brokertest.OrderRecord
+	// Figures summarise the run.
+	Figures Figures
+	// Violations lists each invariant that failed, in Invariants order.
+	Violations []Violation
+
+	begun      int // calls begun
+	byCallOnce sync.Once
+	byCall     map[int][]Event
+}
+
+// Call is one call a bot made through the Caller.
+type Call struct {
+	ID     int    // unique in the run, from 1
+	Bot    int    // the bot that made it
+	Step   string // the workload step it belongs to
+	Method string
+	Target string
+	// ClientOrderID is the body's client_order_id, for a create.
+	ClientOrderID string
+	Start, End    time.Time // simulated
+	// Attempts is how many times the client says it sent the request:
+	// Response.Attempts, or the Attempts of the typed error.
+	Attempts int
+	// Status is the final status: the 2xx answered, a *StatusError's
+	// status, an *UnknownOutcomeError's status, or 0.
+	Status int
+	// Err is what the Caller returned; nil for a 2xx.
+	Err error
+}
+
+// Event is one request the venue received (its Ledger entry) joined with
+// the wire: which call sent it, its signature and its client_order_id.
+type Event struct {
+	brokertest.Request
+	// Call is the ID of the Call that sent it; 0 if none did.
+	Call int
+	// Signature is the x-signature sent.
+	Signature string
+	// ClientOrderID is the client_order_id of a create's body.
+	ClientOrderID string
+}
+
+// Violation is an invariant that failed.
+type Violation struct {
+	Invariant string
+	Err       error
+}
+
+// Err returns the violations joined into one error, or nil.
+func (r *Run) Err() error {
+	errs := make([]error, len(r.Violations))
+	for i, v := range r.Violations {
+		errs[i] = fmt.Errorf("invariant %s: %w", v.Invariant, v.Err)
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the scenario on a fresh simulated venue and checks its
+// invariants. The error is about the harness (an invalid scenario, a
+// deadlock, a hang, a broken workload, ctx ending); invariant failures are
+// in Run.Violations and Run.Err.
+func (s Scenario) Run(ctx context.Context) (*Run, error) {
+	s, err := s.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	clk := newLockstep(s.Start)
+	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithMix(s.Mix))
+	if err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	signer, err := signing.New(srv.APIKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	tp := &tap{next: srv.Transport()}
+	caller, err := s.newCaller(env{clock: clk, transport: tp, baseURL: brokertest.InMemoryURL,
+		signer: signer, attemptTimeout: s.AttemptTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h := &history{}
+	end := s.Start.Add(s.Duration)
+	bots := make([]*Bot, s.Workers)
+	for i := range bots {
+		var seed [32]byte
+		copy(seed[:], fmt.Sprintf("tradewire sim %d/%d", s.Seed, i))
+		src := rand.NewChaCha8(seed)
+		bots[i] = &Bot{ID: i, Rand: rand.New(src), Account: srv.AccountNumber,
+			clock: clk, caller: caller, hist: h, src: src}
+	}
+	var stepErr error
+	var stepErrOnce sync.Once
+	body := func(id int) {
+		b := bots[id]
+		for ctx.Err() == nil && clk.Now().Before(end) {
+			st := pick(s.Steps, b.Rand)
+			b.step = st.Name
+			if err := st.Run(ctx, b); err != nil {
+				stepErrOnce.Do(func() { stepErr = fmt.Errorf("simulation: bot %d, step %s: %w", id, st.Name, err) })
+				cancel()
+				return
+			}
+			b.Sleep(ctx, time.Duration(b.Rand.Int64N(int64(2*s.Think))))
+		}
+	}
+	wallStart := s.wall.Now()
+	err = clk.drive(ctx, s.Workers, body, cancel, s.wall, s.Watchdog)
+	wall := s.wall.Since(wallStart)
+	if stepErr != nil { // it stopped the run: report it, not the stop
+		return nil, stepErr
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	run := &Run{Scenario: s, Calls: h.calls, Orders: srv.Ledger().Orders(), begun: h.next}
+	if run.Events, err = join(srv.Ledger().Requests(), tp.records()); err != nil {
+		return nil, err
+	}
+	run.Figures = figures(run, clk.Now().Sub(s.Start), wall, clk.fired)
+	for _, inv := range s.Invariants {
+		if err := inv.Check(run); err != nil {
+			run.Violations = append(run.Violations, Violation{Invariant: inv.Name, Err: err})
+		}
+	}
+	return run, nil
+}
+
+func pick(steps []Step, r *rand.Rand) Step {
+	total := 0
+	for _, st := range steps {
+		total += st.Weight
+	}
+	n := r.IntN(total)
+	for _, st := range steps {
+		if n < st.Weight {
+			return st
+		}
+		n -= st.Weight
+	}
+	return steps[len(steps)-1]
+}
+
+// history is the client-side record of calls.
+type history struct {
+	mu    sync.Mutex
+	next  int
+	calls []Call
+}
+
+func (h *history) begin() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next++
+	return h.next
+}
+
+func (h *history) end(c Call) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, c)
+}
+
+type callKey struct{}
+
+// callOf returns the call ID a request's context carries, or 0.
+func callOf(ctx context.Context) int {
+	id, _ := ctx.Value(callKey{}).(int)
+	return id
+}
+
+// tap sits on the wire between the client and the venue and records each
+// request as it completes: in lockstep, that is the order in which the
+// venue appends to its ledger, so the two line up one for one.
+type tap struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	wire []wireRecord
+}
+
+type wireRecord struct {
+	call                      int
+	method, target, timestamp string
+	signature, clientOrderID  string
+}
+
+func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := wireRecord{call: callOf(req.Context()), method: req.Method, target: req.URL.RequestURI(),
+		timestamp: req.Header.Get(signing.HeaderTimestamp), signature: req.Header.Get(signing.HeaderSignature)}
+	if req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		rec.clientOrderID = clientOrderID(body)
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := t.next.RoundTrip(req)
+	t.mu.Lock()
+	t.wire = append(t.wire, rec)
+	t.mu.Unlock()
+	return resp, err
+}
+
+func (t *tap) records() []wireRecord {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]wireRecord(nil), t.wire...)
+}
+
+// clientOrderID returns a create body's client_order_id, or "".
+func clientOrderID(body []byte) string {
+	var b struct {
+		ClientOrderID string `json:"client_order_id"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return ""
+	}
+	return b.ClientOrderID
+}
+
+// join lines the venue's ledger up with the wire, one for one, and fails
+// if they disagree: the attribution of requests to calls would be wrong.
+func join(ledger []brokertest.Request, wire []wireRecord) ([]Event, error) {
+	if len(ledger) != len(wire) {
+		return nil, fmt.Errorf("simulation: the venue recorded %d requests, the wire %d", len(ledger), len(wire))
+	}
+	out := make([]Event, len(ledger))
+	for i, r := range ledger {
+		w := wire[i]
+		if r.Method != w.method || r.Target != w.target || r.Timestamp != w.timestamp {
+			return nil, fmt.Errorf("simulation: request %d: venue saw %s %s @%s, wire had %s %s @%s",
+				i, r.Method, r.Target, r.Timestamp, w.method, w.target, w.timestamp)
+		}
+		out[i] = Event{Request: r, Call: w.call, Signature: w.signature, ClientOrderID: w.clientOrderID}
+	}
+	return out, nil
+}
+
+// unixSeconds parses an x-timestamp.
+func unixSeconds(ts string) (time.Time, bool) {
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(n, 0), true
+}
+
+// NamedMix is a fault mix with a name for reports.
+type NamedMix struct {
+	Name string
+	Mix  brokertest.Mix
+}
+
+// StandardMixes returns the fault mixes the matrix runs: none, heavy 429s,
+// heavy 5xx, heavy lost responses (half 500, half dropped connections),
+// latency under the attempt timeout, and a bit of everything with latency
+// over the default 10 s attempt timeout (timeouts).
+func StandardMixes() []NamedMix {
+	return []NamedMix{
+		{Name: "none"},
+		{Name: "429-heavy", Mix: brokertest.Mix{Rate429: 0.2}},
+		{Name: "5xx-heavy", Mix: brokertest.Mix{Rate5xx: 0.2}},
+		{Name: "lost-heavy", Mix: brokertest.Mix{RateLost: 0.15}},
+		{Name: "latency", Mix: brokertest.Mix{RateLatency: 0.3, Latency: 2 * time.Second}},
+		{Name: "all", Mix: brokertest.Mix{Rate429: 0.05, Rate5xx: 0.05, RateLost: 0.03, RateLatency: 0.05, Latency: 12 * time.Second}},
+	}
+}

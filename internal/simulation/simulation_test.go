@@ -1,0 +1,373 @@
+package simulation
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// run runs sc and fails the test on a harness error.
+func run(t *testing.T, sc Scenario) *Run {
+	t.Helper()
+	r, err := sc.Run(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", sc.Name, err)
+	}
+	return r
+}
+
+// TestFastSlice is the slice of the matrix that go test runs: two seeds,
+// every standard mix, three simulated minutes each.
+func TestFastSlice(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []int64{1, 2} {
+		for _, m := range StandardMixes() {
+			t.Run(fmt.Sprintf("%s/seed%d", m.Name, seed), func(t *testing.T) {
+				t.Parallel()
+				r := run(t, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: 3 * time.Minute})
+				if err := r.Err(); err != nil {
+					t.Error(err)
+				}
+				f := r.Figures
+				if f.Calls < 200 || f.POSTs == 0 || f.GETs == 0 || f.Creates == 0 {
+					t.Errorf("workload too thin: %d calls, %d GETs, %d POSTs, %d creates", f.Calls, f.GETs, f.POSTs, f.Creates)
+				}
+				if m.Mix != (brokertest.Mix{}) && f.Retries == 0 && f.Failed == 0 {
+					t.Errorf("mix %s left no trace: no retries, no failures", m.Name)
+				}
+				t.Logf("%d calls, %d requests, %d retries, statuses %s, %v simulated in %v (%.0fx)",
+					f.Calls, f.Requests, f.Retries, statusSummary(f.ByStatus), f.Simulated.Round(time.Second), f.Wall, f.Ratio)
+			})
+		}
+	}
+}
+
+func TestSameSeedSameLedger(t *testing.T) {
+	t.Parallel()
+	m := StandardMixes()[len(StandardMixes())-1] // all
+	sc := Scenario{Name: m.Name, Seed: 7, Mix: m.Mix, Duration: 2 * time.Minute}
+	a, b := run(t, sc), run(t, sc)
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Errorf("same scenario, different ledgers: %s vs %s", a.Fingerprint(), b.Fingerprint())
+	}
+	sc.Seed = 8
+	if c := run(t, sc); c.Fingerprint() == a.Fingerprint() {
+		t.Errorf("seeds 7 and 8 gave the same ledger %s", a.Fingerprint())
+	}
+}
+
+func TestScenarioValidation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		sc   Scenario
+		want string
+	}{
+		{"no duration", Scenario{}, "Duration"},
+		{"negative workers", Scenario{Duration: time.Minute, Workers: -1}, "negative"},
+		{"no weight", Scenario{Duration: time.Minute, Steps: []Step{{Name: "x", Run: func(context.Context, *Bot) error { return nil }}}}, "Weight"},
+		{"no run", Scenario{Duration: time.Minute, Steps: []Step{{Name: "x", Weight: 1}}}, "needs a Run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := tt.sc.Run(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestBrokenWorkloadEndsTheRun: a step's error is the harness's, not an
+// invariant's.
+func TestBrokenWorkloadEndsTheRun(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{Name: "broken", Duration: time.Minute, Steps: []Step{{Name: "boom", Weight: 1,
+		Run: func(context.Context, *Bot) error { return io.ErrUnexpectedEOF }}}}
+	if _, err := sc.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("err = %v, want the step's error", err)
+	}
+}
+
+// rawClient is a deliberately broken client for the negative controls:
+// plain net/http over the same in-memory venue, with the mistakes the
+// invariants exist to catch switched on one at a time. It has no rate
+// budget at all.
+type rawClient struct {
+	e  env
+	hc *http.Client
+	// retryPOST sends a POST again after 429, 5xx or a lost answer.
+	retryPOST bool
+	// retryAnyGET sends a GET again after any non-2xx answer.
+	retryAnyGET bool
+	// signOnce signs at the call's start and replays those headers.
+	signOnce bool
+	backoff  time.Duration
+}
+
+func newRawClient(c rawClient) func(env) (Caller, error) {
+	return func(e env) (Caller, error) {
+		c.e, c.hc = e, &http.Client{Transport: e.transport}
+		return &c, nil
+	}
+}
+
+func (c *rawClient) Do(ctx context.Context, method, target string, body []byte) (*transport.Response, error) {
+	signedAt := c.e.clock.Now()
+	path, _, _ := strings.Cut(target, "?")
+	for attempt := 1; ; attempt++ {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.e.baseURL+target, rd)
+		if err != nil {
+			return nil, err
+		}
+		at := c.e.clock.Now()
+		if c.signOnce {
+			at = signedAt
+		}
+		c.e.signer.SetHeaders(req.Header, at, method, target, body)
+		status, data := 0, []byte(nil)
+		if resp, err := c.hc.Do(req); err == nil {
+			data, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			status = resp.StatusCode
+		}
+		if status >= 200 && status < 300 {
+			return &transport.Response{StatusCode: status, Body: data, Attempts: attempt}, nil
+		}
+		transient := status == 0 || status == 429 || status >= 500
+		retry := (method == http.MethodGet && (transient || c.retryAnyGET)) || (method == http.MethodPost && c.retryPOST && transient)
+		if !retry || attempt == 3 {
+			if status == 0 {
+				return nil, &transport.NetworkError{Method: method, Path: path, Attempts: attempt, Err: io.ErrUnexpectedEOF}
+			}
+			return nil, &transport.StatusError{Method: method, Path: path, StatusCode: status, Attempts: attempt}
+		}
+		t := c.e.clock.NewTimer(c.backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.Chan():
+		}
+	}
+}
+
+// TestNegativeControls feeds deliberately broken clients to the same
+// runner and checks that the invariant meant to catch each one does.
+func TestNegativeControls(t *testing.T) {
+	t.Parallel()
+	mixes := map[string]brokertest.Mix{}
+	for _, m := range StandardMixes() {
+		mixes[m.Name] = m.Mix
+	}
+	tests := []struct {
+		name   string
+		client rawClient
+		mix    string
+		think  time.Duration
+		want   string
+	}{
+		{"retries POSTs", rawClient{retryPOST: true, backoff: time.Second}, "5xx-heavy", 0, "post-sent-once"},
+		{"retries POSTs whose answer was lost", rawClient{retryPOST: true, backoff: time.Second}, "lost-heavy", 0, "post-sent-once"},
+		{"retries a GET on 404", rawClient{retryAnyGET: true, backoff: time.Second}, "none", 0, "get-retry-rule"},
+		{"replays a signature", rawClient{signOnce: true, backoff: 2 * time.Second}, "5xx-heavy", 0, "signatures-fresh"},
+		{"replays a signature past 30 s", rawClient{signOnce: true, backoff: 31 * time.Second}, "5xx-heavy", 0, "signatures-fresh"},
+		{"ignores the budget", rawClient{backoff: time.Second}, "none", 100 * time.Millisecond, "rate-budget"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := Scenario{Name: tt.name, Seed: 3, Mix: mixes[tt.mix], Duration: 2 * time.Minute,
+				Think: tt.think, newCaller: newRawClient(tt.client)}
+			r := run(t, sc)
+			var got []string
+			for _, v := range r.Violations {
+				got = append(got, v.Invariant)
+			}
+			if !slices.Contains(got, tt.want) {
+				t.Fatalf("violations %v: want %s among them", got, tt.want)
+			}
+			t.Logf("caught: %v", r.Err())
+		})
+	}
+	// The correct client passes the same scenarios.
+	for _, mix := range []string{"5xx-heavy", "lost-heavy"} {
+		r := run(t, Scenario{Name: "transport", Seed: 3, Mix: mixes[mix], Duration: 2 * time.Minute})
+		if err := r.Err(); err != nil {
+			t.Errorf("transport.Client under %s: %v", mix, err)
+		}
+	}
+}
+
+// TestInvariantsOnForgedLedgers checks each rule on a hand-made run, one
+// row per rule, including conditions the simulated venue itself prevents
+// (it never accepts a stale signature), so a venue bug could not hide a
+// client bug.
+func TestInvariantsOnForgedLedgers(t *testing.T) {
+	t.Parallel()
+	t0 := DefaultStart
+	ts := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
+	ev := func(call int, method string, at time.Duration, status int, mut ...func(*Event)) Event {
+		e := Event{Request: brokertest.Request{Time: t0.Add(at), Method: method, Target: "/x/", Timestamp: ts(at),
+			SignatureValid: status != 401, Status: status}, Call: call, Signature: "sig" + ts(at)}
+		for _, m := range mut {
+			m(&e)
+		}
+		return e
+	}
+	get := func(id, attempts int) Call {
+		return Call{ID: id, Method: http.MethodGet, Target: "/x/", Start: t0, End: t0, Attempts: attempts}
+	}
+	post := func(id, attempts int) Call {
+		return Call{ID: id, Method: http.MethodPost, Target: "/x/", Start: t0, End: t0, Attempts: attempts}
+	}
+	dropped := func(e *Event) { e.Dropped, e.Status = true, 0 }
+	tests := []struct {
+		name      string
+		invariant string
+		calls     []Call
+		events    []Event
+		ok        bool
+	}{
+		{"GET retried after 503 then 200", "get-retry-rule", []Call{get(1, 2)},
+			[]Event{ev(1, "GET", 0, 503), ev(1, "GET", time.Second, 200)}, true},
+		{"GET retried after a drop", "get-retry-rule", []Call{get(1, 2)},
+			[]Event{ev(1, "GET", 0, 0, dropped), ev(1, "GET", time.Second, 200)}, true},
+		{"GET retried after 404", "get-retry-rule", []Call{get(1, 2)},
+			[]Event{ev(1, "GET", 0, 404), ev(1, "GET", time.Second, 404)}, false},
+		{"GET retried after 501", "get-retry-rule", []Call{get(1, 2)},
+			[]Event{ev(1, "GET", 0, 501), ev(1, "GET", time.Second, 200)}, false},
+		{"GET sent 5 times", "get-retry-rule", []Call{get(1, 5)},
+			[]Event{ev(1, "GET", 0, 503), ev(1, "GET", 1*time.Second, 503), ev(1, "GET", 2*time.Second, 503),
+				ev(1, "GET", 3*time.Second, 503), ev(1, "GET", 4*time.Second, 503)}, false},
+		{"POST once after 503", "post-sent-once", []Call{post(1, 1)}, []Event{ev(1, "POST", 0, 503)}, true},
+		{"POST twice", "post-sent-once", []Call{post(1, 2)},
+			[]Event{ev(1, "POST", 0, 503), ev(1, "POST", time.Second, 201)}, false},
+		{"one body in two calls", "post-sent-once", []Call{post(1, 1), post(2, 1)},
+			[]Event{ev(1, "POST", 0, 0, dropped, func(e *Event) { e.ClientOrderID = "c1" }),
+				ev(2, "POST", time.Second, 201, func(e *Event) { e.ClientOrderID = "c1" })}, false},
+		{"accepted signature 29 s old", "signatures-fresh", []Call{get(1, 1)},
+			[]Event{ev(1, "GET", 0, 200, func(e *Event) { e.Time = e.Time.Add(29 * time.Second) })}, true},
+		{"accepted signature 31 s old", "signatures-fresh", []Call{get(1, 1)},
+			[]Event{ev(1, "GET", 0, 200, func(e *Event) { e.Time = e.Time.Add(31 * time.Second) })}, false},
+		{"accepted invalid signature", "signatures-fresh", []Call{get(1, 1)},
+			[]Event{ev(1, "GET", 0, 200, func(e *Event) { e.SignatureValid = false })}, false},
+		{"refused 401", "signatures-fresh", []Call{get(1, 1)}, []Event{ev(1, "GET", 0, 401)}, false},
+		{"retry 2 s later with the same timestamp", "signatures-fresh", []Call{get(1, 2)},
+			[]Event{ev(1, "GET", 0, 503), ev(1, "GET", 2*time.Second, 200, func(e *Event) { e.Timestamp, e.Signature = ts(0), "sig"+ts(0) })}, false},
+		{"retry within the second with the same timestamp", "signatures-fresh", []Call{get(1, 2)},
+			[]Event{ev(1, "GET", 0, 503), ev(1, "GET", 500*time.Millisecond, 200)}, true},
+		{"300 at once, then one per 0.6 s", "rate-budget", nil, burst(ev, 300, 0, 0, 10, 600*time.Millisecond), true},
+		{"301 at once", "rate-budget", nil, burst(ev, 301, 0, 0, 0, 0), false},
+		{"300 at once, then one 0.5 s later", "rate-budget", nil, burst(ev, 300, 0, 0, 1, 500*time.Millisecond), false},
+		{"a 429 injected by the mix", "rate-budget", nil,
+			[]Event{ev(0, "GET", 0, 429, func(e *Event) { e.Fault = "mix_429" })}, true},
+		{"a 429 earned by the client", "rate-budget", nil, []Event{ev(0, "GET", 0, 429)}, false},
+		{"client and wire agree", "calls-ended", []Call{get(1, 2)},
+			[]Event{ev(1, "GET", 0, 503), ev(1, "GET", time.Second, 200)}, true},
+		{"client under-reports attempts", "calls-ended", []Call{get(1, 1)},
+			[]Event{ev(1, "GET", 0, 503), ev(1, "GET", time.Second, 200)}, false},
+		{"untyped error", "calls-ended", []Call{{ID: 1, Method: "GET", Start: t0, End: t0, Err: io.EOF}}, nil, false},
+		{"request outside a call", "calls-ended", nil, []Event{ev(0, "GET", 0, 200)}, false},
+	}
+	checks := map[string]func(*Run) error{}
+	for _, inv := range DefaultInvariants() {
+		checks[inv.Name] = inv.Check
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := &Run{Scenario: Scenario{Start: t0}, Calls: tt.calls, Events: tt.events, begun: len(tt.calls)}
+			err := checks[tt.invariant](r)
+			if (err == nil) != tt.ok {
+				t.Errorf("%s: err = %v, want ok=%v", tt.invariant, err, tt.ok)
+			}
+		})
+	}
+}
+
+// burst makes n requests at start, then more requests every gap.
+func burst(ev func(int, string, time.Duration, int, ...func(*Event)) Event, n int, call int, start time.Duration, more int, gap time.Duration) []Event {
+	var out []Event
+	for range n {
+		out = append(out, ev(call, "GET", start, 200))
+	}
+	for i := 1; i <= more; i++ {
+		out = append(out, ev(call, "GET", start+time.Duration(i)*gap, 200))
+	}
+	return out
+}
+
+// TestMatrix is the full matrix `make sim` runs: seeds × standard mixes ×
+// a simulated trading day (TRADEWIRE_SIM_DURATION, default 24h;
+// TRADEWIRE_SIM_SEEDS, default 5). It prints the figures of every run and
+// fails if any invariant broke.
+func TestMatrix(t *testing.T) {
+	if os.Getenv("TRADEWIRE_SIM_FULL") == "" {
+		t.Skip("set TRADEWIRE_SIM_FULL=1 (or run make sim) for the full matrix")
+	}
+	dur, seeds := 24*time.Hour, 5
+	if s := os.Getenv("TRADEWIRE_SIM_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("TRADEWIRE_SIM_DURATION: %v", err)
+		}
+		dur = d
+	}
+	if s := os.Getenv("TRADEWIRE_SIM_SEEDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("TRADEWIRE_SIM_SEEDS=%q: want a positive number", s)
+		}
+		seeds = n
+	}
+	var scenarios []Scenario
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		for _, m := range StandardMixes() {
+			scenarios = append(scenarios, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: dur})
+		}
+	}
+	runs := make([]*Run, len(scenarios))
+	start := time.Now()
+	t.Run("runs", func(t *testing.T) {
+		for i, sc := range scenarios {
+			t.Run(fmt.Sprintf("%s/seed%d", sc.Name, sc.Seed), func(t *testing.T) {
+				t.Parallel()
+				runs[i] = run(t, sc)
+				if err := runs[i].Err(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	})
+	elapsed := time.Since(start)
+	var done []*Run
+	var sim time.Duration
+	for _, r := range runs {
+		if r != nil {
+			done = append(done, r)
+			sim += r.Figures.Simulated
+		}
+	}
+	var buf bytes.Buffer
+	WriteTable(&buf, done)
+	fmt.Fprintf(&buf, "matrix: %v simulated in %v elapsed (%d runs in parallel on GOMAXPROCS): %.0fx\n",
+		sim.Round(time.Second), elapsed.Round(time.Millisecond), len(done), float64(sim)/float64(elapsed))
+	fmt.Print(buf.String())
+}
