@@ -37,7 +37,10 @@
 //
 // Backoff is not throttling. A client-side token bucket (default 100
 // requests a minute, bursts of 300: the venue's budget) sits in front of
-// every attempt, retries included. When any request is answered 429, the
+// every attempt, retries included. It refills RateMargin (1 %) below its
+// rate: at exactly the venue's rate, each token would be spent the instant
+// the venue's own bucket regains it, and rounding or arrival jitter would
+// draw a 429. When any request is answered 429, the
 // whole client pauses for that (clamped) delay, so concurrent callers do
 // not pile onto a limiter that already said no. Several clients can share
 // one budget through the Limiter interface.

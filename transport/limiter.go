@@ -38,16 +38,24 @@ type TokenBucket struct {
 	pausedUntil time.Time
 }
 
+// RateMargin is how far below its configured rate a TokenBucket refills:
+// 1 %. Refilling at exactly the venue's rate would spend each token the
+// instant the venue's own bucket regains it, so floating-point rounding or
+// the slightest arrival jitter would draw a 429; 1 % under, the venue's
+// bucket gains a token every hundred requests to absorb them.
+const RateMargin = 0.01
+
 // NewTokenBucket returns a bucket that allows perMinute requests a minute
-// sustained and bursts of up to burst, starting full. perMinute <= 0 turns
-// the throttle off; the bucket then only enforces pauses.
+// sustained (refilling RateMargin below it) and bursts of up to burst,
+// starting full. perMinute <= 0 turns the throttle off; the bucket then
+// only enforces pauses.
 func NewTokenBucket(clock clockwork.Clock, perMinute float64, burst int) *TokenBucket {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
 	b := &TokenBucket{clock: clock, last: clock.Now()}
 	if perMinute > 0 && !math.IsInf(perMinute, 1) {
-		b.rate = perMinute / 60
+		b.rate = perMinute / 60 * (1 - RateMargin)
 		b.burst = math.Max(1, float64(burst))
 		b.tokens = b.burst
 	}

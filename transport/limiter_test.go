@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -29,15 +30,21 @@ func TestTokenBucketBurstThenRate(t *testing.T) {
 	if err := clock.BlockUntilContext(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(999 * time.Millisecond)
+	// One a second, refilled RateMargin under: the fourth token is
+	// 1/(1-margin) s away.
+	want := time.Duration(math.Ceil(float64(time.Second) / (1 - RateMargin)))
+	clock.Advance(want - time.Millisecond)
 	select {
 	case <-done:
 		t.Fatal("the fourth token came before the bucket refilled")
 	default:
 	}
 	clock.Advance(time.Millisecond)
-	if at := <-done; at.Sub(t0) != time.Second {
-		t.Fatalf("fourth token at +%v, want +1s", at.Sub(t0))
+	if at := <-done; at.Sub(t0) != want {
+		t.Fatalf("fourth token at +%v, want +%v", at.Sub(t0), want)
+	}
+	if want <= time.Second || want > 1011*time.Millisecond {
+		t.Fatalf("margin gives %v a token; want just over 1s", want)
 	}
 }
 
@@ -58,9 +65,9 @@ func TestTokenBucketCancelRefunds(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	// The cancelled reservation was given back: one second later a token
-	// is there at once.
-	clock.Advance(time.Second)
+	// The cancelled reservation was given back: one token's time later a
+	// token is there at once.
+	clock.Advance(time.Duration(math.Ceil(float64(time.Second) / (1 - RateMargin))))
 	if d := b.reserveForTest(); d != 0 {
 		t.Fatalf("token after refund is %v away, want 0", d)
 	}

@@ -137,9 +137,11 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	ns := "tradewire:{" + accountNumber + "}:"
 	return &Budget{
 		rdb: rdb, limiter: redis_rate.NewLimiter(rdb),
-		// The rate is kept to a thousandth of a request a minute: the
-		// GCRA's emission interval is Period/Rate.
-		limit:    redis_rate.Limit{Rate: int(math.Round(cfg.perMinute * 1000)), Period: 1000 * time.Minute, Burst: cfg.burst},
+		// The rate is kept to a thousandth of a request a minute (the
+		// GCRA's emission interval is Period/Rate), and refills
+		// transport.RateMargin under it, like the in-process bucket.
+		limit: redis_rate.Limit{Rate: int(math.Round(cfg.perMinute * (1 - transport.RateMargin) * 1000)),
+			Period: 1000 * time.Minute, Burst: cfg.burst},
 		off:      cfg.perMinute == 0,
 		account:  accountNumber,
 		budget:   ns + "budget",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -76,7 +77,7 @@ func demoIdempotentPlacement(ctx context.Context, d *demoRun) error {
 				first = r.Time
 			}
 			last = r.Time
-			createTimes = append(createTimes, r.Time.Sub(before).String())
+			createTimes = append(createTimes, r.Time.Sub(before).Round(time.Millisecond).String())
 		}
 	}
 	d.w.detail("Place(key %q) -> order %s, state %s", "entry-2", o.ID, o.State)

@@ -121,7 +121,7 @@ func TestDemo(t *testing.T) {
 	placement := chapter(t, out, "Idempotent placement: exactly one order, whatever the venue does")
 	for _, want := range []string{
 		"creates sent: 1; lookups: 1; orders with client_order_id ",
-		"creates sent: 2 (at +1s and +41s); lookups: 2; orders with client_order_id ",
+		"creates sent: 2 (at +1.01s and +41.01s); lookups: 2; orders with client_order_id ",
 		"again -> order ", "; requests sent: 0\n",
 	} {
 		if !strings.Contains(placement, want) {

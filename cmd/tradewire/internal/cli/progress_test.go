@@ -40,7 +40,7 @@ func TestProgress_Bar(t *testing.T) {
 		t.Fatalf("%d transport options, want the watched limiter", len(opts))
 	}
 	// The same bucket as the transport's own: a burst of 1, then one token
-	// every 600ms, taken on the skipping clock.
+	// every 606ms (600ms, refilled 1% under), taken on the skipping clock.
 	l := &watchedLimiter{inner: transport.NewTokenBucket(clk, 100, 1), clock: clk, progress: p}
 	for range 3 {
 		if err := l.Wait(context.Background()); err != nil {
@@ -52,7 +52,7 @@ func TestProgress_Bar(t *testing.T) {
 	p.mu.Lock()
 	got := p.describeLocked()
 	p.mu.Unlock()
-	if want := "fees: 3 pages, 300 orders; waited 2 times for the rate budget (1.2s)"; got != want {
+	if want := "fees: 3 pages, 300 orders; waited 2 times for the rate budget (1.212s)"; got != want {
 		t.Errorf("description %q, want %q", got, want)
 	}
 	if !strings.Contains(buf.String(), "fees: 0 pages, 0 orders") {
