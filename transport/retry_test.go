@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -196,5 +198,43 @@ func FuzzStatusErrorEnvelope(f *testing.F) {
 		}
 		_ = e.Error()
 		_ = e.Fields()
+	})
+}
+
+// FuzzTarget feeds pagination links, which the venue controls, to
+// Client.Target: a link is either refused or turned into a request-target
+// on the base URL's host that the client would send as is.
+func FuzzTarget(f *testing.F) {
+	for _, s := range []string{
+		"https://trading.robinhood.com/api/v2/crypto/trading/orders/?cursor=abc",
+		"https://evil.example/api/", "//evil.example/x", "/relative", "https://trading.robinhood.com@evil.example/",
+		"https://trading.robinhood.com:443/x", "HTTPS://TRADING.ROBINHOOD.COM/x", "https://trading.robinhood.com/%zz",
+	} {
+		f.Add(s)
+	}
+	c, err := New("https://trading.robinhood.com", testSigner(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, link string) {
+		target, err := c.Target(link)
+		if err != nil {
+			if !errors.Is(err, ErrForeignURL) {
+				t.Fatalf("Target(%q) err = %v, want ErrForeignURL", link, err)
+			}
+			return
+		}
+		if !strings.HasPrefix(target, "/") || strings.HasPrefix(target, "//") {
+			if _, cerr := checkTarget("GET", target); cerr == nil {
+				t.Fatalf("Target(%q) = %q: not a path, yet sendable", link, target)
+			}
+			return
+		}
+		if _, err := checkTarget("GET", target); err == nil {
+			u, _ := url.Parse(c.BaseURL() + target)
+			if u == nil || !strings.EqualFold(u.Host, "trading.robinhood.com") {
+				t.Fatalf("Target(%q) = %q leads to host %v", link, target, u)
+			}
+		}
 	})
 }
