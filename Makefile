@@ -47,12 +47,17 @@ build:
 demo:
 	$(GO) run ./cmd/tradewire demo
 
-## sim: the full simulation matrix (seeds × fault mixes × a simulated day),
-## printing the figures of every run; fails if an invariant breaks.
-## SIM_SEEDS and SIM_DURATION shrink or grow it.
-SIM_SEEDS    ?= 5
-SIM_DURATION ?= 24h
+## sim: the full simulation matrix, per seed: every fault mix for a simulated
+## day at a realistic load, one saturated run at the rate budget's limit, and
+## the placement scenarios (orders.Placer with restarts, every duplicate
+## mode). Prints the figures of every run, the placement figures and the
+## simulated/wall ratios; fails if an invariant breaks. SIM_SEEDS,
+## SIM_DURATION (realistic runs) and SIM_SATURATED shrink or grow it.
+SIM_SEEDS     ?= 5
+SIM_DURATION  ?= 24h
+SIM_SATURATED ?= 2h
 .PHONY: sim
 sim:
 	TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_SEEDS=$(SIM_SEEDS) TRADEWIRE_SIM_DURATION=$(SIM_DURATION) \
+		TRADEWIRE_SIM_SATURATED=$(SIM_SATURATED) \
 		$(GO) test -v -count=1 -timeout 60m -run '^TestMatrix$$' ./internal/simulation/

@@ -22,7 +22,9 @@ import (
 // (ties broken by creation order), sets the time to its deadline, and
 // fires it, which wakes exactly the bot that created it. Time therefore
 // jumps straight from one event to the next, and the interleaving of the
-// bots is a pure function of the workload: same seed, same history.
+// bots is a pure function of the workload: same seed, same history. Once
+// every bot has started, a bot that parks on the very next event fires it
+// itself (park): the same order, without two goroutine switches.
 //
 // The one assumption: a bot waits on at most one timer at a time, and an
 // AfterFunc's function wakes the bot that created it. Both hold for
@@ -40,6 +42,9 @@ type lockstep struct {
 	parked chan park     // a bot reports that it parked or ended
 	done   chan struct{} // closed at teardown: nobody listens any more
 	fired  int64         // events fired, for the figures
+	// direct is set once every bot has started: from then on a bot that
+	// parks on the very next event fires it itself (see park).
+	direct bool
 }
 
 type park struct {
@@ -70,8 +75,46 @@ func (c *lockstep) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 func (c *lockstep) NewTimer(d time.Duration) clockwork.Timer {
 	t := &simTimer{c: c, ch: make(chan time.Time, 1), blocking: true, index: -1}
 	owner := c.schedule(t, d)
-	c.report(park{bot: owner})
+	c.park(t, owner)
 	return t
+}
+
+// park hands the turn of the running bot, which is about to wait on t, to
+// the driver. When t is the next event anyway (the earliest pending timer,
+// ties in creation order), the driver would fire it and wake this same
+// bot: then the bot fires it itself, exactly as the driver would, and
+// goes on without the two goroutine switches of a round trip through the
+// driver.
+func (c *lockstep) park(t *simTimer, owner int) {
+	c.mu.Lock()
+	if c.direct && c.queue.Len() > 0 && c.queue[0] == t {
+		heap.Pop(&c.queue)
+		c.fire(t)
+		now := c.now
+		c.mu.Unlock()
+		t.ch <- now // buffered, and only ever sent once per scheduling
+		return
+	}
+	c.mu.Unlock()
+	c.report(park{bot: owner})
+}
+
+// fire sets the time to t's deadline, makes t's owner the running bot and
+// drops any other timer that bot was parked on. The caller holds mu and
+// has popped t.
+func (c *lockstep) fire(t *simTimer) {
+	if t.deadline.After(c.now) {
+		c.now = t.deadline
+	}
+	c.cur = t.owner
+	// The owner is woken: any other timer it was parked on is abandoned.
+	for i := 0; i < c.queue.Len(); i++ {
+		if o := c.queue[i]; o.owner == t.owner && o.blocking {
+			heap.Remove(&c.queue, i)
+			i = -1
+		}
+	}
+	c.fired++
 }
 
 // After is NewTimer(d).Chan().
@@ -140,19 +183,31 @@ func (c *lockstep) drive(ctx context.Context, n int, body func(id int), stop fun
 		}
 	}()
 	fail := func(err error) error { stop(); return err }
+	timer := wall.NewTimer(watchdog)
+	defer timer.Stop()
 	wait := func(want int) (bool, error) {
-		timer := wall.NewTimer(watchdog)
-		defer timer.Stop()
-		select {
-		case p := <-c.parked:
-			if p.bot != want {
-				return false, fmt.Errorf("simulation: bot %d reported while bot %d was running (lockstep broken)", p.bot, want)
+		progress := c.firedNow()
+		timer.Reset(watchdog)
+		for {
+			select {
+			case p := <-c.parked:
+				if p.bot != want {
+					return false, fmt.Errorf("simulation: bot %d reported while bot %d was running (lockstep broken)", p.bot, want)
+				}
+				return p.ended, nil
+			case <-timer.Chan():
+				// A bot that fires its own events (park) makes progress
+				// without reporting: only a bot that fired nothing for a
+				// whole watchdog period hangs.
+				if now := c.firedNow(); now != progress {
+					progress = now
+					timer.Reset(watchdog)
+					continue
+				}
+				return false, errHang
+			case <-ctx.Done():
+				return false, ctx.Err()
 			}
-			return p.ended, nil
-		case <-timer.Chan():
-			return false, errHang
-		case <-ctx.Done():
-			return false, ctx.Err()
 		}
 	}
 	live := 0
@@ -174,6 +229,9 @@ func (c *lockstep) drive(ctx context.Context, n int, body func(id int), stop fun
 			live++
 		}
 	}
+	c.mu.Lock()
+	c.direct = true
+	c.mu.Unlock()
 	for live > 0 {
 		c.mu.Lock()
 		if c.queue.Len() == 0 {
@@ -181,19 +239,8 @@ func (c *lockstep) drive(ctx context.Context, n int, body func(id int), stop fun
 			return fail(errDeadlock)
 		}
 		t := heap.Pop(&c.queue).(*simTimer)
-		if t.deadline.After(c.now) {
-			c.now = t.deadline
-		}
-		c.cur = t.owner
-		// The owner is woken: any other timer it was parked on is abandoned.
-		for i := 0; i < c.queue.Len(); i++ {
-			if o := c.queue[i]; o.owner == t.owner && o.blocking {
-				heap.Remove(&c.queue, i)
-				i = -1
-			}
-		}
+		c.fire(t)
 		now, owner, fn, ch := c.now, t.owner, t.fn, t.ch
-		c.fired++
 		c.mu.Unlock()
 		if fn != nil {
 			fn()
@@ -209,6 +256,13 @@ func (c *lockstep) drive(ctx context.Context, n int, body func(id int), stop fun
 		}
 	}
 	return nil
+}
+
+// firedNow returns how many events have fired.
+func (c *lockstep) firedNow() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fired
 }
 
 // simTimer is a lockstep timer: a channel timer a bot waits on, or an
@@ -238,6 +292,20 @@ func (t *simTimer) Stop() bool {
 	return true
 }
 
+// moveTo reschedules a pending timer to deadline, which must not be in the
+// past, keeping its owner and its creation order among timers due at the
+// same time; it reports whether the timer was pending.
+func (t *simTimer) moveTo(deadline time.Time) bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	t.deadline = deadline
+	heap.Fix(&t.c.queue, t.index)
+	return true
+}
+
 // Reset reschedules the timer d from now and reports whether it was
 // pending. A channel timer's Reset parks the calling bot, like NewTimer.
 func (t *simTimer) Reset(d time.Duration) bool {
@@ -250,7 +318,7 @@ func (t *simTimer) Reset(d time.Duration) bool {
 	}
 	owner := t.c.schedule(t, d)
 	if t.blocking {
-		t.c.report(park{bot: owner})
+		t.c.park(t, owner)
 	}
 	return wasPending
 }

@@ -4,7 +4,9 @@
 // A Scenario is a seed, a fault mix of the venue (rates of 429s, 5xx, lost
 // responses and latency), a simulated duration, and a workload: simulated
 // bots that read accounts, holdings, trading pairs, best bid/ask and
-// orders, and create and cancel orders, all through one transport.Client.
+// orders, and create and cancel orders, all through one transport.Client,
+// and optionally place orders through an orders.Placer that restarts
+// (Scenario.Placement).
 // Scenario.Run runs it on a fresh in-memory venue (broker/brokertest, no
 // sockets) and returns a Run: the client's history of calls, every request
 // the venue received joined with what was on the wire, the orders created,
@@ -48,50 +50,135 @@
 //
 // DefaultInvariants are the transport's: calls-ended (every call ended,
 // failures are typed errors, the client's attempt counts match the wire),
-// post-sent-once (0 POSTs retried, no create body sent twice),
-// get-retry-rule (GETs retried only after 429/500/502/503/504 or no
-// answer, at most 4 attempts), signatures-fresh (no signature accepted
+// post-sent-once (0 POSTs retried, no create body sent twice outside a
+// Placer), get-retry-rule (GETs retried only after 429/500/502/503/504 or
+// no answer, at most 4 attempts), signatures-fresh (no signature accepted
 // more than 30 s from the venue's clock, no 401, attempts a second apart
-// never share a timestamp) and rate-budget (the requests fit the venue's
-// token bucket of 100 a minute with bursts of 300 from the start, and the
-// venue never throttled the client outside injected 429s).
+// never share a timestamp) and rate-budget (the requests fit the client's
+// budget, a token bucket of 100 a minute with bursts of 300 from the
+// start, which is the venue's; and the venue never throttled the client
+// outside injected 429s).
 //
-// To add an invariant, append to the list; Check sees the whole run:
+// PlacementInvariants are checked too when the scenario has a Placement;
+// see # Placement.
+//
+// To add an invariant, write a func(*Run) error that looks at the whole
+// run (Calls, Events, Orders, Placement) and returns an error naming what
+// broke, collecting several failures with a count and the first few as
+// examples; append it to the list:
 //
 //	sc.Invariants = append(simulation.DefaultInvariants(), simulation.Invariant{
-//		Name: "one-order-per-client-id",
+//		Name: "no-order-without-a-call",
 //		Check: func(r *simulation.Run) error {
-//			seen := map[string]bool{}
-//			for _, o := range r.Orders {
-//				if seen[o.ClientOrderID] {
-//					return fmt.Errorf("client_order_id %s created twice", o.ClientOrderID)
+//			for _, e := range r.Events {
+//				if e.Created != "" && e.Call == 0 && e.Op == 0 {
+//					return fmt.Errorf("order %s was created outside any call", e.Created)
 //				}
-//				seen[o.ClientOrderID] = true
 //			}
 //			return nil
 //		},
 //	})
 //
+// Then prove it can fail: a row in TestInvariantsOnForgedLedgers (or
+// TestPlacementInvariantsOnForgedRuns) on a hand-made run, and a negative
+// control, a deliberately broken client or placer that the runner must
+// catch (TestNegativeControls, TestPlacementNegativeControls). An
+// invariant no control can break proves nothing.
+//
 // # Workload steps
 //
 // A bot draws a Step with probability proportional to its Weight, runs
-// it, pauses for a random time (Scenario.Think on average), and repeats
-// until Scenario.Duration has passed. To add a step, append to
-// DefaultSteps() (or replace the list) and make the step's calls through
-// the Bot: Bot.Do records each in the history and tags its requests.
-// Draw every choice from Bot.Rand and every client_order_id from
-// Bot.NewClientOrderID, so the run stays deterministic. A step must not
-// block on anything but the clock (Bot.Sleep) and the venue, or the driver
-// reports a hang. A failed call is not a step error: it is in the history
-// for the invariants; return an error only when the workload is broken.
+// it, pauses for a random time (Scenario.Think on average, or Burst.Think
+// during a burst), and repeats until Scenario.Duration has passed. To add
+// a step, append to DefaultSteps() (or replace the list) and make the
+// step's calls through the Bot: Bot.Do records each in the history and
+// tags its requests. Draw every choice from Bot.Rand and every
+// client_order_id from Bot.NewClientOrderID, so the run stays
+// deterministic. A step must not block on anything but the clock
+// (Bot.Sleep, or any wait on the injected clock that also ends with its
+// context) and the venue, or the driver reports a hang: in particular two
+// bots must never contend for a lock, such as an orders.Placer's per-key
+// lock, that is not a wait on the clock. A failed call is not a step
+// error: it is in the history for the invariants; return an error only
+// when the workload is broken. Code that calls the venue without Bot.Do
+// (a Placer) tags its requests with a context value instead (Event.Op).
+//
+// # Placement
+//
+// Scenario.Placement adds the "place_keyed" step: the bots place orders
+// through an orders.Placer with idempotency keys, on the same
+// transport.Client as every other call, in one simulated process (one
+// Placer on one intent store) that the bots share. A bot places a new key,
+// or (Placement.Reuse) places again a key whose last Place failed, the
+// same request with the same key, possibly another bot's; or
+// (Placement.Replay) a key already acknowledged, which must send nothing.
+// Two Places of one key never run at once: the harness keeps the keys in
+// flight aside, since the second would wait on the Placer's per-key lock,
+// off the clock. Faults come from the scenario's Mix (429s and 503s before
+// the commit, answers lost after it, latency) and from CommitFaults,
+// which scripts the next create's answer lost after its commit (429, 500,
+// 502, 503, 504, a dropped connection, or an answer later than the
+// attempt timeout). Placement.Duplicate sets the venue's duplicate mode:
+// ReturnOriginal, Reject400 or CreateSecond.
+//
+// The process restarts: at random times (about every
+// Placement.RestartEvery) and, with probability Placement.Crash per Place,
+// when a fuse lit at the Place's start burns out 1 to 45 s later while it
+// is still under way, that is, while it waits for its signatures to
+// expire, reconciles or waits out latency. A restart cuts off every
+// Place and Recover under way: each runs under a context that a crash
+// timer cancels (an AfterFunc on the lockstep clock owned by its bot, so
+// it wakes that bot wherever the Placer waits on tc.Clock()), and the
+// generation's view of the store refuses every read and write from that
+// moment, as a dead process sends and writes nothing. The next bot to
+// place builds a new Placer on the same store and calls Recover before
+// anyone places again (the others wait on the clock); keys cut off go back
+// to the bots to place again. The store is an idempotency.MemoryStore
+// shared across restarts, or, with Placement.StorePath, a BoltStore closed
+// and opened again at every restart.
+//
+// When every bot has stopped, the last one advances the clock 41 s (past
+// a signature's 30 s and the Placer's 10 s skew margin after the last
+// send), restarts the process and runs a final Recover. The invariants
+// then read the venue's ledger and the store (PlacementInvariants):
+// one-order-per-key (no client_order_id with two orders, under every
+// duplicate mode), no-intent-lost (every key attempted has its intent,
+// every order with a key-derived client_order_id has one, every not-placed
+// intent has no order and every acknowledged one its order),
+// no-unknown-after-recover, create-resent-after-expiry (a Placer sends a
+// create again only once every earlier signature expired) and
+// replay-sends-nothing. PlacementFigures counts places and keys,
+// reuses, interruptions and restarts, the keys acknowledged, rejected and
+// not placed, the intents Recover settled, resends, and what must be 0:
+// unsettled, lost and duplicated.
+//
+// # Load and speed
+//
+// A run's cost is its requests: each is signed (Ed25519) by the client and
+// verified by the venue, about 150 µs of wall time in all. The default
+// Think keeps four bots at the limit of the 100-a-minute budget (about
+// 3,000 to 4,500 simulated seconds a wall second); RealisticLoad is a
+// fleet at about a quarter of its budget on average, with a burst of twice
+// the budget for a minute in every fifteen (over 10,000). The matrix runs
+// a simulated day at the realistic load for every mix and every placement
+// scenario, and a shorter saturated run per seed, so that the rate budget
+// is still held at its limit.
+//
+// The driver costs little besides: a bot that parks on the very next
+// event fires it itself rather than going through the driver (the same
+// order, the same ledger), and the matrix collects garbage less often.
 //
 // # Running
 //
 // go test ./internal/simulation/ runs a fast slice (two seeds, every
-// standard mix, three simulated minutes), the determinism check, and the
+// standard mix, three simulated minutes at the saturated load; the
+// placement scenarios under every duplicate mode with restarts every
+// minute and a half, one on a BoltStore), the determinism checks, and the
 // negative controls: deliberately broken clients (retrying POSTs, retrying
-// GETs on 404, replaying a signature, ignoring the rate budget) that the
-// invariants must catch. make sim runs the full matrix, seeds × every
-// standard mix × a simulated day, and prints the figures of every run with
-// the ratio of simulated to wall time.
+// GETs on 404, replaying a signature, ignoring the rate budget) and
+// placers (resending a create at once on 503 under CreateSecond,
+// recording the intent after the answer, a Recover that settles nothing)
+// that the invariants must catch. make sim runs the full matrix and
+// prints the figures of every run, the placement figures with their sum,
+// and the ratio of simulated to wall time of every kind of run.
 package simulation

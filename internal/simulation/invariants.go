@@ -36,9 +36,10 @@ type Invariant struct {
 //     call a second or more apart never carry the same timestamp or
 //     signature;
 //   - rate-budget: the requests the venue received, all of them, fit a
-//     token bucket of the venue's budget (100 a minute, bursts of 300)
-//     from the start, and the venue never throttled the client (429s
-//     injected by the fault mix aside).
+//     token bucket of the client's budget (transport.DefaultRatePerMinute
+//     a minute, bursts of transport.DefaultBurst: 100 and 300, the
+//     venue's) from the start, and the venue never throttled the client
+//     (429s injected by the fault mix or a scripted fault aside).
 //
 // Append to the slice to add invariants.
 func DefaultInvariants() []Invariant {
@@ -99,8 +100,14 @@ func checkCallsEnded(r *Run) error {
 			p.addf("call %d (%s %s): the client reports %d attempts, the wire carried %d", c.ID, c.Method, c.Target, c.Attempts, n)
 		}
 	}
-	if n := len(r.Attempts(0)); n > 0 {
-		p.addf("%d request(s) sent outside any call", n)
+	outside := 0
+	for _, e := range r.Attempts(0) {
+		if e.Op == 0 { // a Placer's requests belong to its PlaceOp
+			outside++
+		}
+	}
+	if outside > 0 {
+		p.addf("%d request(s) sent outside any call", outside)
 	}
 	return p.err()
 }
@@ -126,7 +133,9 @@ func checkPostSentOnce(r *Run) error {
 	}
 	sent := map[string]int{}
 	for _, e := range r.Events {
-		if e.ClientOrderID == "" {
+		if e.ClientOrderID == "" || e.Op != 0 {
+			// A Placer may send a create again, once every earlier
+			// signature of it has expired: create-resent-after-expiry.
 			continue
 		}
 		if sent[e.ClientOrderID]++; sent[e.ClientOrderID] == 2 {
@@ -211,13 +220,16 @@ func checkSignaturesFresh(r *Run) error {
 // injected429 reports whether a 429 was put there by the fault machinery
 // rather than earned by the client's rate.
 func injected429(e Event) bool {
-	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string(venue.FaultRespond))
+	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string(venue.FaultRespond)) ||
+		strings.Contains(e.Fault, string(venue.FaultLoseResponse))
 }
 
 func checkRateBudget(r *Run) error {
 	var p problems
-	rate := venue.DefaultRatePerMinute / 60.0 // tokens a second
-	burst := float64(venue.DefaultBurst)
+	// The client's budget, which is the venue's: the client's bucket
+	// refills transport.RateMargin under it, so its requests must fit.
+	rate := transport.DefaultRatePerMinute / 60.0 // tokens a second
+	burst := float64(transport.DefaultBurst)
 	arrivals := make([]time.Time, len(r.Events))
 	for i, e := range r.Events {
 		arrivals[i] = e.Time

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/tradewire/tradewire/transport"
 )
 
 // Figures summarise one run.
@@ -20,7 +22,8 @@ type Figures struct {
 	Calls, Failed int
 	// Requests is what reached the venue: GETs plus POSTs.
 	Requests, GETs, POSTs int
-	// Retries is the requests beyond the first of each call.
+	// Retries is the requests beyond the first of each call (a Placer's
+	// requests aside: see PlacementFigures).
 	Retries int
 	// ByStatus counts the venue's answers by status; 0 is a dropped
 	// connection or an attempt the client gave up on.
@@ -39,6 +42,9 @@ type Figures struct {
 	MaxSignatureAge time.Duration
 	// Events is how many timers the driver fired.
 	Events int64
+	// Budget is the share of the client's budget (100 requests a minute)
+	// the requests used over the run: 1 is saturated.
+	Budget float64
 	// Simulated is the simulated time the run took, Wall the wall time,
 	// and Ratio Simulated/Wall.
 	Simulated, Wall time.Duration
@@ -50,6 +56,9 @@ func figures(r *Run, simulated, wall time.Duration, events int64) Figures {
 		Events: events, Simulated: simulated, Wall: wall}
 	if wall > 0 {
 		f.Ratio = float64(simulated) / float64(wall)
+	}
+	if simulated > 0 {
+		f.Budget = float64(len(r.Events)) / simulated.Minutes() / transport.DefaultRatePerMinute
 	}
 	for _, c := range r.Calls {
 		if c.Err != nil {
@@ -82,6 +91,11 @@ func figures(r *Run, simulated, wall time.Duration, events int64) Figures {
 		}
 	}
 	f.Retries = f.Requests - len(r.Calls)
+	for _, e := range r.Events {
+		if e.Op != 0 {
+			f.Retries--
+		}
+	}
 	for _, c := range r.Calls {
 		if len(r.Attempts(c.ID)) == 0 {
 			f.Retries++ // a call that sent nothing has no first request
@@ -102,6 +116,18 @@ func (r *Run) Fingerprint() string {
 		fmt.Fprintf(h, "%d|%d|%s|%s|%d|%d|%d|%d|%v\n", c.ID, c.Bot, c.Step, c.Target, c.Start.UnixNano(),
 			c.End.UnixNano(), c.Attempts, c.Status, c.Err)
 	}
+	if pr := r.Placement; pr != nil {
+		for _, e := range r.Events {
+			fmt.Fprintf(h, "%d|", e.Op)
+		}
+		for _, op := range pr.Ops {
+			fmt.Fprintf(h, "%d|%d|%d|%s|%s|%s|%d|%d|%s|%v|%d\n", op.ID, op.Bot, op.Gen, op.Op, op.ClientOrderID, op.Before,
+				op.Start.UnixNano(), op.End.UnixNano(), op.Outcome, op.Err, op.Settled)
+		}
+		for _, rec := range pr.Records {
+			fmt.Fprintf(h, "%s|%s|%s|%d|%d\n", rec.ClientOrderID, rec.State, rec.OrderID, rec.Sends, rec.LastSignedAt.UnixNano())
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
@@ -109,22 +135,15 @@ func (r *Run) Fingerprint() string {
 // simulated time over the wall time of all runs.
 func WriteTable(w io.Writer, runs []*Run) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tseed\tsimulated\tcalls\tfailed\trequests\tGET\tPOST\tretries\t429 (mix)\t5xx\tdropped\t401\tcreates\tmax sig age\twall\tsim/wall\tinvariants\t")
+	fmt.Fprintln(tw, "scenario\tseed\tsimulated\tcalls\tfailed\trequests\tbudget\tGET\tPOST\tretries\t429 (mix)\t5xx\tdropped\t401\tcreates\tmax sig age\twall\tsim/wall\tinvariants\t")
 	var sim, wall time.Duration
 	for _, r := range runs {
 		f := r.Figures
 		sim += f.Simulated
 		wall += f.Wall
-		inv := "ok"
-		if len(r.Violations) > 0 {
-			names := make([]string, len(r.Violations))
-			for i, v := range r.Violations {
-				names[i] = v.Invariant
-			}
-			inv = "FAIL " + strings.Join(names, ",")
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d (%d)\t%d\t%d\t%d\t%d\t%v\t%v\t%.0fx\t%s\t\n",
-			r.Scenario.Name, r.Scenario.Seed, f.Simulated.Round(time.Second), f.Calls, f.Failed, f.Requests,
+		inv := verdict(r)
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%d\t%d\t%d\t%.0f%%\t%d\t%d\t%d\t%d (%d)\t%d\t%d\t%d\t%d\t%v\t%v\t%.0fx\t%s\t\n",
+			r.Scenario.Name, r.Scenario.Seed, f.Simulated.Round(time.Second), f.Calls, f.Failed, f.Requests, 100*f.Budget,
 			f.GETs, f.POSTs, f.Retries, f.Throttled, f.InjectedThrottled, f.ServerErrors, f.Dropped,
 			f.Unauthorized, f.Creates, f.MaxSignatureAge.Round(time.Millisecond), f.Wall.Round(time.Millisecond),
 			f.Ratio, inv)
@@ -138,6 +157,55 @@ func WriteTable(w io.Writer, runs []*Run) error {
 	}
 	_, err := fmt.Fprintf(w, "total: %d runs, %v simulated in %v wall: %.0fx\n", len(runs), sim.Round(time.Second), wall.Round(time.Millisecond), ratio)
 	return err
+}
+
+// WritePlacementTable prints one row of placement figures per run that
+// has a Placement, then their sum.
+func WritePlacementTable(w io.Writer, runs []*Run) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tseed\tduplicate\tplaces/keys\treused\tinterrupted\trestarts\tacknowledged\trejected\tnot placed\trecovered\tunsettled\tresends\tlost\tduplicated\tinvariants\t")
+	var sum PlacementFigures
+	n := 0
+	row := func(name, seed, dup string, f PlacementFigures, inv string) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n",
+			name, seed, dup, f.Places, f.Keys, f.Reused, f.Interrupted, f.Restarts, f.Acknowledged, f.Rejected,
+			f.NotPlaced, f.Recovered, f.Unsettled, f.Resends, f.Lost, f.Duplicated, inv)
+	}
+	for _, r := range runs {
+		if r.Placement == nil {
+			continue
+		}
+		n++
+		f := r.Placement.Figures
+		sum.Places += f.Places
+		sum.Keys += f.Keys
+		sum.Reused += f.Reused
+		sum.Interrupted += f.Interrupted
+		sum.Restarts += f.Restarts
+		sum.Acknowledged += f.Acknowledged
+		sum.Rejected += f.Rejected
+		sum.NotPlaced += f.NotPlaced
+		sum.Recovered += f.Recovered
+		sum.Unsettled += f.Unsettled
+		sum.Resends += f.Resends
+		sum.Lost += f.Lost
+		sum.Duplicated += f.Duplicated
+		row(r.Scenario.Name, strconv.FormatInt(r.Scenario.Seed, 10), string(r.Scenario.Placement.Duplicate), f, verdict(r))
+	}
+	row(fmt.Sprintf("total (%d runs)", n), "", "", sum, "")
+	return tw.Flush()
+}
+
+// verdict is "ok" or the invariants that failed.
+func verdict(r *Run) string {
+	if len(r.Violations) == 0 {
+		return "ok"
+	}
+	names := make([]string, len(r.Violations))
+	for i, v := range r.Violations {
+		names[i] = v.Invariant
+	}
+	return "FAIL " + strings.Join(names, ",")
 }
 
 // statusSummary prints ByStatus in status order, e.g. "200:10 404:2".

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -56,11 +57,21 @@ type Scenario struct {
 	// Think is the mean pause between one bot's steps, drawn uniformly from
 	// [0, 2×Think) (default DefaultThink). The default four bots ask for
 	// about 120 calls a minute, more than the venue's 100: the client's
-	// throttle is exercised all day.
+	// throttle is exercised all the time. RealisticLoad is a fleet that
+	// idles most of the day.
 	Think time.Duration
+	// Burst, when set, makes the bots busier for a while at regular
+	// intervals: a realistic fleet idles most of the day and bursts now
+	// and then. See RealisticLoad.
+	Burst Burst
 	// Steps is the workload each bot draws from (default DefaultSteps()).
 	Steps []Step
-	// Invariants are checked after the run (default DefaultInvariants()).
+	// Placement, when set, adds a step that places orders through an
+	// orders.Placer with idempotency keys, in a process that restarts
+	// now and then, and the placement invariants (PlacementInvariants).
+	Placement *Placement
+	// Invariants are checked after the run (default DefaultInvariants(),
+	// and PlacementInvariants() too when Placement is set).
 	Invariants []Invariant
 	// AttemptTimeout bounds each attempt of the client (default
 	// transport.DefaultAttemptTimeout). Latency above it is a timeout.
@@ -75,6 +86,23 @@ type Scenario struct {
 	newCaller func(env) (Caller, error)
 	// wall measures wall time (default the real clock).
 	wall clockwork.Clock
+}
+
+// Burst is a load profile: during the first For of every Every of
+// simulated time (from the run's start), the bots pause Think on average
+// between steps instead of Scenario.Think. The zero value is no bursts.
+type Burst struct {
+	Every, For, Think time.Duration
+}
+
+// RealisticLoad returns the Think and Burst of a realistic fleet: the
+// default four bots pause 14 s on average between steps, and for one
+// minute in every fifteen 1.5 s. Over a day they use about a quarter of
+// the 100-a-minute budget; a burst asks for about twice the budget for a
+// minute, which the 300-token bucket absorbs. The default Think
+// saturates the budget instead, all day.
+func RealisticLoad() (think time.Duration, burst Burst) {
+	return 14 * time.Second, Burst{Every: 15 * time.Minute, For: time.Minute, Think: 1500 * time.Millisecond}
 }
 
 // Caller is what the bots call the venue through: a *transport.Client.
@@ -117,8 +145,21 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	if total == 0 {
 		return s, fmt.Errorf("simulation: scenario %q: no step has a positive Weight", s.Name)
 	}
+	if s.Burst != (Burst{}) && (s.Burst.Every <= 0 || s.Burst.For <= 0 || s.Burst.For > s.Burst.Every || s.Burst.Think <= 0) {
+		return s, fmt.Errorf("simulation: scenario %q: Burst needs 0 < For <= Every and a positive Think", s.Name)
+	}
+	if s.Placement != nil {
+		p, err := s.Placement.withDefaults()
+		if err != nil {
+			return s, fmt.Errorf("simulation: scenario %q: %w", s.Name, err)
+		}
+		s.Placement = &p
+	}
 	if s.Invariants == nil {
 		s.Invariants = DefaultInvariants()
+		if s.Placement != nil {
+			s.Invariants = append(s.Invariants, PlacementInvariants()...)
+		}
 	}
 	if s.AttemptTimeout == 0 {
 		s.AttemptTimeout = transport.DefaultAttemptTimeout
@@ -162,6 +203,8 @@ type Run struct {
 	Events []Event
 	// Orders is every order the venue created.
 	Orders []brokertest.OrderRecord
+	// Placement is the record of the placement, when the scenario has one.
+	Placement *PlacementRun
 	// Figures summarise the run.
 	Figures Figures
 	// Violations lists each invariant that failed, in Invariants order.
@@ -202,6 +245,9 @@ type Event struct {
 	Signature string
 	// ClientOrderID is the client_order_id of a create's body.
 	ClientOrderID string
+	// Op is the ID of the PlaceOp (Place or Recover) that sent it; 0 if
+	// none did. A Placer's requests belong to an op, not to a Call.
+	Op int
 }
 
 // Violation is an invariant that failed.
@@ -229,7 +275,11 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, err
 	}
 	clk := newLockstep(s.Start)
-	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithMix(s.Mix))
+	opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithMix(s.Mix)}
+	if s.Placement != nil {
+		opts = append(opts, brokertest.WithDuplicateMode(s.Placement.Duplicate))
+	}
+	srv, err := brokertest.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
@@ -248,6 +298,18 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 
+	var proc *process
+	if s.Placement != nil {
+		tc, ok := caller.(*transport.Client)
+		if !ok {
+			return nil, fmt.Errorf("simulation: scenario %q: placement needs the transport.Client as the caller", s.Name)
+		}
+		if proc, err = newProcess(s, clk, tc, srv); err != nil {
+			return nil, err
+		}
+		s.Steps = append(slices.Clip(s.Steps), Step{Name: "place_keyed", Weight: s.Placement.Weight, Run: proc.step})
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h := &history{}
@@ -262,17 +324,26 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	}
 	var stepErr error
 	var stepErrOnce sync.Once
+	fail := func(id int, step string, err error) {
+		stepErrOnce.Do(func() { stepErr = fmt.Errorf("simulation: bot %d, step %s: %w", id, step, err) })
+		cancel()
+	}
 	body := func(id int) {
 		b := bots[id]
 		for ctx.Err() == nil && clk.Now().Before(end) {
 			st := pick(s.Steps, b.Rand)
 			b.step = st.Name
 			if err := st.Run(ctx, b); err != nil {
-				stepErrOnce.Do(func() { stepErr = fmt.Errorf("simulation: bot %d, step %s: %w", id, st.Name, err) })
-				cancel()
+				fail(id, st.Name, err)
 				return
 			}
-			b.Sleep(ctx, time.Duration(b.Rand.Int64N(int64(2*s.Think))))
+			b.Sleep(ctx, time.Duration(b.Rand.Int64N(int64(2*s.think(clk.Now())))))
+		}
+		if proc != nil {
+			b.step = "final_recover"
+			if err := proc.botEnded(ctx, b); err != nil {
+				fail(id, b.step, err)
+			}
 		}
 	}
 	wallStart := s.wall.Now()
@@ -289,13 +360,29 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	if run.Events, err = join(srv.Ledger().Requests(), tp.records()); err != nil {
 		return nil, err
 	}
+	if proc != nil {
+		if run.Placement, err = proc.result(ctx); err != nil {
+			return nil, err
+		}
+	}
 	run.Figures = figures(run, clk.Now().Sub(s.Start), wall, clk.fired)
+	if run.Placement != nil {
+		run.Placement.Figures = placementFigures(run)
+	}
 	for _, inv := range s.Invariants {
 		if err := inv.Check(run); err != nil {
 			run.Violations = append(run.Violations, Violation{Invariant: inv.Name, Err: err})
 		}
 	}
 	return run, nil
+}
+
+// think is the mean pause between steps at simulated time now.
+func (s Scenario) think(now time.Time) time.Duration {
+	if s.Burst.Every > 0 && now.Sub(s.Start)%s.Burst.Every < s.Burst.For {
+		return s.Burst.Think
+	}
+	return s.Think
 }
 
 func pick(steps []Step, r *rand.Rand) Step {
@@ -351,13 +438,13 @@ type tap struct {
 }
 
 type wireRecord struct {
-	call                      int
+	call, op                  int
 	method, target, timestamp string
 	signature, clientOrderID  string
 }
 
 func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
-	rec := wireRecord{call: callOf(req.Context()), method: req.Method, target: req.URL.RequestURI(),
+	rec := wireRecord{call: callOf(req.Context()), op: opOf(req.Context()), method: req.Method, target: req.URL.RequestURI(),
 		timestamp: req.Header.Get(signing.HeaderTimestamp), signature: req.Header.Get(signing.HeaderSignature)}
 	if req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
@@ -406,7 +493,7 @@ func join(ledger []brokertest.Request, wire []wireRecord) ([]Event, error) {
 			return nil, fmt.Errorf("simulation: request %d: venue saw %s %s @%s, wire had %s %s @%s",
 				i, r.Method, r.Target, r.Timestamp, w.method, w.target, w.timestamp)
 		}
-		out[i] = Event{Request: r, Call: w.call, Signature: w.signature, ClientOrderID: w.clientOrderID}
+		out[i] = Event{Request: r, Call: w.call, Op: w.op, Signature: w.signature, ClientOrderID: w.clientOrderID}
 	}
 	return out, nil
 }

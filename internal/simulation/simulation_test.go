@@ -3,10 +3,13 @@ package simulation
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -314,22 +317,54 @@ func burst(ev func(int, string, time.Duration, int, ...func(*Event)) Event, n in
 	return out
 }
 
-// TestMatrix is the full matrix `make sim` runs: seeds × standard mixes ×
-// a simulated trading day (TRADEWIRE_SIM_DURATION, default 24h;
-// TRADEWIRE_SIM_SEEDS, default 5). It prints the figures of every run and
-// fails if any invariant broke.
+// matrixScenarios is the full matrix, per seed: every standard mix under
+// the realistic load for dur; one saturated run (the default Think, the
+// "all" mix) for sat, so the rate budget is held at its limit; and the
+// placement scenarios (every placement mix × every duplicate mode, with
+// restarts) under the realistic load for dur.
+func matrixScenarios(seeds int, dur, sat time.Duration) []Scenario {
+	think, burst := RealisticLoad()
+	all := StandardMixes()[len(StandardMixes())-1]
+	var out []Scenario
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		for _, m := range StandardMixes() {
+			out = append(out, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: dur, Think: think, Burst: burst})
+		}
+		out = append(out, Scenario{Name: "saturated/" + all.Name, Seed: seed, Mix: all.Mix, Duration: sat})
+		for _, m := range placementMixes() {
+			for _, dup := range duplicateModes {
+				sc := placementScenario(seed, m, dup, dur, DefaultRestartEvery)
+				sc.Think, sc.Burst = think, burst
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
+// TestMatrix is the full matrix `make sim` runs (matrixScenarios):
+// TRADEWIRE_SIM_SEEDS seeds (default 5), realistic runs of
+// TRADEWIRE_SIM_DURATION (default 24h) and saturated ones of
+// TRADEWIRE_SIM_SATURATED (default 2h). It prints the figures of every
+// run, the placement figures, and the ratio of simulated to wall time,
+// and fails if any invariant broke.
 func TestMatrix(t *testing.T) {
 	if os.Getenv("TRADEWIRE_SIM_FULL") == "" {
 		t.Skip("set TRADEWIRE_SIM_FULL=1 (or run make sim) for the full matrix")
 	}
-	dur, seeds := 24*time.Hour, 5
-	if s := os.Getenv("TRADEWIRE_SIM_DURATION"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("TRADEWIRE_SIM_DURATION: %v", err)
+	env := func(name string, def time.Duration) time.Duration {
+		s := os.Getenv(name)
+		if s == "" {
+			return def
 		}
-		dur = d
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			t.Fatalf("%s=%q: want a positive duration", name, s)
+		}
+		return d
 	}
+	dur, sat := env("TRADEWIRE_SIM_DURATION", 24*time.Hour), env("TRADEWIRE_SIM_SATURATED", 2*time.Hour)
+	seeds := 5
 	if s := os.Getenv("TRADEWIRE_SIM_SEEDS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -337,17 +372,19 @@ func TestMatrix(t *testing.T) {
 		}
 		seeds = n
 	}
-	var scenarios []Scenario
-	for seed := int64(1); seed <= int64(seeds); seed++ {
-		for _, m := range StandardMixes() {
-			scenarios = append(scenarios, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: dur})
-		}
-	}
+	// The runs keep their whole ledger until the end: collecting garbage
+	// less often is a cheap win for the harness (about 10 % of the wall).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	scenarios := matrixScenarios(seeds, dur, sat)
 	runs := make([]*Run, len(scenarios))
 	start := time.Now()
 	t.Run("runs", func(t *testing.T) {
 		for i, sc := range scenarios {
-			t.Run(fmt.Sprintf("%s/seed%d", sc.Name, sc.Seed), func(t *testing.T) {
+			name := fmt.Sprintf("%s/seed%d", sc.Name, sc.Seed)
+			if sc.Placement != nil {
+				name = fmt.Sprintf("%s/%s/seed%d", sc.Name, sc.Placement.Duplicate, sc.Seed)
+			}
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				runs[i] = run(t, sc)
 				if err := runs[i].Err(); err != nil {
@@ -358,16 +395,51 @@ func TestMatrix(t *testing.T) {
 	})
 	elapsed := time.Since(start)
 	var done []*Run
-	var sim time.Duration
+	var simTotal time.Duration
 	for _, r := range runs {
 		if r != nil {
 			done = append(done, r)
-			sim += r.Figures.Simulated
+			simTotal += r.Figures.Simulated
 		}
 	}
 	var buf bytes.Buffer
 	WriteTable(&buf, done)
-	fmt.Fprintf(&buf, "matrix: %v simulated in %v elapsed (%d runs in parallel on GOMAXPROCS): %.0fx\n",
-		sim.Round(time.Second), elapsed.Round(time.Millisecond), len(done), float64(sim)/float64(elapsed))
+	fmt.Fprintln(&buf)
+	WritePlacementTable(&buf, done)
+	fmt.Fprintln(&buf)
+	writeRatios(&buf, done)
+	parallel := "?"
+	if f := flag.Lookup("test.parallel"); f != nil {
+		parallel = f.Value.String()
+	}
+	fmt.Fprintf(&buf, "matrix: %v simulated in %v elapsed (%d runs, %s at a time, GOMAXPROCS=%d): %.0fx\n",
+		simTotal.Round(time.Second), elapsed.Round(time.Millisecond), len(done), parallel, runtime.GOMAXPROCS(0),
+		float64(simTotal)/float64(elapsed))
 	fmt.Print(buf.String())
+}
+
+// writeRatios prints the simulated/wall ratio of each kind of run: the
+// lowest, the median and the highest of the runs of that kind, each run
+// measured on its own wall clock.
+func writeRatios(w io.Writer, runs []*Run) {
+	kinds := map[string][]float64{}
+	var names []string
+	for _, r := range runs {
+		k := "realistic"
+		switch {
+		case strings.HasPrefix(r.Scenario.Name, "saturated"):
+			k = "saturated"
+		case r.Placement != nil:
+			k = "realistic+placement"
+		}
+		if _, ok := kinds[k]; !ok {
+			names = append(names, k)
+		}
+		kinds[k] = append(kinds[k], r.Figures.Ratio)
+	}
+	for _, k := range names {
+		rs := kinds[k]
+		slices.Sort(rs)
+		fmt.Fprintf(w, "sim/wall %-20s %3d runs: min %.0fx, median %.0fx, max %.0fx\n", k, len(rs), rs[0], rs[len(rs)/2], rs[len(rs)-1])
+	}
 }
