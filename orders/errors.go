@@ -21,6 +21,7 @@ type UnknownOutcomeError struct {
 	Err error
 }
 
+// Error implements error.
 func (e *UnknownOutcomeError) Error() string {
 	return fmt.Sprintf("orders: outcome unknown for client_order_id %s: %v", e.ClientOrderID, e.Err)
 }
@@ -40,6 +41,7 @@ type RejectedError struct {
 	Err           error
 }
 
+// Error implements error.
 func (e *RejectedError) Error() string {
 	return fmt.Sprintf("orders: client_order_id %s rejected: %s", e.ClientOrderID, e.Reason)
 }
@@ -60,6 +62,7 @@ type NotPlacedError struct {
 	Err           error
 }
 
+// Error implements error.
 func (e *NotPlacedError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("orders: client_order_id %s not placed: %s: %v", e.ClientOrderID, e.Reason, e.Err)
@@ -78,6 +81,7 @@ type KeyConflictError struct {
 	ClientOrderID string
 }
 
+// Error implements error.
 func (e *KeyConflictError) Error() string {
 	return fmt.Sprintf("orders: idempotency key %q already names a different order (client_order_id %s); use a new key (nothing was sent)", e.Key, e.ClientOrderID)
 }
@@ -95,6 +99,7 @@ type InProgressError struct {
 	Err           error
 }
 
+// Error implements error.
 func (e *InProgressError) Error() string {
 	return fmt.Sprintf("orders: client_order_id %s is in progress in another process (nothing was sent here): %v", e.ClientOrderID, e.Err)
 }

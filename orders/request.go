@@ -43,6 +43,7 @@ type ValidationError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("orders: invalid request: %s: %s (nothing was sent)", e.Field, e.Reason)
 }

@@ -26,6 +26,7 @@ type KeyError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *KeyError) Error() string {
 	return fmt.Sprintf("signing: private key from %s: %s", e.Source, e.Reason)
 }

@@ -70,6 +70,7 @@ type StatusError struct {
 	Body string
 }
 
+// Error implements error.
 func (e *StatusError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %d %s", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
@@ -136,6 +137,7 @@ type NetworkError struct {
 	Err          error
 }
 
+// Error implements error.
 func (e *NetworkError) Error() string {
 	return fmt.Sprintf("%s %s: failed after %d attempts: %v", e.Method, e.Path, e.Attempts, e.Err)
 }
@@ -159,6 +161,7 @@ type UnknownOutcomeError struct {
 	Err error
 }
 
+// Error implements error.
 func (e *UnknownOutcomeError) Error() string {
 	return fmt.Sprintf("%s %s: unknown outcome (sent once, not retried; it may have taken effect): %v", e.Method, e.Path, e.Err)
 }
@@ -177,6 +180,7 @@ type ResponseTooLargeError struct {
 	Limit        int64
 }
 
+// Error implements error.
 func (e *ResponseTooLargeError) Error() string {
 	return fmt.Sprintf("%s %s: %d response body exceeds the %d-byte limit", e.Method, e.Path, e.StatusCode, e.Limit)
 }
@@ -227,6 +231,7 @@ type NotSentError struct {
 	Err          error
 }
 
+// Error implements error.
 func (e *NotSentError) Error() string {
 	return fmt.Sprintf("%s %s: not sent: %v", e.Method, e.Path, e.Err)
 }

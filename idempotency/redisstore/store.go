@@ -73,6 +73,7 @@ type InProgressError struct {
 	SignaturesExpire time.Time
 }
 
+// Error implements error.
 func (e *InProgressError) Error() string {
 	s := fmt.Sprintf("redisstore: client_order_id %s is in progress in another process", e.ClientOrderID)
 	if e.Owner != "" {

@@ -467,6 +467,7 @@ func (v *Venue) cancelOrder(a *account, id string, now time.Time) *reply {
 // num prints a decimal as a bare JSON number, always with a fraction.
 type num decimal.Decimal
 
+// MarshalJSON writes the number bare, as the venue does.
 func (n num) MarshalJSON() ([]byte, error) {
 	s := decimal.Decimal(n).String()
 	if !strings.Contains(s, ".") {
