@@ -262,19 +262,21 @@ func TestLeaseRenewedByUpdate(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	a := newStore(t, rdb, acct, redisstore.WithLease(400*time.Millisecond))
+	// The lease is far longer than the pauses between updates, so only a
+	// lapse of renewal, not a slow machine, could let it expire.
+	a := newStore(t, rdb, acct, redisstore.WithLease(3*time.Second))
 	b := newStore(t, rdb, acct)
 	rec := record(acct, "c1", time.Now())
 	a.Create(ctx, rec)
 	for i := 0; i < 6; i++ {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(time.Second) // Redis's clock is real
 		rec.State = idempotency.Unknown
 		if err := a.Update(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, _, err := b.Create(ctx, rec); !errors.Is(err, redisstore.ErrInProgress) {
-		t.Fatalf("Create after 600ms of renewals: err = %v, want in progress", err)
+		t.Fatalf("Create after 6s of renewals of a 3s lease: err = %v, want in progress", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { _, err := a.Place(actx, "k", buy); errc <- err }()
 	for len(srv.Ledger().OrdersByClientID(cid)) == 0 {
-		time.Sleep(5 * time.Millisecond)
+		runtime.Gosched()
 	}
 	kill()
 	if err := <-errc; err == nil {

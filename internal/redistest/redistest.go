@@ -12,6 +12,7 @@
 package redistest
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,6 +22,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -133,30 +135,48 @@ func (s *Server) start() {
 	args := append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--appendonly", "yes", "--appendfsync", "always", "--save", "",
-		"--daemonize", "no", "--logfile", "redis.log",
+		"--daemonize", "no", "--logfile", "",
 	}, s.args...)
 	s.cmd = exec.Command("redis-server", args...)
 	s.cmd.Dir = s.dir
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		s.tb.Fatalf("redistest: starting redis-server: %v", err)
+	}
 	if err := s.cmd.Start(); err != nil {
 		s.tb.Fatalf("redistest: starting redis-server: %v", err)
 	}
+	// The server says when it is ready on its log; read it rather than
+	// poll the port.
+	ready := make(chan struct{})
+	var logMu sync.Mutex
+	var logText strings.Builder
+	go func() {
+		sc := bufio.NewScanner(out)
+		signalled := false
+		for sc.Scan() {
+			logMu.Lock()
+			logText.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
+			if !signalled && strings.Contains(sc.Text(), "Ready to accept connections") {
+				signalled = true
+				close(ready)
+			}
+		}
+	}()
 	s.done = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(s.cmd, s.done)
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
-	defer c.Close()
-	for i := 0; ; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		if i == 100 {
-			log, _ := os.ReadFile(s.dir + "/redis.log")
-			s.tb.Fatalf("redistest: redis-server on %s did not answer: %v\n%s", s.Addr(), err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	select {
+	case <-ready:
+		return
+	case <-s.done:
+	case <-ctx.Done():
 	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	s.tb.Fatalf("redistest: redis-server on %s did not become ready:\n%s", s.Addr(), logText.String())
 }
 
 // Addr returns the server's host:port.
