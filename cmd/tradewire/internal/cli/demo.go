@@ -116,7 +116,7 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) error {
 	d.w.printf("tradewire demo: a scripted tour on the in-memory simulated venue (seed %d)\n\n", seed)
 	d.w.say("No credentials and no network: the venue runs inside this process, checks every " +
 		"signature as the real one does, and misbehaves on cue. Its budget is " +
-		fmt.Sprintf("%d requests a minute in bursts of %d; the client's token bucket is set to the same. ", demoRatePerMinute, demoBurst) +
+		fmt.Sprintf("%d requests a minute in bursts of %d; the client's token bucket is set to the same, refilling 1%% under the rate so that it never meets the limit exactly. ", demoRatePerMinute, demoBurst) +
 		"The venue and the client share a simulated clock, so waits cost no wall time.")
 	for i, ch := range demoChapters() {
 		d.w.printf("\n== %d. %s ==\n", i+1, ch.title)
@@ -125,7 +125,7 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) error {
 		}
 	}
 	d.ledger()
-	d.w.printf("\nsimulated time: %v\n", d.clock.Since(demoStart))
+	d.w.printf("\nsimulated time: %v\n", d.clock.Since(demoStart).Round(time.Millisecond))
 	d.w.printf("%s %v\n", demoWallTimeTag, time.Since(wallStart).Round(time.Millisecond))
 	return d.w.err
 }
@@ -270,7 +270,7 @@ func demoThrottle(ctx context.Context, d *demoRun) error {
 		statuses[r.Status]++
 	}
 	d.w.detail("client: %d requests, %d sent at once, %d held back by its token bucket for %v in all",
-		demoBurstSize, demoBurstSize-burst.held, burst.held, burst.waited)
+		demoBurstSize, demoBurstSize-burst.held, burst.held, burst.waited.Round(time.Millisecond))
 	d.w.detail("venue: %d requests received, answered %s; 429 answers: %d", len(reqs), byStatus(statuses), statuses[http.StatusTooManyRequests])
 	d.w.say("The client's bucket holds the venue's budget, so it spaced the burst out itself and the venue never had to say no.")
 
