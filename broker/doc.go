@@ -37,11 +37,17 @@
 //
 // # Idempotency
 //
-// This package places no orders. Placement arrives with package orders,
-// which fixes a client_order_id before the first send, stores it, and looks
-// the order up before any resend; share one transport with it through
-// NewFromTransport and Client.Transport. CancelOrder is safe to repeat: a
-// second cancel of a final order is a *CancelRejectedError.
+// This package places no orders: package orders does, with orders.Placer,
+// which derives the client_order_id from the caller's idempotency key,
+// records the intent durably before the first send, and looks the order up
+// before any resend. Give it this client's transport (Client.Transport) so
+// that reads and creates share one rate budget:
+//
+//	p, err := orders.New(c.Transport(), store, acct.AccountNumber)
+//
+// Order values from both packages are the same type. CancelOrder is safe
+// to repeat: a second cancel of a final order is a *CancelRejectedError.
+// With WithRedisURL, every process of a fleet shares one rate budget.
 //
 // # Errors
 //
