@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -33,35 +32,11 @@ const (
 
 var benchStart = time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC)
 
-// skipClock is a fake clock on which waiting costs no wall time: a timer
-// for d moves the clock forward by d at once and fires. AfterFunc (the
-// transport's per-attempt deadline) is not a wait and moves nothing. It
-// suits one client sending one request at a time, as a sweep does.
-type skipClock struct {
-	*clockwork.FakeClock
-}
-
-func (c *skipClock) NewTimer(d time.Duration) clockwork.Timer {
-	t := c.FakeClock.NewTimer(d)
-	if d > 0 {
-		c.FakeClock.Advance(d)
-	}
-	return t
-}
-
-func (c *skipClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).Chan() }
-
-func (c *skipClock) Sleep(d time.Duration) {
-	if d > 0 {
-		c.FakeClock.Advance(d)
-	}
-}
-
 // sweepSetup returns a client and a venue holding exactly pages pages of
 // orders, sharing a fresh skipping clock.
-func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, *skipClock) {
+func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, *skipclock.Clock) {
 	b.Helper()
-	clk := &skipClock{FakeClock: clockwork.NewFakeClockAt(benchStart)}
+	clk := skipclock.New(benchStart)
 	srv, err := brokertest.New(
 		brokertest.WithClock(clk),
 		brokertest.WithBulkOrders(pages*benchPageSize),

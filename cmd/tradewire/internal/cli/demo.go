@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -96,7 +96,7 @@ except the wall-time line.`,
 type demoRun struct {
 	w       *demoWriter
 	seed    int64
-	clock   *skipClock
+	clock   *skipclock.Clock
 	venue   *brokertest.Server
 	client  *transport.Client
 	log     *attemptLog
@@ -131,7 +131,7 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) error {
 }
 
 func newDemoRun(out io.Writer, seed int64) (*demoRun, error) {
-	clk := &skipClock{FakeClock: clockwork.NewFakeClockAt(demoStart)}
+	clk := skipclock.New(demoStart)
 	srv, err := brokertest.New(
 		brokertest.WithClock(clk),
 		brokertest.WithSeed(seed),
@@ -602,34 +602,4 @@ func (w *demoWriter) say(text string) {
 // detail prints one indented line of what happened.
 func (w *demoWriter) detail(format string, args ...any) {
 	w.printf("    "+format+"\n", args...)
-}
-
-// skipClock is a fake clock on which waiting costs no wall time: a timer
-// for d moves the clock forward by d at once and fires. The client and the
-// venue share it, so the venue sees exactly the time the client waited (and
-// an injected latency fault moves it too), and the run is deterministic.
-// AfterFunc, the transport's per-attempt deadline, is not a wait: it fires
-// only if something moves the clock past it while a request is in flight,
-// such as a venue latency longer than the deadline.
-//
-// It suits one client sending one request at a time, as the demo does:
-// two goroutines waiting at once would each move the clock by their wait.
-type skipClock struct {
-	*clockwork.FakeClock
-}
-
-func (c *skipClock) NewTimer(d time.Duration) clockwork.Timer {
-	t := c.FakeClock.NewTimer(d)
-	if d > 0 {
-		c.FakeClock.Advance(d)
-	}
-	return t
-}
-
-func (c *skipClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).Chan() }
-
-func (c *skipClock) Sleep(d time.Duration) {
-	if d > 0 {
-		c.FakeClock.Advance(d)
-	}
 }

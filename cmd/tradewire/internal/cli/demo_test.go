@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/skipclock"
 )
 
 // withoutWallTime drops the one line that differs between runs.
@@ -197,7 +196,7 @@ func TestDecimalText(t *testing.T) {
 func TestSkipClock_WaitsMoveTheClockAtOnce(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
-	c := &skipClock{FakeClock: clockwork.NewFakeClockAt(start)}
+	c := skipclock.New(start)
 	select {
 	case <-c.NewTimer(1500 * time.Millisecond).Chan():
 	default:

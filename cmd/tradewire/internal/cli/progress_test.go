@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -32,7 +33,7 @@ func TestProgress_NothingOffATerminal(t *testing.T) {
 // clears its line when done.
 func TestProgress_Bar(t *testing.T) {
 	t.Parallel()
-	clk := &skipClock{FakeClock: clockwork.NewFakeClockAt(simNow)}
+	clk := skipclock.New(simNow)
 	var buf bytes.Buffer
 	p := newSweepProgressTo(&buf, "fees", "orders", clk)
 	opts := p.transportOptions(100, 1)
