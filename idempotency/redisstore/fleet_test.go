@@ -1,16 +1,11 @@
 package redisstore_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -41,19 +36,9 @@ type placeResult struct {
 }
 
 // TestHelperProcess is not a test: it is one bot process, started by
-// TestFleetPlaceSameKey as `os.Args[0] -test.run=^TestHelperProcess$`.
+// TestFleetPlaceSameKey.
 func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "place" {
-		t.Skip("helper process for TestFleetPlaceSameKey")
-	}
-	res, err := placeBot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helper:", err)
-		os.Exit(2)
-	}
-	b, _ := json.Marshal(res)
-	fmt.Printf("RESULT %s\n", b)
-	os.Exit(0)
+	redistest.ServeHelper(t, helperEnv, "place", func() (any, error) { return placeBot() })
 }
 
 // newPlacer is one process's Placer: a transport client to the venue and
@@ -93,8 +78,7 @@ func placeBot() ([]placeResult, error) {
 	}
 	defer store.Close()
 	keys := strings.Split(os.Getenv("ORDER_KEYS"), ",")
-	fmt.Println("READY")
-	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+	if err := redistest.AwaitRelease(); err != nil {
 		return nil, err
 	}
 	out := make([]placeResult, len(keys))
@@ -175,53 +159,15 @@ func TestFleetPlaceSameKey(t *testing.T) {
 	}
 
 	const procs = 4
-	type proc struct {
-		cmd   *exec.Cmd
-		stdin io.WriteCloser
-		out   *bufio.Scanner
-	}
-	var ps []proc
-	for i := 0; i < procs; i++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), helperEnv+"=place",
-			"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
-			"VENUE_ACCOUNT="+srv.AccountNumber, "REDIS_URL="+url, "ORDER_NS="+ns, "ORDER_KEYS="+strings.Join(keys, ","))
-		cmd.Stderr = os.Stderr
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		ps = append(ps, proc{cmd, stdin, bufio.NewScanner(stdout)})
-	}
-	for i, p := range ps {
-		ready := false
-		for p.out.Scan() {
-			if p.out.Text() == "READY" {
-				ready = true
-				break
-			}
-		}
-		if !ready {
-			t.Fatalf("process %d did not get ready", i)
-		}
-	}
-	for _, p := range ps {
-		io.WriteString(p.stdin, "go\n")
-	}
+	ps := redistest.StartProcesses(t, procs, helperEnv+"=place",
+		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
+		"VENUE_ACCOUNT="+srv.AccountNumber, "REDIS_URL="+url, "ORDER_NS="+ns, "ORDER_KEYS="+strings.Join(keys, ","))
+	perProc := make([][]placeResult, procs)
+	ps.Release(t, func(i int) any { return &perProc[i] })
 	var results []placeResult
-	for i, p := range ps {
-		var rs []placeResult
-		for p.out.Scan() {
-			if line := p.out.Text(); strings.HasPrefix(line, "RESULT ") {
-				if err := json.Unmarshal([]byte(line[7:]), &rs); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := p.cmd.Wait(); err != nil || len(rs) != len(keys) {
-			t.Fatalf("process %d: %v, %d results", i, err, len(rs))
+	for i, rs := range perProc {
+		if len(rs) != len(keys) {
+			t.Fatalf("process %d: %d results, want %d", i, len(rs), len(keys))
 		}
 		results = append(results, rs...)
 	}

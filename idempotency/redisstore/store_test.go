@@ -17,11 +17,7 @@ import (
 )
 
 // setup returns a Redis client and a fresh account namespace in it.
-func setup(t *testing.T) (*redis.Client, string) {
-	t.Helper()
-	rdb := redistest.Client(t)
-	return rdb, redistest.Account(t, redistest.URL(t))
-}
+func setup(t *testing.T) (*redis.Client, string) { return redistest.Setup(t) }
 
 // newStore is one process's Store.
 func newStore(t *testing.T, rdb *redis.Client, acct string, opts ...redisstore.Option) *redisstore.Store {

@@ -15,11 +15,7 @@ import (
 )
 
 // setup returns a Redis client and a fresh account namespace in it.
-func setup(t *testing.T) (*redis.Client, string) {
-	t.Helper()
-	rdb := redistest.Client(t)
-	return rdb, redistest.Account(t, redistest.URL(t))
-}
+func setup(t *testing.T) (*redis.Client, string) { return redistest.Setup(t) }
 
 func newBudget(t *testing.T, rdb *redis.Client, acct string, opts ...redisbudget.Option) *redisbudget.Budget {
 	t.Helper()

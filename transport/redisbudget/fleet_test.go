@@ -1,14 +1,9 @@
 package redisbudget_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -41,19 +36,9 @@ type helperResult struct {
 }
 
 // TestHelperProcess is not a test: it is one bot process of the fleet,
-// started by runFleet as `os.Args[0] -test.run=^TestHelperProcess$`.
+// started by runFleet.
 func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "fleet" {
-		t.Skip("helper process for TestFleetSharesOneBudget")
-	}
-	res, err := fleetBot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helper:", err)
-		os.Exit(2)
-	}
-	b, _ := json.Marshal(res)
-	fmt.Printf("RESULT %s\n", b)
-	os.Exit(0)
+	redistest.ServeHelper(t, helperEnv, "fleet", func() (any, error) { return fleetBot() })
 }
 
 func fleetBot() (helperResult, error) {
@@ -86,8 +71,7 @@ func fleetBot() (helperResult, error) {
 	if err != nil {
 		return res, err
 	}
-	fmt.Println("READY")
-	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+	if err := redistest.AwaitRelease(); err != nil {
 		return res, err
 	}
 	var mu sync.Mutex
@@ -133,68 +117,14 @@ func runFleet(t *testing.T, redisURL, budgetAccount string) fleetRun {
 	t.Helper()
 	srv := brokertest.NewServer(brokertest.WithRateLimit(venuePerMinute, venueBurst), brokertest.WithSeed(1))
 	defer srv.Close()
-	type proc struct {
-		cmd   *exec.Cmd
-		stdin io.WriteCloser
-		out   *bufio.Scanner
-	}
-	var procs []proc
-	for i := 0; i < fleetProcs; i++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), helperEnv+"=fleet",
-			"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
-			"REDIS_URL="+redisURL, "BUDGET_ACCOUNT="+budgetAccount)
-		cmd.Stderr = os.Stderr
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		procs = append(procs, proc{cmd, stdin, bufio.NewScanner(stdout)})
-	}
-	for i, p := range procs {
-		if !scanTo(p.out, "READY") {
-			t.Fatalf("process %d did not get ready", i)
-		}
-	}
-	for _, p := range procs {
-		io.WriteString(p.stdin, "go\n")
-	}
+	ps := redistest.StartProcesses(t, fleetProcs, helperEnv+"=fleet",
+		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
+		"REDIS_URL="+redisURL, "BUDGET_ACCOUNT="+budgetAccount)
 	var run fleetRun
-	for i, p := range procs {
-		var res helperResult
-		found := false
-		for p.out.Scan() {
-			if line := p.out.Text(); len(line) > 7 && line[:7] == "RESULT " {
-				if err := json.Unmarshal([]byte(line[7:]), &res); err != nil {
-					t.Fatal(err)
-				}
-				found = true
-			}
-		}
-		if err := p.cmd.Wait(); err != nil || !found {
-			t.Fatalf("process %d: %v (result found: %v)", i, err, found)
-		}
-		run.results = append(run.results, res)
-	}
+	run.results = make([]helperResult, fleetProcs)
+	ps.Release(t, func(i int) any { return &run.results[i] })
 	run.requests = srv.Ledger().Requests()
 	return run
-}
-
-func scanTo(s *bufio.Scanner, want string) bool {
-	for s.Scan() {
-		if s.Text() == want {
-			return true
-		}
-	}
-	return false
 }
 
 // conformance checks the venue's ledger against a token bucket of
