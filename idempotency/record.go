@@ -15,7 +15,8 @@ const (
 	// has not been learned.
 	Pending State = "pending"
 	// Unknown: the create was sent and its answer was ambiguous (429, 5xx,
-	// timeout, connection lost); only a lookup can tell.
+	// timeout, connection lost), or was a 2xx whose order could not be
+	// read (Record.Answered2xx); only a lookup can tell.
 	Unknown State = "unknown"
 	// Acknowledged: the venue holds the order (OrderID).
 	Acknowledged State = "acknowledged"
@@ -61,6 +62,12 @@ type Record struct {
 	Target string `json:"target"`
 	// Sends counts the signatures a create was sent with.
 	Sends int `json:"sends"`
+	// Answered2xx: the venue answered a send of the create with a 2xx, so
+	// an order exists, but its body could not be read (undecodable, too
+	// large, or naming another client_order_id). Such an intent is never
+	// sent again and never taken as not placed: it stays Unknown until a
+	// lookup finds its order.
+	Answered2xx bool `json:"answered_2xx,omitempty"`
 	// CreatedAt is when the intent was recorded.
 	CreatedAt time.Time `json:"created_at"`
 	// FirstSentAt is the time of the first signature; zero if never sent.
