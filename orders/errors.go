@@ -8,33 +8,72 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// UnknownOutcomeError is a create whose outcome could not be learned: the
-// venue's answer was ambiguous and the lookups that followed could not
-// finish (the context ended, the venue stayed unavailable), or the create
-// was sent under a random id, which is never sent again. The order may or
-// may not exist; look it up by ClientOrderID. It matches
-// transport.ErrUnknownOutcome.
+// The outcomes a caller branches on, matched with errors.Is against the
+// errors Place returns. Each error Place returns matches exactly one of
+// ErrNotPlaced, ErrRejected, ErrUnknownOutcome and
+// transport.ErrInvalidRequest, except *InProgressError, which matches
+// ErrInProgress and ErrUnknownOutcome. See the package documentation for
+// the switch to write.
+var (
+	// ErrNotPlaced: no order exists for the client_order_id and none can
+	// appear from what this Place sent. Calling Place again with the same
+	// key is safe.
+	ErrNotPlaced = errors.New("orders: not placed")
+	// ErrRejected: the venue refused the create, or reports its order
+	// failed; nothing is live. It is transport.ErrRejected.
+	ErrRejected = transport.ErrRejected
+	// ErrUnknownOutcome: the create may have taken effect. Never place the
+	// order again under a new key; call Place again later with the same
+	// key, or Recover. It is transport.ErrUnknownOutcome.
+	ErrUnknownOutcome = transport.ErrUnknownOutcome
+	// ErrInProgress: another process sharing the store holds the intent.
+	// It is idempotency.ErrInProgress.
+	ErrInProgress = idempotency.ErrInProgress
+)
+
+// No error type of this package unwraps to its cause: a cause from below
+// (a 503 *transport.StatusError, a context error, a store error) matches
+// sentinels such as transport.ErrUnavailable that read "safe to retry",
+// which an outcome of this package must never inherit. The cause is kept
+// in the Err field, to read, not to match.
+
+// UnknownOutcomeError is a create whose outcome could not be learned: it
+// may or may not have taken effect. The venue's answer was ambiguous and
+// the lookups that followed could not settle it (the context ended, the
+// venue stayed unavailable, a lookup could not read every order, or
+// re-sends are forbidden), or the venue answered 2xx but its order could
+// not be read (Answered2xx: an order exists), or the create was sent once
+// under a random id. Look the order up by ClientOrderID, or call Place
+// again with the same Key; never place it again under a new key.
+//
+// It matches ErrUnknownOutcome only.
 type UnknownOutcomeError struct {
 	ClientOrderID string
 	// Key is the caller's idempotency key, empty for a random id.
 	Key string
+	// Answered2xx: the venue acknowledged the create with a 2xx; the order
+	// exists, but neither the answer nor a lookup could read it.
+	Answered2xx bool
+	// Err is what kept the outcome unknown. It is not unwrapped.
 	Err error
 }
 
 // Error implements error.
 func (e *UnknownOutcomeError) Error() string {
-	return fmt.Sprintf("orders: outcome unknown for client_order_id %s: %v", e.ClientOrderID, e.Err)
+	if e.Answered2xx {
+		return fmt.Sprintf("orders: outcome unknown for client_order_id %s: the venue acknowledged the create with a 2xx, so an order exists, but it could not be read: %v", e.ClientOrderID, e.Err)
+	}
+	return fmt.Sprintf("orders: outcome unknown for client_order_id %s (it may have been placed; do not place it under a new key): %v", e.ClientOrderID, e.Err)
 }
 
-// Unwrap returns what kept the outcome unknown.
-func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+// Is matches ErrUnknownOutcome.
+func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
 
-// Is matches transport.ErrUnknownOutcome.
-func (e *UnknownOutcomeError) Is(target error) bool { return target == transport.ErrUnknownOutcome }
-
-// RejectedError is a create the venue refused: nothing was placed. It
-// matches transport.ErrRejected; Err, when set, is the venue's
-// *transport.StatusError with its field paths.
+// RejectedError is a create the venue refused, or whose order the venue
+// reports failed: nothing is live. Err, when set, is the venue's
+// *transport.StatusError with its field paths; it is not unwrapped.
+//
+// It matches ErrRejected only.
 type RejectedError struct {
 	ClientOrderID string
 	Reason        string
@@ -46,16 +85,17 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("orders: client_order_id %s rejected: %s", e.ClientOrderID, e.Reason)
 }
 
-// Unwrap returns the venue's answer, if any.
-func (e *RejectedError) Unwrap() error { return e.Err }
-
-// Is matches transport.ErrRejected.
-func (e *RejectedError) Is(target error) bool { return target == transport.ErrRejected }
+// Is matches ErrRejected.
+func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
 
 // NotPlacedError is a create known not to have been placed: nothing was
-// sent, or every signature it was sent with has expired and no order with
-// its client_order_id exists. Calling Place again with the same key is
-// safe.
+// sent (the intent could not be recorded, the rate budget or the context
+// ended before the send, a lookup before the first send failed), or every
+// signature it was sent with has expired and a complete lookup found no
+// order with its client_order_id. Calling Place again with the same key
+// is safe. Err is the cause, if any; it is not unwrapped.
+//
+// It matches ErrNotPlaced only.
 type NotPlacedError struct {
 	ClientOrderID string
 	Reason        string
@@ -70,12 +110,12 @@ func (e *NotPlacedError) Error() string {
 	return fmt.Sprintf("orders: client_order_id %s not placed: %s", e.ClientOrderID, e.Reason)
 }
 
-// Unwrap returns the cause, if any.
-func (e *NotPlacedError) Unwrap() error { return e.Err }
+// Is matches ErrNotPlaced.
+func (e *NotPlacedError) Is(target error) bool { return target == ErrNotPlaced }
 
 // KeyConflictError is an idempotency key reused for a different request:
 // a key names one order. Nothing was sent. It matches
-// transport.ErrInvalidRequest.
+// transport.ErrInvalidRequest only.
 type KeyConflictError struct {
 	Key           string
 	ClientOrderID string
@@ -90,10 +130,17 @@ func (e *KeyConflictError) Error() string {
 func (e *KeyConflictError) Is(target error) bool { return target == transport.ErrInvalidRequest }
 
 // InProgressError is a Place or Recover that found the intent held by
-// another process sharing the store: this process sent nothing and leaves
-// the intent to its holder. Place again later returns the settled order.
-// It matches idempotency.ErrInProgress and, since this process cannot tell
-// the outcome yet, transport.ErrUnknownOutcome.
+// another process sharing the store, or lost its claim on it (the store
+// refused a write with idempotency.ErrClaimLost): the intent is its
+// holder's to settle, and this process sends nothing more for it. What
+// this process sent before, if anything, may have taken effect, and the
+// holder may send it again: the outcome is not known here. Place again
+// later returns the settled order. Err is the store's refusal; it is not
+// unwrapped.
+//
+// It matches ErrInProgress and ErrUnknownOutcome, and nothing that reads
+// "safe to retry": a bot that checks only ErrUnknownOutcome treats it
+// safely.
 type InProgressError struct {
 	ClientOrderID string
 	Err           error
@@ -101,17 +148,17 @@ type InProgressError struct {
 
 // Error implements error.
 func (e *InProgressError) Error() string {
-	return fmt.Sprintf("orders: client_order_id %s is in progress in another process (nothing was sent here): %v", e.ClientOrderID, e.Err)
+	return fmt.Sprintf("orders: client_order_id %s is in progress in another process (its outcome is not known here): %v", e.ClientOrderID, e.Err)
 }
 
-// Unwrap returns the store's refusal.
-func (e *InProgressError) Unwrap() error { return e.Err }
-
-// Is matches idempotency.ErrInProgress and transport.ErrUnknownOutcome.
+// Is matches ErrInProgress and ErrUnknownOutcome.
 func (e *InProgressError) Is(target error) bool {
-	return target == idempotency.ErrInProgress || target == transport.ErrUnknownOutcome
+	return target == ErrInProgress || target == ErrUnknownOutcome
 }
 
-// ErrLookupIncomplete: a lookup could not read every page of orders, so it
-// cannot say an order is absent.
-var ErrLookupIncomplete = errors.New("orders: lookup could not read every page")
+// ErrLookupIncomplete: a lookup could not see every order it asked for (a
+// page or a row it could not decode, a row without client_order_id, a
+// pagination link that vanished or repeated, the page cap), so it cannot
+// say an order is absent. It appears as the Err of an
+// *UnknownOutcomeError or *NotPlacedError; those do not match it.
+var ErrLookupIncomplete = errors.New("orders: lookup could not read every order")

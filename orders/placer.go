@@ -24,11 +24,15 @@ import (
 const (
 	// DefaultMaxSends caps how many times one Place sends a create.
 	DefaultMaxSends = 3
-	// DefaultSkewMargin is added to a signature's 30 s validity before a
-	// create is taken as unable to land: the venue's clock may run behind.
+	// DefaultSkewMargin is the floor of the margin added to a signature's
+	// 30 s validity before a create is taken as unable to land: the
+	// venue's clock may run behind the signature's. While the transport
+	// has not measured the venue's clock offset, the margin also includes
+	// the largest offset it accepts (10 min).
 	DefaultSkewMargin = 10 * time.Second
-	// DefaultLookback is how long before the first send a lookup starts
-	// listing orders, for clock differences with the venue.
+	// DefaultLookback is the floor of how long before the first send a
+	// lookup starts listing orders; the measured clock offset, or while it
+	// is not measured the largest accepted (10 min), is added to it.
 	DefaultLookback = 2 * time.Minute
 	// DefaultLookupPageCap bounds the pages one lookup reads.
 	DefaultLookupPageCap = 50
@@ -53,6 +57,9 @@ type Placer struct {
 
 	mu    sync.Mutex
 	locks map[string]*keyLock
+
+	amu      sync.Mutex
+	answered map[string]bool // client_order_ids a 2xx answered, whatever the store recorded
 }
 
 // Option configures a Placer.
@@ -66,10 +73,18 @@ func WithNamespace(ns string) Option { return func(p *Placer) { p.namespace = ns
 func WithLogger(l zerolog.Logger) Option { return func(p *Placer) { p.log = l } }
 
 // WithMaxSends caps how many times one Place sends a create (default 3).
+//
+// WithMaxSends(1) forbids every re-send, for a venue whose handling of a
+// reused client_order_id (or whose order list) a caller does not trust:
+// each intent is sent at most once, by any Place or Recover; an ambiguous
+// outcome is looked up, and if the order is not found it stays an
+// *UnknownOutcomeError (never "not placed", which would invite a second
+// create), however long the Placer waits.
 func WithMaxSends(n int) Option { return func(p *Placer) { p.maxSends = n } }
 
-// WithSkewMargin sets the margin added to a signature's validity before a
-// create is taken as unable to land (default 10 s).
+// WithSkewMargin sets the floor of the margin added to a signature's
+// validity before a create is taken as unable to land (default 10 s); see
+// DefaultSkewMargin.
 func WithSkewMargin(d time.Duration) Option { return func(p *Placer) { p.skew = d } }
 
 // WithLookupPageCap bounds the pages one lookup reads (default 50).
@@ -87,7 +102,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, op
 	p := &Placer{
 		tc: tc, store: store, clock: tc.Clock(), account: accountNumber, log: zerolog.Nop(),
 		maxSends: DefaultMaxSends, skew: DefaultSkewMargin, lookback: DefaultLookback, pageCap: DefaultLookupPageCap,
-		locks: map[string]*keyLock{},
+		locks: map[string]*keyLock{}, answered: map[string]bool{},
 	}
 	for _, o := range opts {
 		o(p)
@@ -112,18 +127,27 @@ func (p *Placer) ClientOrderID(key string) string {
 // it.
 //
 // It validates req, derives the client_order_id from key, and records the
-// intent durably before anything is sent. Every signature's time is
-// recorded before that signature leaves. A definitive answer ends it: 2xx
-// (acknowledged; a 2xx in state failed is a *RejectedError) or a refusal
-// (*RejectedError). After an ambiguous answer it looks the order up by
-// client_order_id; if no order is found it waits until every signature the
-// create was sent with has expired, looks again, and only then sends the
-// same bytes again, up to the send cap.
+// intent durably before anything is sent. If the store does not vouch
+// that a new intent is new (idempotency.Witness), it first looks the
+// order up at the venue: a create sent by a process whose record was lost
+// may have landed. Every signature's time is recorded before that
+// signature leaves. A definitive answer ends it: a 2xx whose order it
+// reads (acknowledged; a 2xx in state failed is a *RejectedError) or a
+// refusal (*RejectedError). Any other 2xx means an order exists: it is
+// looked up and never sent again. After an ambiguous answer it looks the
+// order up by client_order_id; if no order is found it waits until every
+// signature the create was sent with has expired, looks again, and only
+// then sends the same bytes again, up to the send cap (never, with
+// WithMaxSends(1)).
 //
 // Calling Place again with a key already acknowledged returns that order
 // without sending anything; with a different request it returns a
 // *KeyConflictError. An empty key sends once under a random id and never
 // again: its ambiguous outcome is an *UnknownOutcomeError.
+//
+// Errors: *NotPlacedError, *RejectedError, *UnknownOutcomeError,
+// *InProgressError, *KeyConflictError or *ValidationError; see the
+// package documentation for what each means and the switch to write.
 func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, error) {
 	cid := uuid.NewString()
 	if key != "" {
@@ -135,7 +159,7 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 	}
 	unlock, err := p.lock(ctx, cid)
 	if err != nil {
-		return nil, err
+		return nil, &NotPlacedError{ClientOrderID: cid, Reason: "nothing was sent: the context ended while another Place of the key ran", Err: err}
 	}
 	defer unlock()
 
@@ -149,7 +173,7 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 		return nil, &InProgressError{ClientOrderID: cid, Err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("orders: recording the intent for client_order_id %s: %w (nothing was sent)", cid, err)
+		return nil, &NotPlacedError{ClientOrderID: cid, Reason: "nothing was sent: the intent could not be recorded", Err: err}
 	}
 	if !created {
 		if rec.Fingerprint != fingerprint(body) {
@@ -157,66 +181,124 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 		}
 		switch rec.State {
 		case idempotency.Acknowledged:
-			return decodeOrder(rec.Order)
+			o, err := decodeOrder(rec.Order)
+			if err != nil {
+				return nil, &UnknownOutcomeError{ClientOrderID: cid, Key: key, Answered2xx: true,
+					Err: fmt.Errorf("the intent is acknowledged (order %s) but the stored order does not decode: %w", rec.OrderID, err)}
+			}
+			return o, nil
 		case idempotency.Rejected:
 			return nil, &RejectedError{ClientOrderID: cid, Reason: rec.Reason}
 		case idempotency.Pending, idempotency.Unknown:
 			p.log.Info().Str("client_order_id", cid).Str("state", string(rec.State)).Msg("resuming an open intent")
 			return p.reconcile(ctx, &rec, 0)
+		case idempotency.NotPlaced:
+			if rec.Sends > 0 && p.noResend() {
+				return nil, &NotPlacedError{ClientOrderID: cid, Reason: "settled as not placed earlier, and re-sends are forbidden (WithMaxSends(1)): not sent again"}
+			}
 		}
 		// NotPlaced: nothing can be at the venue; send afresh.
 	}
 	return p.send(ctx, &rec, 1)
 }
 
+// noResend reports whether the Placer sends each intent at most once:
+// WithMaxSends(1).
+func (p *Placer) noResend() bool { return p.maxSends == 1 }
+
+// vouches reports whether the store vouches that a created intent is new.
+func (p *Placer) vouches() bool {
+	w, ok := p.store.(idempotency.Witness)
+	return ok && w.VouchesNew()
+}
+
 // send sends the create once (the sends-th time in this call) and
-// resolves its answer.
+// resolves its answer. Before the first send of a call, a store that does
+// not vouch for newness gets a lookup first.
 func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (*Order, error) {
-	hook := func(at time.Time) error {
-		if rec.FirstSentAt.IsZero() {
-			rec.FirstSentAt = at
+	if sends == 1 && rec.Key != "" && !p.vouches() {
+		since := venueNow(p.tc).Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
+		o, raw, err := p.lookup(ctx, rec, since)
+		if err != nil {
+			reason := "nothing was sent: the store cannot vouch the intent is new, and the lookup before the first send failed"
+			if serr := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(serr, idempotency.ErrClaimLost) {
+				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
+			}
+			return nil, &NotPlacedError{ClientOrderID: rec.ClientOrderID, Reason: reason, Err: err}
 		}
-		rec.LastSignedAt = at
-		rec.Sends++
-		rec.State = idempotency.Pending
-		rec.UpdatedAt = at
-		return p.store.Update(ctx, *rec)
+		if o != nil {
+			p.log.Info().Str("client_order_id", rec.ClientOrderID).Msg("found at the venue before the first send")
+			return p.acknowledge(ctx, rec, o, raw)
+		}
+	}
+
+	var hookErr error
+	hook := func(at time.Time) error {
+		next := *rec
+		if next.FirstSentAt.IsZero() {
+			next.FirstSentAt = at
+		}
+		next.LastSignedAt = at
+		next.Sends++
+		next.State = idempotency.Pending
+		next.UpdatedAt = at
+		if err := p.store.Update(ctx, next); err != nil {
+			hookErr = err
+			return err
+		}
+		*rec = next
+		return nil
 	}
 	resp, err := p.tc.Send(ctx, http.MethodPost, rec.Target, rec.Body, hook)
 	p.log.Info().Str("client_order_id", rec.ClientOrderID).Int("send", sends).Bool("answered", err == nil).Msg("create sent")
 
 	var notSent *transport.NotSentError
 	var status *transport.StatusError
+	var tooLarge *transport.ResponseTooLargeError
 	var unknown *transport.UnknownOutcomeError
 	switch {
 	case err == nil:
 		o, derr := decodeOrder(resp.Body)
-		if derr != nil || o.ClientOrderID != rec.ClientOrderID {
-			// Something was created; find out what.
-			return p.markUnknown(ctx, rec, sends, fmt.Errorf("unreadable acknowledgement: %v", derr))
+		if derr == nil && o.ClientOrderID == rec.ClientOrderID {
+			return p.acknowledge(ctx, rec, o, resp.Body)
 		}
-		return p.acknowledge(ctx, rec, o, resp.Body)
-	case errors.As(err, &notSent) && errors.Is(err, idempotency.ErrClaimLost):
+		cause := derr
+		if cause == nil {
+			cause = fmt.Errorf("the %d answer names client_order_id %q", resp.StatusCode, o.ClientOrderID)
+		}
+		return p.answered2xx(ctx, rec, cause)
+	case errors.As(err, &tooLarge) && tooLarge.StatusCode >= 200 && tooLarge.StatusCode < 300:
+		return p.answered2xx(ctx, rec, err)
+	case errors.Is(hookErr, idempotency.ErrClaimLost):
 		// Another process took the intent over while this one waited:
 		// it is theirs to settle; this one sends nothing.
-		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: hookErr}
 	case errors.As(err, &notSent):
 		// Nothing left this time. Earlier sends, if any, were already
 		// resolved as not placed, or this is the first.
-		p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+err.Error())
+		if serr := p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+err.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
+			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
+		}
 		return nil, &NotPlacedError{ClientOrderID: rec.ClientOrderID, Reason: "not sent", Err: err}
 	case errors.As(err, &unknown):
 		return p.markUnknown(ctx, rec, sends, err)
 	case errors.As(err, &status) && status.StatusCode >= 400 && status.StatusCode < 500:
 		if rec.Sends > 1 && hasField(status, "client_order_id") {
 			// A resend refused for its client_order_id: the venue may
-			// hold the first after all. Look again rather than guess.
+			// hold the first after all. Look again rather than guess,
+			// and send no more.
 			return p.markUnknown(ctx, rec, p.maxSends, err)
 		}
-		p.setState(ctx, rec, idempotency.Rejected, status.Error())
+		// The venue said no to this send, and every earlier one was
+		// settled as not placed: known, even if recording it fails —
+		// unless another process holds the intent now and may send it.
+		if serr := p.setState(ctx, rec, idempotency.Rejected, status.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
+			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
+		}
 		return nil, &RejectedError{ClientOrderID: rec.ClientOrderID, Reason: status.Error(), Err: err}
 	default:
-		// A 2xx too large to read, a redirect: the create may have landed.
+		// 429, 5xx, a lost answer, a redirect, a non-2xx too large to
+		// read: the create may have landed.
 		return p.markUnknown(ctx, rec, sends, err)
 	}
 }
@@ -230,8 +312,34 @@ func hasField(se *transport.StatusError, field string) bool {
 	return false
 }
 
+// answered2xx handles a 2xx whose order could not be read: an order
+// exists. The intent is marked so, never sent again and never taken as
+// not placed; one lookup tries to read the order.
+func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause error) (*Order, error) {
+	p.noteAnswered(rec.ClientOrderID)
+	rec.Answered2xx = true
+	reason := "acknowledged with a 2xx whose order could not be read: " + cause.Error()
+	if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
+		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+	}
+	o, raw, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
+	if err != nil {
+		return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
+			Err: fmt.Errorf("%v; looking it up: %w", cause, err)}
+	}
+	if o == nil {
+		return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
+			Err: fmt.Errorf("%v; a lookup does not show it yet", cause)}
+	}
+	return p.acknowledge(ctx, rec, o, raw)
+}
+
 func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends int, cause error) (*Order, error) {
-	p.setState(ctx, rec, idempotency.Unknown, cause.Error())
+	if err := p.setState(ctx, rec, idempotency.Unknown, cause.Error()); errors.Is(err, idempotency.ErrClaimLost) {
+		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+	}
+	// Any other failure to record it leaves the intent pending, which is
+	// open too: whoever reads it next looks it up.
 	if rec.Key == "" {
 		return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Err: cause}
 	}
@@ -241,29 +349,47 @@ func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends
 // reconcile looks the order up until it is found or known absent, then
 // sends again if the cap allows. sends counts this call's sends so far.
 func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends int) (*Order, error) {
+	unknown := func(err error) error {
+		return &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: p.wasAnswered(rec), Err: err}
+	}
 	for {
 		if rec.Sends == 0 {
-			// Recorded but never signed: nothing can be at the venue.
+			// Recorded but never signed: nothing of this intent can be at
+			// the venue (send looks first if the store cannot vouch).
 			return p.send(ctx, rec, sends+1)
 		}
-		o, raw, err := p.lookup(ctx, rec)
+		o, raw, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 		if err != nil {
-			return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
+			return nil, unknown(err)
 		}
 		if o != nil {
 			return p.acknowledge(ctx, rec, o, raw)
 		}
-		expiry := p.expiry(*rec)
-		if wait := expiry.Sub(p.clock.Now()); wait > 0 {
+		if p.wasAnswered(rec) {
+			return nil, unknown(errors.New("the venue acknowledged the create with a 2xx; a lookup does not show its order yet"))
+		}
+		if wait := p.expiry(*rec).Sub(venueNow(p.tc)); wait > 0 {
 			p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
 			if err := p.sleep(ctx, wait); err != nil {
-				return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
+				return nil, unknown(err)
 			}
 			continue
 		}
+		if p.noResend() {
+			// Re-sends are forbidden: a venue whose list may lag past the
+			// wait could hold the order unseen, so "not found" settles
+			// nothing.
+			reason := fmt.Sprintf("not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends)
+			if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
+				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+			}
+			return nil, unknown(errors.New(reason))
+		}
 		if rec.Key == "" || sends >= p.maxSends {
 			reason := fmt.Sprintf("not found after %d send(s) and the expiry of every signature", rec.Sends)
-			p.setState(ctx, rec, idempotency.NotPlaced, reason)
+			if err := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(err, idempotency.ErrClaimLost) {
+				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+			}
 			return nil, &NotPlacedError{ClientOrderID: rec.ClientOrderID, Reason: reason}
 		}
 		p.log.Info().Str("client_order_id", rec.ClientOrderID).Msg("not placed; sending the same create again")
@@ -271,36 +397,85 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 	}
 }
 
-// expiry is when no signature the create was sent with can be accepted.
-func (p *Placer) expiry(rec idempotency.Record) time.Time {
-	return rec.LastSignedAt.Add(signing.ValidFor + p.skew)
+// margin is what is added to a signature's validity before a create is
+// taken as unable to land: the skew floor, plus the largest clock offset
+// the transport accepts while the offset is not measured.
+func (p *Placer) margin() time.Duration {
+	if _, measured := clockOffset(p.tc); measured {
+		return p.skew
+	}
+	return p.skew + maxClockOffset
 }
 
+// lookbackFor is how long before the first send a lookup starts listing
+// orders: the lookback floor plus the measured offset either way, or the
+// largest offset accepted while it is not measured.
+func (p *Placer) lookbackFor() time.Duration {
+	off, measured := clockOffset(p.tc)
+	if !measured {
+		return p.lookback + maxClockOffset
+	}
+	if off < 0 {
+		off = -off
+	}
+	return p.lookback + off
+}
+
+// expiry is when, on the venue's clock, no signature the create was sent
+// with can be accepted.
+func (p *Placer) expiry(rec idempotency.Record) time.Time {
+	return rec.LastSignedAt.Add(signing.ValidFor + p.margin())
+}
+
+// acknowledge records that the venue holds o. An order in state failed
+// is a *RejectedError. A failure to record an acknowledgement still
+// returns the order (it exists; a later Place finds it again by lookup);
+// a failure to record a rejection returns it as known, unless the claim
+// was lost.
 func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Order, raw []byte) (*Order, error) {
 	rec.OrderID = o.ID
 	if o.State == StateFailed {
 		reason := "the venue reports the order failed"
-		p.setState(ctx, rec, idempotency.Rejected, reason)
+		if err := p.setState(ctx, rec, idempotency.Rejected, reason); errors.Is(err, idempotency.ErrClaimLost) {
+			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+		}
 		return nil, &RejectedError{ClientOrderID: rec.ClientOrderID, Reason: reason}
 	}
 	rec.Order = raw
-	if err := p.setState(ctx, rec, idempotency.Acknowledged, ""); err != nil {
-		// The order exists; only the record is behind. Return the order:
-		// a later Place finds it again by lookup.
-		p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("error", err.Error()).Msg("recording the acknowledgement")
-	}
+	_ = p.setState(ctx, rec, idempotency.Acknowledged, "")
 	return o, nil
 }
 
+// setState records the intent in state s. A failure is logged and
+// returned: the caller decides what it may still say.
 func (p *Placer) setState(ctx context.Context, rec *idempotency.Record, s idempotency.State, reason string) error {
 	rec.State = s
 	rec.Reason = reason
 	rec.UpdatedAt = p.clock.Now()
 	if err := p.store.Update(ctx, *rec); err != nil {
-		p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("error", err.Error()).Msg("recording the intent")
+		p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("state", string(s)).Str("error", err.Error()).Msg("recording the intent")
 		return err
 	}
 	return nil
+}
+
+// noteAnswered remembers, for the life of the Placer, that a 2xx answered
+// a create of cid, in case the store could not record it.
+func (p *Placer) noteAnswered(cid string) {
+	p.amu.Lock()
+	p.answered[cid] = true
+	p.amu.Unlock()
+}
+
+// wasAnswered reports whether a 2xx answered a create of rec, by the
+// store's record or this Placer's memory.
+func (p *Placer) wasAnswered(rec *idempotency.Record) bool {
+	if rec.Answered2xx {
+		return true
+	}
+	p.amu.Lock()
+	defer p.amu.Unlock()
+	return p.answered[rec.ClientOrderID]
 }
 
 func (p *Placer) sleep(ctx context.Context, d time.Duration) error {
@@ -314,18 +489,40 @@ func (p *Placer) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// lookup lists the account's orders created since just before the first
-// send, for the record's symbol, over every page, and returns the one
-// whose client_order_id matches (nil when none does).
-func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record) (*Order, []byte, error) {
+// lookup lists the account's orders created since since, for the
+// record's symbol, over every page, and returns the one whose
+// client_order_id matches (nil when none does). Each row is decoded once.
+// A match is an answer whatever else the walk meets; without one, a walk
+// that could not see every order returns an error matching
+// ErrLookupIncomplete, never "not found": a row that does not decode or
+// lacks a client_order_id, a page that does not decode, a foreign or
+// repeated next link, the page cap, or a next link that vanished — a
+// last page holding as many rows as every full page before it. (A list
+// whose size is an exact multiple of the page size looks the same and is
+// taken as incomplete too; a single full page without next cannot be
+// told from a complete one.) A symbol the venue refuses to list is
+// dropped from the filter.
+func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Order, []byte, error) {
+	o, raw, err := p.lookupFiltered(ctx, rec, since, rec.Symbol)
+	var status *transport.StatusError
+	if rec.Symbol != "" && errors.As(err, &status) && status.StatusCode == http.StatusBadRequest && hasField(status, "symbol") {
+		// The venue does not list that symbol (any more): list them all.
+		return p.lookupFiltered(ctx, rec, since, "")
+	}
+	return o, raw, err
+}
+
+func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, since time.Time, symbol string) (*Order, []byte, error) {
 	q := url.Values{}
 	q.Set("account_number", rec.AccountNumber)
-	q.Set("created_at_start", rec.FirstSentAt.Add(-p.lookback).UTC().Format(time.RFC3339))
-	if rec.Symbol != "" {
-		q.Set("symbol", rec.Symbol)
+	q.Set("created_at_start", since.UTC().Format(time.RFC3339))
+	if symbol != "" {
+		q.Set("symbol", symbol)
 	}
 	target := ordersPath + "?" + q.Encode()
-	seen := map[string]bool{}
+	seen := map[string]bool{target: true}
+	var blind error // why the walk may have missed an order, if it did
+	fullSize := -1  // the row count of every earlier page, while all agree
 	for page := 1; ; page++ {
 		if page > p.pageCap {
 			return nil, nil, fmt.Errorf("%w: more than %d pages", ErrLookupIncomplete, p.pageCap)
@@ -339,23 +536,33 @@ func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record) (*Order, [
 			Results []json.RawMessage `json:"results"`
 		}
 		if err := json.Unmarshal(resp.Body, &pg); err != nil {
-			return nil, nil, fmt.Errorf("%w: page %d: %v", ErrLookupIncomplete, page, err)
+			return nil, nil, fmt.Errorf("%w: page %d does not decode: %v", ErrLookupIncomplete, page, err)
 		}
-		for _, raw := range pg.Results {
-			var probe struct {
-				ClientOrderID string `json:"client_order_id"`
-			}
-			if json.Unmarshal(raw, &probe) != nil || probe.ClientOrderID != rec.ClientOrderID {
+		for i, raw := range pg.Results {
+			var o Order
+			if err := json.Unmarshal(raw, &o); err != nil {
+				blind = fmt.Errorf("%w: page %d row %d does not decode: %v", ErrLookupIncomplete, page, i+1, err)
 				continue
 			}
-			o, err := decodeOrder(raw)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
+			if o.ClientOrderID == "" {
+				blind = fmt.Errorf("%w: page %d row %d (order %q) has no client_order_id", ErrLookupIncomplete, page, i+1, o.ID)
+				continue
 			}
-			return o, raw, nil
+			if o.ClientOrderID == rec.ClientOrderID {
+				return &o, raw, nil
+			}
 		}
 		if pg.Next == nil || *pg.Next == "" {
-			return nil, nil, nil
+			if page > 1 && len(pg.Results) > 0 && len(pg.Results) == fullSize {
+				return nil, nil, fmt.Errorf("%w: page %d is as full as every page before it but has no next link", ErrLookupIncomplete, page)
+			}
+			return nil, nil, blind
+		}
+		switch {
+		case page == 1:
+			fullSize = len(pg.Results)
+		case len(pg.Results) != fullSize:
+			fullSize = -1
 		}
 		if target, err = p.tc.Target(*pg.Next); err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)

@@ -210,7 +210,7 @@ func TestCancelledContextDuringReconcile(t *testing.T) {
 		defer cancel()
 		_, err := e.placer.Place(ctx, "k-1", limitBuy("0.001"))
 		var unknown *orders.UnknownOutcomeError
-		if !errors.As(err, &unknown) || unknown.ClientOrderID != e.placer.ClientOrderID("k-1") || !errors.Is(err, context.DeadlineExceeded) {
+		if !errors.As(err, &unknown) || unknown.ClientOrderID != e.placer.ClientOrderID("k-1") || !errors.Is(unknown.Err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want an unknown outcome carrying the client_order_id", err)
 		}
 		rec, _ := e.store.Get(context.Background(), unknown.ClientOrderID)
@@ -396,7 +396,7 @@ func TestRejections(t *testing.T) {
 		_, err := e.placer.Place(ctx, "bad-symbol", req)
 		var rejected *orders.RejectedError
 		var status *transport.StatusError
-		if !errors.As(err, &rejected) || !errors.As(err, &status) || status.StatusCode != 400 || !errors.Is(err, transport.ErrRejected) {
+		if !errors.As(err, &rejected) || !errors.As(rejected.Err, &status) || status.StatusCode != 400 || !errors.Is(err, transport.ErrRejected) {
 			t.Fatalf("err = %v", err)
 		}
 		before := len(e.creates())

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -16,20 +18,27 @@ type RecoverReport struct {
 	Acknowledged []idempotency.Record
 	// Rejected: intents whose order the venue reports failed.
 	Rejected []idempotency.Record
-	// NotPlaced: intents with no order, whose signatures have all expired.
+	// NotPlaced: intents with no order, whose signatures have all expired,
+	// recorded so.
 	NotPlaced []idempotency.Record
-	// Unresolved: intents Recover could not settle (a lookup failed, or
-	// the context ended while waiting for signatures to expire).
+	// Unresolved: intents Recover could not settle: a lookup failed or
+	// could not see every order, the context ended while waiting for
+	// signatures to expire, a 2xx answered the create but its order is not
+	// listed yet (Answered2xx), re-sends are forbidden and the order is not
+	// found (WithMaxSends(1)), or the store would not record the outcome.
+	// Each may have an order at the venue.
 	Unresolved []idempotency.Record
-	// InProgress: intents another process sharing the store holds; they
-	// are left to it.
+	// InProgress: intents another process sharing the store holds, or
+	// took over while Recover worked on them; they are left to it.
 	InProgress []idempotency.Record
 }
 
 // Recover settles every pending or unknown intent in the store by lookup,
 // without placing anything: found → acknowledged; not found once every
 // signature it was sent with has expired → not placed (waiting on the
-// clock for that when needed). Run it at start-up, before placing.
+// clock for that when needed). An intent a 2xx answered is never taken as
+// not placed, nor, with WithMaxSends(1), any intent that was sent. Run it
+// at start-up, before placing.
 func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
 	var rep RecoverReport
 	open, err := p.store.List(ctx, idempotency.Pending, idempotency.Unknown)
@@ -42,7 +51,7 @@ func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		settled, err := p.recoverOne(ctx, rec)
 		switch {
-		case errors.Is(err, idempotency.ErrInProgress):
+		case errors.Is(err, idempotency.ErrInProgress), errors.Is(err, idempotency.ErrClaimLost):
 			rep.InProgress = append(rep.InProgress, settled)
 		case err != nil:
 			rep.Unresolved = append(rep.Unresolved, settled)
@@ -53,13 +62,21 @@ func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
 			rep.Acknowledged = append(rep.Acknowledged, settled)
 		case settled.State == idempotency.Rejected:
 			rep.Rejected = append(rep.Rejected, settled)
-		default:
+		case settled.State == idempotency.NotPlaced:
 			rep.NotPlaced = append(rep.NotPlaced, settled)
+		default:
+			rep.Unresolved = append(rep.Unresolved, settled)
 		}
 	}
 	return rep, nil
 }
 
+// errUnread: a 2xx answered the create, and its order is not listed yet.
+var errUnread = errors.New("a 2xx answered the create, and its order is not listed yet")
+
+// recoverOne settles one intent. An error matching idempotency.ErrInProgress
+// or ErrClaimLost means another process holds it; any other error leaves
+// it unresolved.
 func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempotency.Record, error) {
 	unlock, err := p.lock(ctx, rec.ClientOrderID)
 	if err != nil {
@@ -77,10 +94,11 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 		return rec, nil
 	}
 	for {
-		if rec.Sends == 0 {
+		if rec.Sends == 0 && p.vouches() {
 			return rec, p.setState(ctx, &rec, idempotency.NotPlaced, "recorded but never sent")
 		}
-		o, raw, err := p.lookup(ctx, &rec)
+		// A store that cannot vouch may have lost the record of a send.
+		o, raw, err := p.lookup(ctx, &rec, p.recoverSince(rec))
 		if err != nil {
 			return rec, err
 		}
@@ -89,17 +107,39 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 			if _, rejected := err.(*RejectedError); rejected {
 				err = nil
 			}
+			if _, inProgress := err.(*InProgressError); inProgress {
+				err = idempotency.ErrClaimLost
+			}
 			return rec, err
 		}
-		if wait := p.expiry(rec).Sub(p.clock.Now()); wait > 0 {
+		if rec.Sends == 0 {
+			return rec, p.setState(ctx, &rec, idempotency.NotPlaced, "recorded but never sent, and not found at the venue")
+		}
+		if p.wasAnswered(&rec) {
+			return rec, errUnread
+		}
+		if wait := p.expiry(rec).Sub(venueNow(p.tc)); wait > 0 {
 			if err := p.sleep(ctx, wait); err != nil {
 				return rec, err
 			}
 			continue
 		}
+		if p.noResend() {
+			return rec, fmt.Errorf("recover: not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends)
+		}
 		reason := fmt.Sprintf("recover: not found after %d send(s) and the expiry of every signature", rec.Sends)
 		return rec, p.setState(ctx, &rec, idempotency.NotPlaced, reason)
 	}
+}
+
+// recoverSince is where Recover's lookup starts: before the first send,
+// or, for an intent with no send recorded, as far back as a recent create
+// could have been signed.
+func (p *Placer) recoverSince(rec idempotency.Record) time.Time {
+	if rec.Sends == 0 {
+		return venueNow(p.tc).Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
+	}
+	return rec.FirstSentAt.Add(-p.lookbackFor())
 }
 
 // Cancel asks the venue to cancel order id through p's transport; see

@@ -137,9 +137,10 @@
 // shared across restarts, or, with Placement.StorePath, a BoltStore closed
 // and opened again at every restart.
 //
-// When every bot has stopped, the last one advances the clock 41 s (past
-// a signature's 30 s and the Placer's 10 s skew margin after the last
-// send), restarts the process and runs a final Recover. The invariants
+// When every bot has stopped, the last one advances the clock 10 min 41 s
+// (past a signature's 30 s and the Placer's margin after the last send:
+// its 10 s skew floor plus the 10 min clock offset allowed for while the
+// offset is not measured), restarts the process and runs a final Recover. The invariants
 // then read the venue's ledger and the store (PlacementInvariants):
 // one-order-per-key (no client_order_id with two orders, under every
 // duplicate mode), no-intent-lost (every key attempted has its intent,

@@ -16,6 +16,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -606,9 +607,10 @@ func (p *process) botEnded(ctx context.Context, b *Bot) error {
 		return nil
 	}
 	// Every bot has stopped: nothing is sent from here on but the final
-	// Recover's lookups. 41 s covers a signature's 30 s and the Placer's
-	// 10 s skew margin.
-	b.Sleep(ctx, 41*time.Second)
+	// Recover's lookups. The wait covers a signature's 30 s and the
+	// Placer's margin: its 10 s skew floor plus, while the venue's clock
+	// offset is not measured, the 10 min offset the transport allows for.
+	b.Sleep(ctx, signing.ValidFor+orders.DefaultSkewMargin+10*time.Minute+time.Second)
 	p.mu.Lock()
 	now := p.clock.Now()
 	if err := p.restart(p.nextDeath(now)); err != nil {
