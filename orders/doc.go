@@ -1,6 +1,6 @@
 // Package orders places orders so that a bot may call Place again after any
 // failure — a 429, a 5xx, a timeout, a crash, a restart — and end with
-// exactly one order, or a clear statement that it cannot know yet.
+// exactly one order, or a true statement that it cannot know yet.
 //
 // # How Place stays idempotent
 //
@@ -13,26 +13,131 @@
 //  2. The intent is recorded durably (pending, with a fingerprint of the
 //     request) before anything is sent; the time of every signature is
 //     recorded before that signature leaves (transport.Client.Send).
-//  3. The create is sent once. A 2xx is acknowledged (a 2xx in state
-//     failed is a rejection); 400/401/403/404/422 is a rejection; 429, 5xx,
-//     a timeout or a lost connection is an unknown outcome.
-//  4. An unknown outcome is reconciled: the account's orders created since
-//     just before the first send are listed, every page, and matched by
-//     client_order_id. Found: acknowledged. Not found: Place waits until
-//     every signature the create was sent with has expired (its time + 30 s
-//     + a skew margin, on the injected clock), looks again, and only then
-//     sends the same bytes with the same client_order_id, up to a small
-//     cap. Whatever the venue does with a duplicate client_order_id —
-//     return the original, refuse it, or naively create a second order —
-//     at most one order exists per key, because a create is never sent
-//     while an earlier signature of it could still land.
+//  3. If the store cannot vouch that the intent is new
+//     (idempotency.Witness: a BoltStore vouches, a MemoryStore or a Redis
+//     store does not), the order is looked up before the first send: a
+//     create sent by a process whose record was lost may have landed.
+//     Found: acknowledged, nothing sent. The lookup fails: nothing is sent
+//     (*NotPlacedError). This finds what has landed; a create still in
+//     flight from such a process is for the store to rule out.
+//  4. The create is sent once. A 2xx whose order is read is acknowledged
+//     (a 2xx in state failed is a rejection). Any other 2xx — a body that
+//     does not decode, is too large, or names another client_order_id —
+//     means an order exists: the intent is marked Answered2xx, never sent
+//     again and never taken as not placed; a lookup tries to read the
+//     order, and if it cannot, Place returns an *UnknownOutcomeError with
+//     Answered2xx set. 400/401/403/404/422 is a rejection; 429, 5xx, a
+//     timeout or a lost connection is an ambiguous outcome.
+//  5. An ambiguous outcome is reconciled: the account's orders created
+//     since just before the first send are listed, every page, and matched
+//     by client_order_id. Found: acknowledged. Not found: Place waits until
+//     every signature the create was sent with has expired, looks again,
+//     and only then sends the same bytes with the same client_order_id, up
+//     to a small cap. Whatever the venue does with a duplicate
+//     client_order_id — return the original, refuse it, or naively create
+//     a second order — at most one order exists per key, because a create
+//     is never sent while an earlier signature of it could still land.
+//
+// A lookup that cannot see every order — a page or a row that does not
+// decode, a row without client_order_id, a next link that is foreign,
+// repeats or vanished (a last page as full as every page before it), the
+// page cap — is incomplete (ErrLookupIncomplete) and never concludes "not
+// found": the outcome stays unknown.
 //
 // A Place without a key uses a random client_order_id and is sent once:
-// its unknown outcome is returned as an *UnknownOutcomeError.
+// its ambiguous outcome is returned as an *UnknownOutcomeError.
+//
+// # Never re-send
+//
+// WithMaxSends(1) forbids every re-send, for a venue whose handling of a
+// reused client_order_id, or whose order list, a caller does not trust:
+// each intent is sent at most once. An ambiguous outcome is looked up, and
+// if the order is not found it stays unknown (*UnknownOutcomeError, and
+// Recover reports it Unresolved) instead of "not placed", which would
+// invite a second create. Where the venue's list lags behind its creates
+// longer than the Placer waits, no client can tell "absent" from "not
+// listed yet"; with the default cap the Placer trusts a complete lookup
+// made after every signature expired, with WithMaxSends(1) it trusts none.
+//
+// # Clocks
+//
+// A signature is valid for signing.ValidFor (30 s) after its timestamp,
+// which the transport stamps with its view of the venue's clock. A create
+// is taken as unable to land once
+//
+//	venue now > last signature + 30 s + margin
+//	margin    = skew floor (WithSkewMargin, default 10 s)
+//	            + 10 min while the venue's clock offset is not measured
+//
+// (Place sleeps on the local clock for the difference). A lookup lists
+// orders created since
+//
+//	first signature − (lookback floor (2 min) + |measured offset|,
+//	                   or + 10 min while it is not measured)
+//
+// and a lookup before the first send covers everything a recent create
+// could have: since venue now − (30 s + margin + that lookback). The
+// offset is read from the transport in one place (skew.go); until the
+// transport measures it, it is taken as unmeasured, so the margins are
+// the widest.
+//
+// # Errors
+//
+// Every error Place returns falls in one category, matched with
+// errors.Is. No error of this package unwraps to a transport error or any
+// other cause from below (it is kept in the Err field, to read;
+// *InProgressError unwraps only to the store's refusal): an unknown
+// outcome never matches a sentinel that reads "safe to retry", such as
+// transport.ErrUnavailable, ErrRateLimited, ErrNotFound or ErrRejected.
+//
+//	error                 matches                        meaning
+//	*InProgressError      ErrInProgress and              another process holds the key, or took it
+//	                      ErrUnknownOutcome              over: Place again later with the same key
+//	*UnknownOutcomeError  ErrUnknownOutcome              may have taken effect: same key later, or
+//	                                                     Recover; never a new key
+//	*RejectedError        ErrRejected                    the venue said no; nothing is live
+//	*NotPlacedError       ErrNotPlaced                   nothing placed: the same key again is safe
+//	*KeyConflictError,    transport.ErrInvalidRequest    refused offline, nothing sent: fix the
+//	*ValidationError                                     request or the key
+//
+// Check them in this order; treat anything else as unknown:
+//
+//	o, err := placer.Place(ctx, key, req)
+//	switch {
+//	case err == nil:
+//		// placed: o is the order
+//	case errors.Is(err, orders.ErrInProgress):
+//		// another process is placing it: Place again later with the same key
+//	case errors.Is(err, orders.ErrUnknownOutcome):
+//		// it may exist: Place again later with the same key, never a new one
+//	case errors.Is(err, orders.ErrRejected):
+//		// the venue refused it: nothing is live
+//	case errors.Is(err, orders.ErrNotPlaced):
+//		// nothing was placed: retrying with the same key is safe
+//	case errors.Is(err, transport.ErrInvalidRequest):
+//		// nothing was sent: fix the request
+//	default:
+//		// treat as unknown
+//	}
+//
+// An *InProgressError matches ErrUnknownOutcome too, on purpose: from this
+// process the outcome is not known (it may have sent before losing its
+// claim), so a bot that checks only ErrUnknownOutcome stays safe. Check
+// ErrInProgress first to tell the two apart.
+//
+// "Not placed" and "rejected" are said only when known: a lost claim
+// (idempotency.ErrClaimLost, inside the send hook or when recording an
+// outcome) is an *InProgressError, since another process may send the
+// create again. A failure to record an outcome for another reason does
+// not change what the venue said: a rejection is still a rejection, an
+// order found is still returned, and the intent stays open for a later
+// lookup.
 //
 // # Restarts
 //
 // Recover, run at start-up, settles every pending or unknown intent left
 // by an earlier process by lookup alone: acknowledged, or not placed once
-// its signatures have expired. It never places anything.
+// its signatures have expired and the outcome is recorded. An intent a 2xx
+// answered, or any sent intent under WithMaxSends(1), is never taken as
+// not placed; those left open are Unresolved. It never places anything.
 package orders

@@ -31,11 +31,12 @@ var (
 	ErrInProgress = idempotency.ErrInProgress
 )
 
-// No error type of this package unwraps to its cause: a cause from below
-// (a 503 *transport.StatusError, a context error, a store error) matches
-// sentinels such as transport.ErrUnavailable that read "safe to retry",
-// which an outcome of this package must never inherit. The cause is kept
-// in the Err field, to read, not to match.
+// No error type of this package unwraps to a cause from below the store:
+// a 503 *transport.StatusError or a transport error matches sentinels
+// such as transport.ErrUnavailable that read "safe to retry", which an
+// outcome of this package must never inherit. The cause is kept in the
+// Err field, to read, not to match. The one exception is InProgressError,
+// which unwraps to the store's refusal, never a transport error.
 
 // UnknownOutcomeError is a create whose outcome could not be learned: it
 // may or may not have taken effect. The venue's answer was ambiguous and
@@ -135,12 +136,14 @@ func (e *KeyConflictError) Is(target error) bool { return target == transport.Er
 // holder's to settle, and this process sends nothing more for it. What
 // this process sent before, if anything, may have taken effect, and the
 // holder may send it again: the outcome is not known here. Place again
-// later returns the settled order. Err is the store's refusal; it is not
-// unwrapped.
+// later returns the settled order.
 //
 // It matches ErrInProgress and ErrUnknownOutcome, and nothing that reads
 // "safe to retry": a bot that checks only ErrUnknownOutcome treats it
-// safely.
+// safely. It unwraps to Err, the store's refusal (an error matching
+// idempotency.ErrInProgress or idempotency.ErrClaimLost, such as a
+// redisstore.InProgressError naming the holder), never to a transport
+// error.
 type InProgressError struct {
 	ClientOrderID string
 	Err           error
@@ -150,6 +153,9 @@ type InProgressError struct {
 func (e *InProgressError) Error() string {
 	return fmt.Sprintf("orders: client_order_id %s is in progress in another process (its outcome is not known here): %v", e.ClientOrderID, e.Err)
 }
+
+// Unwrap returns the store's refusal.
+func (e *InProgressError) Unwrap() error { return e.Err }
 
 // Is matches ErrInProgress and ErrUnknownOutcome.
 func (e *InProgressError) Is(target error) bool {
