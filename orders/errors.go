@@ -131,7 +131,9 @@ func (e *KeyConflictError) Error() string {
 func (e *KeyConflictError) Is(target error) bool { return target == transport.ErrInvalidRequest }
 
 // InProgressError is a Place or Recover that found the intent held by
-// another process sharing the store, or lost its claim on it (the store
+// another process sharing the store (or, when its context ended while
+// waiting, by another Place of the key in this process), or lost its claim
+// on it (the store
 // refused a write with idempotency.ErrClaimLost): the intent is its
 // holder's to settle, and this process sends nothing more for it. What
 // this process sent before, if anything, may have taken effect, and the
@@ -142,8 +144,8 @@ func (e *KeyConflictError) Is(target error) bool { return target == transport.Er
 // "safe to retry": a bot that checks only ErrUnknownOutcome treats it
 // safely. It unwraps to Err, the store's refusal (an error matching
 // idempotency.ErrInProgress or idempotency.ErrClaimLost, such as a
-// redisstore.InProgressError naming the holder), never to a transport
-// error.
+// redisstore.InProgressError naming the holder, or a plain description),
+// never to a transport or context error.
 type InProgressError struct {
 	ClientOrderID string
 	Err           error

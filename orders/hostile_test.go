@@ -676,3 +676,33 @@ func TestLookupWindows(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitingBehindAnotherPlace: a Place whose context ends while another
+// Place of the same key runs in this process says in progress, never not
+// placed: the other may be about to place it.
+func TestWaitingBehindAnotherPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}))
+		cid := e.placer.ClientOrderID("k")
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
+			done <- err
+		}()
+		time.Sleep(time.Second) // the first Place waits for its signature to expire
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
+		var inProgress *orders.InProgressError
+		if !errors.As(err, &inProgress) || errors.Is(err, orders.ErrNotPlaced) || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want in progress", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("the first Place: %v", err)
+		}
+		e.checkTruth(t, cid, o, err)
+		if n := len(e.creates()); n != 2 {
+			t.Fatalf("%d creates, want 2 (refused, then resent once)", n)
+		}
+	})
+}

@@ -159,7 +159,9 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 	}
 	unlock, err := p.lock(ctx, cid)
 	if err != nil {
-		return nil, &NotPlacedError{ClientOrderID: cid, Reason: "nothing was sent: the context ended while another Place of the key ran", Err: err}
+		// Another Place of the key runs in this process: its outcome is
+		// not known here.
+		return nil, &InProgressError{ClientOrderID: cid, Err: fmt.Errorf("the context ended (%v) while another Place of the key ran in this process; nothing was sent here", err)}
 	}
 	defer unlock()
 
