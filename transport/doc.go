@@ -49,11 +49,32 @@
 //
 // Callers branch with errors.Is on ErrNotFound (404), ErrCredentials
 // (401, 403), ErrRejected (400, 422 and other final 4xx), ErrRateLimited
-// and ErrUnavailable (retried until the budget ran out), ErrUnknownOutcome
-// and ErrInvalidRequest, and read details with errors.As on *StatusError
-// (status, attempts, last Retry-After, the venue's error envelope with its
-// field paths), *NetworkError, *UnknownOutcomeError and
+// and ErrUnavailable (retried until the budget ran out), ErrUnknownOutcome,
+// ErrNotSent and ErrInvalidRequest, and read details with errors.As on
+// *StatusError (status, attempts, last Retry-After, the venue's error
+// envelope with its field paths, and on a 401 the clock offset that
+// explains it), *NetworkError, *UnknownOutcomeError, *NotSentError and
 // *ResponseTooLargeError. Errors never hold headers, signatures or keys.
+//
+// The conditions do not overlap where it matters: a write whose outcome is
+// unknown (*UnknownOutcomeError) matches ErrUnknownOutcome and nothing else
+// — not ErrUnavailable or ErrRateLimited ("retry later"), not ErrRejected
+// ("the venue said no"), not ErrNotSent ("safe to retry") — even when the
+// venue's answer behind it was a 503; that answer is in its Err field, out
+// of reach of errors.Is and errors.As. A request stopped before anything
+// reached the venue (*NotSentError) matches ErrNotSent. A bot checks
+// ErrUnknownOutcome first:
+//
+//	switch {
+//	case errors.Is(err, transport.ErrUnknownOutcome):
+//		// may have taken effect: look it up; never re-send under a new key
+//	case errors.Is(err, transport.ErrNotSent):
+//		// nothing reached the venue: safe to send again
+//	case errors.Is(err, transport.ErrRateLimited), errors.Is(err, transport.ErrUnavailable):
+//		// a read that kept failing: try again later
+//	case errors.Is(err, transport.ErrRejected), errors.Is(err, transport.ErrCredentials), errors.Is(err, transport.ErrNotFound):
+//		// the venue said no: fix the request
+//	}
 //
 // # Safety of the wire
 //
