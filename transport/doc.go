@@ -76,6 +76,39 @@
 //		// the venue said no: fix the request
 //	}
 //
+// # A write is sent at most once, by every layer
+//
+// This package never sends a POST twice, and it builds every request that
+// is not a GET or HEAD so that no layer of net/http beneath it can either:
+//
+//   - GetBody is nil and Body is neither nil nor http.NoBody, even for an
+//     empty body (a cancel). net/http's HTTP/2 client re-sends a request on
+//     RST_STREAM(REFUSED_STREAM), RST_STREAM(PROTOCOL_ERROR) from the peer,
+//     or a GOAWAY that leaves the stream out (http2shouldRetryRequest),
+//     whenever it can rewind the body: when GetBody is set, which
+//     http.NewRequest does for a bytes.Reader, or when the body is nil or
+//     NoBody. A venue may send those after committing the write. With
+//     neither, the reset reaches this package, which reports an
+//     *UnknownOutcomeError.
+//   - ContentLength is the body's length (an empty body goes as an empty
+//     DATA frame over HTTP/2, chunked over HTTP/1.1).
+//   - No Idempotency-Key or X-Idempotency-Key header: net/http's HTTP/1
+//     client treats a POST carrying one as replayable on a connection that
+//     died (Request.isReplayable); without one, and without GetBody, it
+//     re-sends only a request of which it wrote nothing.
+//   - No proxy from the environment: the default transport is net/http's
+//     default with Proxy nil, because a proxy can re-send a request it
+//     forwarded. An *http.Client or RoundTripper passed with WithHTTPClient
+//     or WithRoundTripper is used as given; what it, or a proxy it uses,
+//     re-sends is the caller's to vouch for.
+//
+// A GET is built the ordinary way: net/http may re-send it on a fresh
+// connection, which a read can afford, and this package's own retries
+// apply on top. The tests hold this to a real TLS + HTTP/2 venue that
+// answers a POST with each of those resets after committing it, and count
+// one POST at the venue (internal/h2front). Response.Proto says which
+// protocol an answer came over.
+//
 // # Safety of the wire
 //
 // The base URL must be https; http is allowed only for loopback hosts.
