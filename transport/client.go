@@ -39,6 +39,7 @@ type Client struct {
 	limiter        Limiter
 	attemptTimeout time.Duration
 	maxBody        int64
+	skew           clockSkew
 }
 
 // Option configures a Client.
@@ -265,8 +266,9 @@ func (c *Client) Post(ctx context.Context, target string, body []byte) (*Respons
 // (a target that would be re-encoded is refused). body is sent byte for
 // byte on every attempt.
 //
-// Each attempt waits for the rate budget, is signed afresh with the
-// clock's current time, and is bounded by the attempt timeout. Only a GET
+// Each attempt waits for the rate budget, is signed afresh with VenueNow
+// (the clock corrected by the measured venue clock offset), and is bounded
+// by the attempt timeout. Only a GET
 // is sent again, and only after 429, 500, 502, 503, 504 or a failure below
 // HTTP; every other answer is final. A write that gets 429 or 5xx, or whose
 // answer is lost after it may have been written, returns an
@@ -279,8 +281,10 @@ func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*R
 	return c.Send(ctx, method, target, body, nil)
 }
 
-// BeforeSend is called with the time an attempt is signed with, after it
-// has waited for the rate budget and just before its first byte is sent. If it returns an error, nothing is sent and Send returns that
+// BeforeSend is called with the time an attempt is signed with — the
+// client's clock corrected by the measured venue clock offset (VenueNow) —
+// after it has waited for the rate budget and just before its first byte
+// is sent. If it returns an error, nothing is sent and Send returns that
 // error wrapped in a *NotSentError.
 type BeforeSend func(signedAt time.Time) error
 
@@ -346,6 +350,12 @@ type answer struct {
 	proto  string
 	header http.Header
 	body   []byte
+	// sample is the clock offset this answer's Date header showed, bounded
+	// or not; hasSample is false when it had no valid Date.
+	sample    time.Duration
+	hasSample bool
+	// applied is the clock offset the request was signed with.
+	applied time.Duration
 }
 
 // writeBody is a write's request body. It is deliberately not one of the
@@ -397,7 +407,8 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "tradewire")
-	signedAt := c.clock.Now()
+	applied, _ := c.ClockOffset()
+	signedAt := c.clock.Now().Add(applied)
 	if beforeSend != nil {
 		if err := beforeSend(signedAt); err != nil {
 			return answer{}, &NotSentError{Method: method, Path: req.URL.Path, Err: err}
@@ -410,7 +421,8 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 		return answer{}, attemptError(actx, err)
 	}
 	defer resp.Body.Close()
-	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header}
+	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied}
+	ans.sample, ans.hasSample = c.learnClock(resp.Header, c.clock.Now())
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {
 		return ans, attemptError(actx, err)
@@ -452,10 +464,28 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts int, 
 		serr.Body = "redirect not followed (it would carry the signed headers elsewhere)"
 		serr.Errors = nil
 	}
+	if status == http.StatusUnauthorized {
+		serr.ClockOffset = c.clockDiagnosis(ans)
+	}
 	if write && (status == http.StatusTooManyRequests || status >= 500 || (status >= 300 && status < 400)) {
 		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: serr}
 	}
 	return nil, serr
+}
+
+// clockDiagnosis returns the venue's clock offset — this answer's own Date
+// sample, else the client's estimate — when the signature's timestamp was
+// further from the venue's clock than a signature stays valid, so the
+// clock explains a 401, and 0 otherwise.
+func (c *Client) clockDiagnosis(ans answer) time.Duration {
+	offset := ans.sample
+	if !ans.hasSample {
+		offset, _ = c.skew.get()
+	}
+	if miss := offset - ans.applied; miss > signing.ValidFor || miss < -signing.ValidFor {
+		return offset
+	}
+	return 0
 }
 
 func (c *Client) notSent(method, path string, attempt int, err error) error {

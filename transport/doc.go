@@ -4,8 +4,9 @@
 // # Retries
 //
 // Every attempt waits for the rate budget, is signed afresh with the
-// injected clock's current time (a signature is valid for about 30 s), and
-// sends the same body bytes. The rules:
+// venue's current time as the client knows it (VenueNow: the injected
+// clock corrected by the measured offset; a signature is valid for about
+// 30 s), and sends the same body bytes. The rules:
 //
 //	request  answer                                   what the client does
 //	GET      2xx                                      returns it
@@ -32,6 +33,24 @@
 // exponential backoff needs no clock agreement with the venue. A wait never
 // starts if it would outlive the context's deadline, and a cancelled
 // context ends a wait at once.
+//
+// # Clock
+//
+// The venue checks a signature's timestamp against its own clock, so the
+// client learns that clock: every answer's Date header, 2xx or not, is a
+// sample of the venue's clock minus the local one, taken as Date + 0.5 s
+// (Date is truncated to the second) minus the local time the answer
+// arrived. The estimate is the median of the last 5 samples, so one bad
+// sample does not move it; a sample further off than MaxClockOffset, a
+// missing Date and one that does not parse are ignored; an estimate under a
+// second is taken as 0. ClockOffset reports it, VenueNow applies it, and
+// every attempt is signed with VenueNow, which BeforeSend receives. A
+// change of a second or more is logged at Info. Like the AWS SDKs' skew
+// correction, this fixes the requests that follow an answer, not the one
+// answered: a 401 stays final, and when the clock explains it (the
+// signature was stamped further from the venue's clock than
+// signing.ValidFor), the *StatusError says so, with the offset, in
+// ClockOffset and in its message.
 //
 // # Throttling
 //

@@ -104,7 +104,11 @@ func (e *StatusError) Error() string {
 		b.WriteString(": " + e.Body)
 	}
 	if e.ClockOffset != 0 {
-		fmt.Fprintf(&b, ": the venue's clock differs from this machine's by %v; fix the system clock", e.ClockOffset.Round(time.Second))
+		dir, d := "ahead of", e.ClockOffset
+		if d < 0 {
+			dir, d = "behind", -d
+		}
+		fmt.Fprintf(&b, ": the venue's clock differs from this machine's by %v (it is %s this machine's); fix the system clock", d.Round(time.Second), dir)
 	}
 	return b.String()
 }
