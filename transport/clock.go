@@ -137,7 +137,7 @@ func (c *Client) learnClock(header http.Header, received time.Time) (time.Durati
 		c.log.Info().Dur("clock_offset", after).Dur("previous", before).
 			Msg("venue clock offset changed; signing with the corrected time")
 	} else if sample > MaxClockOffset || sample < -MaxClockOffset {
-		c.log.Warn().Dur("sample", sample).Dur("max", MaxClockOffset).Msg("ignored a Date header too far from this machine's clock")
+		c.log.Debug().Dur("sample", sample).Dur("max", MaxClockOffset).Msg("ignored a Date header too far from this machine's clock")
 	}
 	return sample, true
 }
