@@ -221,3 +221,24 @@ func TestClockOffsetLogged(t *testing.T) {
 		t.Errorf("offset logged %d times, want once", n)
 	}
 }
+
+// FuzzDateSample feeds Date headers, which the venue controls, to the
+// clock estimate: a sample is either refused or moves the estimate no
+// further than MaxClockOffset.
+func FuzzDateSample(f *testing.F) {
+	for _, s := range []string{"Mon, 02 Nov 2026 14:00:00 GMT", "Monday, 02-Nov-26 14:00:00 GMT", "Mon Nov  2 14:00:00 2026",
+		"Sat, 01 Jan 0000 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT", "", "garbage"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, date string) {
+		h := http.Header{}
+		h.Set("Date", date)
+		var sk clockSkew
+		if sample, ok := dateSample(h, t0); ok {
+			sk.observe(sample)
+		}
+		if got, _ := sk.get(); got > MaxClockOffset || got < -MaxClockOffset {
+			t.Fatalf("Date %q moved the estimate to %v", date, got)
+		}
+	})
+}

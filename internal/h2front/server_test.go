@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -346,5 +347,33 @@ func TestCACertPEM(t *testing.T) {
 	resp.Body.Close()
 	if resp.ProtoMajor != 2 {
 		t.Errorf("got %s, want HTTP/2", resp.Proto)
+	}
+}
+
+// TestNoGoroutinesLeft runs alone (not parallel): after Close, and once
+// the client's idle connections are closed, the goroutine count is back
+// where it started, across every way a stream can end.
+func TestNoGoroutinesLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s := NewServer(http.HandlerFunc(echo))
+	c := s.Client()
+	ctx := testContext(t)
+	for _, k := range []Kind{Deliver, RefusedStream, ProtocolError, GoAway} {
+		s.AbortMethod(http.MethodPost, k, 1)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/", io.NopCloser(strings.NewReader("x")))
+		req.ContentLength = 1
+		if resp, err := c.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	s.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines left over (was %d):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
