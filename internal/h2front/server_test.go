@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -376,4 +377,23 @@ func TestNoGoroutinesLeft(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func TestNewServerListener(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServerListener(ln, http.HandlerFunc(echo))
+	t.Cleanup(s.Close)
+	if s.URL != "https://"+ln.Addr().String() {
+		t.Fatalf("URL %q for listener %s", s.URL, ln.Addr())
+	}
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/", nil)
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 }
