@@ -285,3 +285,28 @@ func TestNoProxyFromEnvironment(t *testing.T) {
 		t.Fatal("the caller's transport was replaced")
 	}
 }
+
+// TestHTTP1OverTLS: against a venue that speaks only HTTP/1.1 the same
+// requests work (an empty write body goes chunked, and arrives empty), and
+// the Response says HTTP/1.1.
+func TestHTTP1OverTLS(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newWireVenue(clock)
+	srv := httptest.NewTLSServer(v)
+	t.Cleanup(srv.Close)
+	c := wireClient(t, srv.URL, srv.Client(), clock, &countingLimiter{})
+	for _, body := range [][]byte{[]byte(createBody), nil} {
+		resp, err := c.Post(ctx, "/o/", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Proto != "HTTP/1.1" {
+			t.Errorf("Response.Proto = %q, want HTTP/1.1", resp.Proto)
+		}
+	}
+	if string(v.bodys[0]) != createBody || len(v.bodys[1]) != 0 || v.protos()[0] != 1 {
+		t.Errorf("venue read %q, %q over HTTP/%d", v.bodys[0], v.bodys[1], v.protos()[0])
+	}
+}
