@@ -122,10 +122,10 @@ func TestConcurrentStreams(t *testing.T) {
 	var inFlight, peak atomic.Int32
 	release := make(chan struct{})
 	s := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := inFlight.Add(1); n > peak.Load() {
-			peak.Store(n)
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		if n := inFlight.Load(); n == 20 {
+		if n == 20 {
 			close(release)
 		}
 		<-release
