@@ -566,7 +566,12 @@ func (c *conn) runHandler(st *stream, req *http.Request) {
 	if !chosen {
 		kind = c.srv.decide(req.Method)
 	}
+	c.mu.Lock()
+	reset := st.reset
+	c.mu.Unlock()
 	switch {
+	case reset:
+		// The client gave up on the stream: nothing more to say on it.
 	case panicked:
 		c.resetStream(st.id, http2.ErrCodeInternal)
 	case kind == RefusedStream:
