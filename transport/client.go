@@ -268,9 +268,8 @@ func (c *Client) Post(ctx context.Context, target string, body []byte) (*Respons
 //
 // Each attempt waits for the rate budget, is signed afresh with VenueNow
 // (the clock corrected by the measured venue clock offset), and is bounded
-// by the attempt timeout. Only a GET
-// is sent again, and only after 429, 500, 502, 503, 504 or a failure below
-// HTTP; every other answer is final. A write that gets 429 or 5xx, or whose
+// by the attempt timeout. Only a GET is sent again, and only after 429,
+// 500, 502, 503, 504 or a failure below HTTP; every other answer is final. A write that gets 429 or 5xx, or whose
 // answer is lost after it may have been written, returns an
 // *UnknownOutcomeError and is never sent again.
 //
