@@ -269,13 +269,16 @@ func (c *Client) Post(ctx context.Context, target string, body []byte) (*Respons
 // Each attempt waits for the rate budget, is signed afresh with VenueNow
 // (the clock corrected by the measured venue clock offset), and is bounded
 // by the attempt timeout. Only a GET is sent again, and only after 429,
-// 500, 502, 503, 504 or a failure below HTTP; every other answer is final. A write that gets 429 or 5xx, or whose
-// answer is lost after it may have been written, returns an
-// *UnknownOutcomeError and is never sent again.
+// 500, 502, 503, 504 or a failure below HTTP; every other answer is final.
+// A write that gets 429, 5xx or a redirect, or whose answer is lost after
+// it may have been written (a timeout, a reset connection, an HTTP/2
+// stream reset or GOAWAY), returns an *UnknownOutcomeError and is never
+// sent again, by this package or by net/http beneath it.
 //
 // Errors: *StatusError for a non-2xx answer, *NetworkError for a GET that
-// failed below HTTP on every attempt, *UnknownOutcomeError, or an error
-// matching ErrInvalidRequest, or ctx's error when ctx ends first.
+// failed below HTTP on every attempt, *UnknownOutcomeError, *NotSentError
+// when nothing reached the venue, *ResponseTooLargeError for a read, or an
+// error matching ErrInvalidRequest, or ctx's error when ctx ends first.
 func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*Response, error) {
 	return c.Send(ctx, method, target, body, nil)
 }
