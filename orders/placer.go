@@ -219,7 +219,7 @@ func (p *Placer) vouches() bool {
 // not vouch for newness gets a lookup first.
 func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (*Order, error) {
 	if sends == 1 && rec.Key != "" && !p.vouches() {
-		since := venueNow(p.tc).Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
+		since := p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
 		o, raw, err := p.lookup(ctx, rec, since)
 		if err != nil {
 			reason := "nothing was sent: the store cannot vouch the intent is new, and the lookup before the first send failed"
@@ -256,7 +256,6 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 
 	var notSent *transport.NotSentError
 	var status *transport.StatusError
-	var tooLarge *transport.ResponseTooLargeError
 	var unknown *transport.UnknownOutcomeError
 	switch {
 	case err == nil:
@@ -269,7 +268,9 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 			cause = fmt.Errorf("the %d answer names client_order_id %q", resp.StatusCode, o.ClientOrderID)
 		}
 		return p.answered2xx(ctx, rec, cause)
-	case errors.As(err, &tooLarge) && tooLarge.StatusCode >= 200 && tooLarge.StatusCode < 300:
+	case errors.As(err, &unknown) && unknown.StatusCode >= 200 && unknown.StatusCode < 300:
+		// A 2xx whose body could not be read whole (too large, cut
+		// off): the venue made an order.
 		return p.answered2xx(ctx, rec, err)
 	case errors.Is(hookErr, idempotency.ErrClaimLost):
 		// Another process took the intent over while this one waited:
@@ -370,7 +371,7 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 		if p.wasAnswered(rec) {
 			return nil, unknown(errors.New("the venue acknowledged the create with a 2xx; a lookup does not show its order yet"))
 		}
-		if wait := p.expiry(*rec).Sub(venueNow(p.tc)); wait > 0 {
+		if wait := p.expiry(*rec).Sub(p.tc.VenueNow()); wait > 0 {
 			p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
 			if err := p.sleep(ctx, wait); err != nil {
 				return nil, unknown(err)
@@ -403,19 +404,19 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 // taken as unable to land: the skew floor, plus the largest clock offset
 // the transport accepts while the offset is not measured.
 func (p *Placer) margin() time.Duration {
-	if _, measured := clockOffset(p.tc); measured {
+	if _, measured := p.tc.ClockOffset(); measured {
 		return p.skew
 	}
-	return p.skew + maxClockOffset
+	return p.skew + transport.MaxClockOffset
 }
 
 // lookbackFor is how long before the first send a lookup starts listing
 // orders: the lookback floor plus the measured offset either way, or the
 // largest offset accepted while it is not measured.
 func (p *Placer) lookbackFor() time.Duration {
-	off, measured := clockOffset(p.tc)
+	off, measured := p.tc.ClockOffset()
 	if !measured {
-		return p.lookback + maxClockOffset
+		return p.lookback + transport.MaxClockOffset
 	}
 	if off < 0 {
 		off = -off

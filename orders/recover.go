@@ -118,7 +118,7 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 		if p.wasAnswered(&rec) {
 			return rec, errUnread
 		}
-		if wait := p.expiry(rec).Sub(venueNow(p.tc)); wait > 0 {
+		if wait := p.expiry(rec).Sub(p.tc.VenueNow()); wait > 0 {
 			if err := p.sleep(ctx, wait); err != nil {
 				return rec, err
 			}
@@ -137,7 +137,7 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 // could have been signed.
 func (p *Placer) recoverSince(rec idempotency.Record) time.Time {
 	if rec.Sends == 0 {
-		return venueNow(p.tc).Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
+		return p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
 	}
 	return rec.FirstSentAt.Add(-p.lookbackFor())
 }

@@ -610,7 +610,7 @@ func (p *process) botEnded(ctx context.Context, b *Bot) error {
 	// Recover's lookups. The wait covers a signature's 30 s and the
 	// Placer's margin: its 10 s skew floor plus, while the venue's clock
 	// offset is not measured, the 10 min offset the transport allows for.
-	b.Sleep(ctx, signing.ValidFor+orders.DefaultSkewMargin+10*time.Minute+time.Second)
+	b.Sleep(ctx, signing.ValidFor+orders.DefaultSkewMargin+transport.MaxClockOffset+time.Second)
 	p.mu.Lock()
 	now := p.clock.Now()
 	if err := p.restart(p.nextDeath(now)); err != nil {
