@@ -18,7 +18,7 @@
 //     store does not), the order is looked up before the first send: a
 //     create sent by a process whose record was lost may have landed.
 //     Found: acknowledged, nothing sent. The lookup fails: nothing is sent
-//     (*NotPlacedError). This finds what has landed; a create still in
+//     (*NotSentError). This finds what has landed; a create still in
 //     flight from such a process is for the store to rule out.
 //  4. The create is sent once. A 2xx whose order is read is acknowledged
 //     (a 2xx in state failed is a rejection). Any other 2xx — a body that
@@ -77,16 +77,17 @@
 //
 // and a lookup before the first send covers everything a recent create
 // could have: since venue now − (30 s + margin + that lookback). The
-// offset is read from the transport in one place (skew.go); until the
-// transport measures it, it is taken as unmeasured, so the margins are
-// the widest.
+// offset is the transport's (transport.Client.ClockOffset, learned from
+// the Date headers of the venue's answers); until an answer has been
+// measured, the margins are the widest.
 //
 // # Errors
 //
 // Every error Place returns falls in one category, matched with
 // errors.Is. No error of this package unwraps to a transport error or any
 // other cause from below (it is kept in the Err field, to read;
-// *InProgressError unwraps only to the store's refusal): an unknown
+// *InProgressError unwraps only to the store's refusal, *NotSentError,
+// which sent nothing, to what stopped it): an unknown
 // outcome never matches a sentinel that reads "safe to retry", such as
 // transport.ErrUnavailable, ErrRateLimited, ErrNotFound or ErrRejected.
 //
@@ -97,6 +98,10 @@
 //	                                                     Recover; never a new key
 //	*RejectedError        ErrRejected                    the venue said no; nothing is live
 //	*NotPlacedError       ErrNotPlaced                   nothing placed: the same key again is safe
+//	*NotSentError         transport.ErrNotSent (and      nothing sent by this call (store or venue
+//	                      what stopped it, such as       unavailable, context ended); an earlier
+//	                      transport.ErrUnavailable)      create of the key is not ruled out: Place
+//	                                                     again later with the same key only
 //	*KeyConflictError,    transport.ErrInvalidRequest    refused offline, nothing sent: fix the
 //	*ValidationError                                     request or the key
 //
@@ -114,6 +119,8 @@
 //		// the venue refused it: nothing is live
 //	case errors.Is(err, orders.ErrNotPlaced):
 //		// nothing was placed: retrying with the same key is safe
+//	case errors.Is(err, transport.ErrNotSent):
+//		// nothing was sent this time: retry later with the same key only
 //	case errors.Is(err, transport.ErrInvalidRequest):
 //		// nothing was sent: fix the request
 //	default:

@@ -114,6 +114,37 @@ func (e *NotPlacedError) Error() string {
 // Is matches ErrNotPlaced.
 func (e *NotPlacedError) Is(target error) bool { return target == ErrNotPlaced }
 
+// NotSentError is a Place that sent nothing: the intent could not be
+// recorded (the store failed, or refuses because it cannot be trusted),
+// a lookup needed before the first send failed, or the rate budget or
+// the context ended before the create left. Nothing of this call reached
+// the venue, but whether an earlier call's create of the same key exists
+// is not known here: Place again later with the same key, never a new
+// one.
+//
+// It matches transport.ErrNotSent, and whatever Err matches: a store or
+// venue outage matches transport.ErrUnavailable.
+type NotSentError struct {
+	ClientOrderID string
+	Reason        string
+	Err           error
+}
+
+// Error implements error.
+func (e *NotSentError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("orders: client_order_id %s: nothing was sent: %s: %v", e.ClientOrderID, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("orders: client_order_id %s: nothing was sent: %s", e.ClientOrderID, e.Reason)
+}
+
+// Is matches transport.ErrNotSent.
+func (e *NotSentError) Is(target error) bool { return target == transport.ErrNotSent }
+
+// Unwrap returns what stopped the send: a store's or the venue's error,
+// or the context's.
+func (e *NotSentError) Unwrap() error { return e.Err }
+
 // KeyConflictError is an idempotency key reused for a different request:
 // a key names one order. Nothing was sent. It matches
 // transport.ErrInvalidRequest only.

@@ -26,6 +26,8 @@ func classify(err error) string {
 		return "rejected"
 	case errors.Is(err, orders.ErrNotPlaced):
 		return "not placed"
+	case errors.Is(err, transport.ErrNotSent):
+		return "not sent"
 	case errors.Is(err, transport.ErrInvalidRequest):
 		return "invalid"
 	default:
@@ -59,6 +61,7 @@ func TestTaxonomy(t *testing.T) {
 		{"ErrUnknownOutcome", orders.ErrUnknownOutcome},
 		{"ErrInProgress", orders.ErrInProgress},
 		{"ErrLookupIncomplete", orders.ErrLookupIncomplete},
+		{"transport.ErrNotSent", transport.ErrNotSent},
 		{"transport.ErrUnavailable", transport.ErrUnavailable},
 		{"transport.ErrRateLimited", transport.ErrRateLimited},
 		{"transport.ErrNotFound", transport.ErrNotFound},
@@ -76,9 +79,10 @@ func TestTaxonomy(t *testing.T) {
 		category string
 		matches  []error
 	}{
-		{"not placed: nothing sent, the context ended", &orders.NotPlacedError{ClientOrderID: cid, Reason: "not sent", Err: notSent}, "not placed", []error{orders.ErrNotPlaced}},
-		{"not placed: the lookup before the first send failed", &orders.NotPlacedError{ClientOrderID: cid, Reason: "nothing was sent", Err: netErr}, "not placed", []error{orders.ErrNotPlaced}},
-		{"not placed: the intent could not be recorded", &orders.NotPlacedError{ClientOrderID: cid, Reason: "nothing was sent", Err: idempotency.ErrClosed}, "not placed", []error{orders.ErrNotPlaced}},
+		{"not sent: the context ended", &orders.NotSentError{ClientOrderID: cid, Reason: "stopped", Err: notSent}, "not sent", []error{transport.ErrNotSent, context.Canceled}},
+		{"not sent: the lookup before the first send failed", &orders.NotSentError{ClientOrderID: cid, Reason: "lookup", Err: netErr}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
+		{"not sent: the intent could not be recorded", &orders.NotSentError{ClientOrderID: cid, Reason: "store", Err: idempotency.ErrClosed}, "not sent", []error{transport.ErrNotSent}},
+		{"not sent: the store is unavailable", &orders.NotSentError{ClientOrderID: cid, Reason: "store", Err: fmt.Errorf("redis down: %w", transport.ErrUnavailable)}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
 		{"not placed: not found after expiry", &orders.NotPlacedError{ClientOrderID: cid, Reason: "not found"}, "not placed", []error{orders.ErrNotPlaced}},
 		{"rejected: 400", &orders.RejectedError{ClientOrderID: cid, Reason: "400", Err: s400}, "rejected", []error{orders.ErrRejected}},
 		{"rejected: 401", &orders.RejectedError{ClientOrderID: cid, Reason: "401", Err: s401}, "rejected", []error{orders.ErrRejected}},

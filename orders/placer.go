@@ -175,7 +175,7 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 		return nil, &InProgressError{ClientOrderID: cid, Err: err}
 	}
 	if err != nil {
-		return nil, &NotPlacedError{ClientOrderID: cid, Reason: "nothing was sent: the intent could not be recorded", Err: err}
+		return nil, &NotSentError{ClientOrderID: cid, Reason: "the intent could not be recorded", Err: err}
 	}
 	if !created {
 		if rec.Fingerprint != fingerprint(body) {
@@ -222,11 +222,11 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		since := p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
 		o, raw, err := p.lookup(ctx, rec, since)
 		if err != nil {
-			reason := "nothing was sent: the store cannot vouch the intent is new, and the lookup before the first send failed"
+			reason := "the store cannot vouch the intent is new, and the lookup before the first send failed"
 			if serr := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(serr, idempotency.ErrClaimLost) {
 				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
 			}
-			return nil, &NotPlacedError{ClientOrderID: rec.ClientOrderID, Reason: reason, Err: err}
+			return nil, &NotSentError{ClientOrderID: rec.ClientOrderID, Reason: reason, Err: err}
 		}
 		if o != nil {
 			p.log.Info().Str("client_order_id", rec.ClientOrderID).Msg("found at the venue before the first send")
@@ -282,7 +282,11 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		if serr := p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+err.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
 			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
 		}
-		return nil, &NotPlacedError{ClientOrderID: rec.ClientOrderID, Reason: "not sent", Err: err}
+		cause := err
+		if hookErr != nil {
+			cause = hookErr // the store could not record the signature
+		}
+		return nil, &NotSentError{ClientOrderID: rec.ClientOrderID, Reason: "stopped before the create left", Err: cause}
 	case errors.As(err, &unknown):
 		return p.markUnknown(ctx, rec, sends, err)
 	case errors.As(err, &status) && status.StatusCode >= 400 && status.StatusCode < 500:
