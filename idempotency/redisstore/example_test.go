@@ -34,6 +34,8 @@ func Example() {
 		// Redis lost intents: nothing was sent, and this Store refuses
 		// from now on. Reconcile the account's orders before restarting.
 		log.Fatal(err)
+	case errors.Is(err, transport.ErrUnknownOutcome):
+		log.Printf("the order may exist: Place again with the same key, never a new one: %v", err)
 	case errors.Is(err, transport.ErrUnavailable):
 		log.Printf("Redis or the venue is unavailable; nothing was sent for this key, try it again later: %v", err)
 	case err != nil:
