@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -59,6 +61,41 @@ func RedactRedisURL(raw string) string {
 	return u.Redacted()
 }
 
+// redisUnavailableError is a Redis that failed while New set up the
+// fleet's budget: nothing was sent to the venue. It matches
+// transport.ErrUnavailable, so callers treat it as an outage to retry
+// later, not as a usage error.
+type redisUnavailableError struct {
+	msg string
+	err error
+}
+
+func (e *redisUnavailableError) Error() string { return e.msg + ": " + e.err.Error() }
+func (e *redisUnavailableError) Unwrap() error { return e.err }
+func (e *redisUnavailableError) Is(target error) bool {
+	return target == transport.ErrUnavailable
+}
+
+func (cfg *config) redisFailed(err error, what string) error {
+	return &redisUnavailableError{msg: fmt.Sprintf("broker: Redis at %s: %s", RedactRedisURL(cfg.redisURL), what), err: err}
+}
+
+// Account discovery in a fleet: how long one process may hold the right
+// to read the accounts list for the others, and how long a waiting
+// process blocks on Redis between looks.
+const (
+	discoveryLock = 5 * time.Second
+	discoveryPoll = 100 * time.Millisecond
+)
+
+// releaseLock deletes KEYS[1] if it still holds ARGV[1].
+var releaseLock = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
 func (cfg *config) shareBudget(base string, signer *signing.Signer) (*fleetBudget, error) {
 	opt, err := redis.ParseURL(cfg.redisURL)
 	if err != nil {
@@ -69,12 +106,7 @@ func (cfg *config) shareBudget(base string, signer *signing.Signer) (*fleetBudge
 	rdb := redis.NewClient(opt)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("broker: Redis at %s cannot be reached (refusing to fall back to a private rate budget): %w", RedactRedisURL(cfg.redisURL), err)
-	}
-	account, err := cfg.fleetAccount(ctx, rdb, base, signer)
-	if err != nil {
-		rdb.Close()
-		return nil, err
+		return nil, cfg.redisFailed(err, "cannot be reached (refusing to fall back to a private rate budget)")
 	}
 	var bopts []redisbudget.Option
 	if cfg.rateSet {
@@ -86,43 +118,110 @@ func (cfg *config) shareBudget(base string, signer *signing.Signer) (*fleetBudge
 	if cfg.log != nil {
 		bopts = append(bopts, redisbudget.WithLogger(*cfg.log))
 	}
-	budget, err := redisbudget.New(ctx, rdb, account, bopts...)
+	budgetFor := func(account string) (*redisbudget.Budget, error) {
+		b, err := redisbudget.New(ctx, rdb, account, bopts...)
+		if err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		return b, nil
+	}
+	account := cfg.account
+	var budget *redisbudget.Budget
+	if account != "" {
+		budget, err = budgetFor(account)
+	} else {
+		account, budget, err = cfg.fleetAccount(ctx, rdb, base, signer, budgetFor)
+	}
 	if err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("broker: %w", err)
+		return nil, err
 	}
 	return &fleetBudget{rdb: rdb, budget: budget, account: account}, nil
 }
 
-// fleetAccount finds the account that keys the shared budget: the one
-// given, else the one a process of the fleet recorded for this API key,
-// else one accounts read (through a private bucket: the only request of a
-// fleet made outside its budget), recorded for the others.
-func (cfg *config) fleetAccount(ctx context.Context, rdb *redis.Client, base string, signer *signing.Signer) (string, error) {
-	if cfg.account != "" {
-		return cfg.account, nil
-	}
+// fleetAccount finds the account that keys the shared budget when
+// WithAccountNumber did not give it: the one a process of the fleet
+// recorded in Redis for this API key, else one accounts read. Processes
+// that start together take turns: one holds a lock in Redis while it
+// reads the accounts list (through a private bucket, since the budget's
+// key is what it learns), charges that read to the fleet's budget, and
+// only then records the account; the others wait for it, blocking on
+// Redis. So the fleet never spends past the venue's budget, even at a
+// burst on a fresh Redis. (A process that must discover the account while
+// others already spend the budget, as after Redis lost the record, makes
+// one request outside it: WithAccountNumber avoids even that.)
+func (cfg *config) fleetAccount(ctx context.Context, rdb *redis.Client, base string, signer *signing.Signer,
+	budgetFor func(string) (*redisbudget.Budget, error)) (string, *redisbudget.Budget, error) {
 	key := "tradewire:apikey:" + signer.KeyID() + ":account"
-	switch n, err := rdb.Get(ctx, key).Result(); {
-	case err == nil && validAccountNumber(n):
-		return n, nil
-	case err != nil && !errors.Is(err, redis.Nil):
-		return "", fmt.Errorf("broker: Redis at %s: %w", RedactRedisURL(cfg.redisURL), err)
+	lock, ready := key+":lock", key+":ready"
+	var b [12]byte
+	rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	for {
+		switch n, err := rdb.Get(ctx, key).Result(); {
+		case err == nil && validAccountNumber(n):
+			budget, err := budgetFor(n)
+			return n, budget, err
+		case err != nil && !errors.Is(err, redis.Nil):
+			return "", nil, cfg.redisFailed(err, "reading the fleet's account")
+		}
+		won, err := rdb.SetNX(ctx, lock, token, discoveryLock).Result()
+		if err != nil {
+			return "", nil, cfg.redisFailed(err, "taking the account-discovery lock")
+		}
+		if won {
+			n, budget, err := cfg.discoverAccount(ctx, rdb, base, signer, budgetFor, key, ready)
+			releaseLock.Run(context.WithoutCancel(ctx), rdb, []string{lock}, token)
+			return n, budget, err
+		}
+		// Another process is reading it: block on Redis until it says so
+		// (or a while passes), then look again.
+		// (BLPOP with a fractional timeout, which go-redis's BLPop rounds
+		// up to a second.)
+		switch v, err := rdb.Do(ctx, "blpop", ready, discoveryPoll.Seconds()).StringSlice(); {
+		case err == nil && len(v) == 2:
+			rdb.RPush(ctx, ready, v[1]) // wake the next waiter
+		case err == nil:
+		case errors.Is(err, redis.Nil):
+		case ctx.Err() != nil:
+			return "", nil, cfg.redisFailed(ctx.Err(), "waiting for another process to resolve the account")
+		default:
+			return "", nil, cfg.redisFailed(err, "waiting for another process to resolve the account")
+		}
 	}
+}
+
+// discoverAccount reads the accounts list once, charges the read to the
+// account's shared budget, then records the account for the fleet.
+func (cfg *config) discoverAccount(ctx context.Context, rdb *redis.Client, base string, signer *signing.Signer,
+	budgetFor func(string) (*redisbudget.Budget, error), key, ready string) (string, *redisbudget.Budget, error) {
 	tc, err := transport.New(base, signer, cfg.tOpts...)
 	if err != nil {
-		return "", fmt.Errorf("broker: %w", err)
+		return "", nil, fmt.Errorf("broker: %w", err)
 	}
 	c, err := newClient(tc, cfg)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	n, err := c.accountNumber(ctx)
 	if err != nil {
-		return "", fmt.Errorf("broker: resolving the account that keys the shared budget: %w", err)
+		return "", nil, fmt.Errorf("broker: resolving the account that keys the shared budget: %w", err)
+	}
+	budget, err := budgetFor(n)
+	if err != nil {
+		return "", nil, err
+	}
+	// The read came out of the venue's budget for the account: take it
+	// from the fleet's before anyone can spend that token.
+	if err := budget.Wait(ctx); err != nil {
+		return "", nil, fmt.Errorf("broker: charging the accounts read to the shared budget: %w", err)
 	}
 	if err := rdb.Set(ctx, key, n, 0).Err(); err != nil {
-		return "", fmt.Errorf("broker: Redis at %s: %w", RedactRedisURL(cfg.redisURL), err)
+		return "", nil, cfg.redisFailed(err, "recording the fleet's account")
 	}
-	return n, nil
+	pipe := rdb.Pipeline()
+	pipe.RPush(ctx, ready, n)
+	pipe.PExpire(ctx, ready, discoveryLock)
+	pipe.Exec(ctx)
+	return n, budget, nil
 }

@@ -5,13 +5,18 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
+	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 )
 
 func fleetClient(t *testing.T, srv *brokertest.Server, redisURL string, opts ...broker.Option) (*broker.Client, error) {
@@ -47,6 +52,10 @@ func TestRedisUnreachableRefusesToStart(t *testing.T) {
 	_, err = fleetClient(t, srv, "redis://:s3cret@127.0.0.1:1/0")
 	if err == nil || !strings.Contains(err.Error(), "cannot be reached") {
 		t.Fatalf("err = %v, want a clear refusal", err)
+	}
+	// An outage, to retry later (the CLI's exit 4), not a usage error.
+	if !errors.Is(err, transport.ErrUnavailable) || errors.Is(err, transport.ErrInvalidRequest) {
+		t.Fatalf("err = %v, want it to match transport.ErrUnavailable only", err)
 	}
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("error %q shows the Redis password", err)
@@ -95,5 +104,119 @@ func TestFleetSharesTheAccountAndBudget(t *testing.T) {
 	}
 	if c := srv.Ledger().Counts(); c.Throttled != 0 || c.Unauthorized != 0 {
 		t.Fatalf("ledger %+v", c)
+	}
+}
+
+const helperEnv = "TRADEWIRE_BROKER_HELPER"
+
+// TestHelperProcess is not a test: it is one bot process of a fleet,
+// started by TestFleetDiscoveryStaysInBudget.
+func TestHelperProcess(t *testing.T) {
+	redistest.ServeHelper(t, helperEnv, "fleet", func() (any, error) { return fleetBot() })
+}
+
+type fleetResult struct {
+	OK, Throttled, Failed int
+	Errors                []string
+}
+
+func fleetBot() (fleetResult, error) {
+	var res fleetResult
+	key, err := signing.ParsePrivateKey(os.Getenv("VENUE_KEY"))
+	if err != nil {
+		return res, err
+	}
+	perMinute, _ := strconv.ParseFloat(os.Getenv("FLEET_PER_MINUTE"), 64)
+	burst, _ := strconv.Atoi(os.Getenv("FLEET_BURST"))
+	requests, _ := strconv.Atoi(os.Getenv("FLEET_REQUESTS"))
+	if err := redistest.AwaitRelease(); err != nil {
+		return res, err
+	}
+	// Released before New: every process resolves the account at once.
+	c, err := broker.New(broker.WithCredentials(os.Getenv("VENUE_API_KEY"), key), broker.WithBaseURL(os.Getenv("VENUE_URL")),
+		broker.WithRedisURL(os.Getenv("REDIS_URL")), broker.WithRateLimit(perMinute, burst),
+		broker.WithRetryPolicy(transport.RetryPolicy{})) // one attempt: every 429 shows
+	if err != nil {
+		return res, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < requests; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.BestBidAsk(ctx, "BTC-USD")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				res.OK++
+			case errors.Is(err, transport.ErrRateLimited):
+				res.Throttled++
+			default:
+				res.Failed++
+				res.Errors = append(res.Errors, err.Error())
+			}
+		}()
+	}
+	wg.Wait()
+	return res, nil
+}
+
+// TestFleetDiscoveryStaysInBudget starts processes together on a fresh
+// Redis (for their API key), none told its account number, and has them
+// spend the venue's whole burst at once. The accounts read that tells
+// them the account is made once for all and charged to the shared
+// budget, so the venue answers no 429.
+func TestFleetDiscoveryStaysInBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs OS processes")
+	}
+	url := redistest.URL(t)
+	const (
+		procs     = 4
+		perMinute = 60 // 1 a second: a request past the burst is a 429 for a second
+		burst     = 12
+		requests  = burst / procs // the whole burst, plus the accounts read
+	)
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := brokertest.NewServer(brokertest.WithCredentials("rh-api-disc-"+hex.EncodeToString(priv[:8]), priv),
+		brokertest.WithRateLimit(perMinute, burst), brokertest.WithSeed(2))
+	defer srv.Close()
+	ps := redistest.StartProcesses(t, procs, helperEnv+"=fleet",
+		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64, "REDIS_URL="+url,
+		"FLEET_PER_MINUTE="+strconv.Itoa(perMinute), "FLEET_BURST="+strconv.Itoa(burst), "FLEET_REQUESTS="+strconv.Itoa(requests))
+	results := make([]fleetResult, procs)
+	ps.Release(t, func(i int) any { return &results[i] })
+	ok, throttled, failed := 0, 0, 0
+	for _, r := range results {
+		ok, throttled, failed = ok+r.OK, throttled+r.Throttled, failed+r.Failed
+		for _, e := range r.Errors {
+			t.Errorf("a process: %s", e)
+		}
+	}
+	reqs := srv.Ledger().Requests()
+	venue429 := 0
+	for _, r := range reqs {
+		if r.Status == 429 {
+			venue429++
+		}
+	}
+	t.Logf("%d processes, none told the account, %d requests each at the venue's burst of %d (%d/min): %d requests at the venue (%d accounts reads), %d ok, %d throttled, %d failed, venue 429s %d",
+		procs, requests, burst, perMinute, len(reqs), accountReads(srv), ok, throttled, failed, venue429)
+	if venue429 != 0 || throttled != 0 {
+		t.Errorf("the venue answered 429 %d times", venue429)
+	}
+	if n := accountReads(srv); n != 1 {
+		t.Errorf("%d accounts reads, want 1 for the fleet", n)
+	}
+	if ok != procs*requests {
+		t.Errorf("%d requests ok, want %d", ok, procs*requests)
 	}
 }

@@ -4,7 +4,7 @@
 // both place the order.
 //
 //	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", accountNumber)
-//	if err != nil { ... } // unreachable, or not durable: refuse to start
+//	if err != nil { ... } // unreachable, not durable, or reset: refuse to start
 //	placer, err := orders.New(tc, store, accountNumber)
 //
 // # Claims
@@ -53,11 +53,56 @@
 // appendfsync always and a maxmemory-policy that cannot evict intents
 // (noeviction or volatile-*; intents have no TTL), and refuses otherwise
 // with an error matching ErrNotDurable. WithWeakDurability skips the check,
-// for servers where CONFIG is disabled. WAITAOF (Redis 7.2 and later) would
-// let each write wait for the fsync on a server without appendfsync always,
-// and for replicas; Debian 12's Redis is 7.0, which lacks it, so the store
-// relies on the configuration instead. Replication is asynchronous: a
-// failover to a replica can lose the last writes; run one durable primary.
+// for servers where CONFIG is disabled.
+//
+// # Wipes and failovers
+//
+// A Redis can still lose intents: restarted without its append-only file
+// or on an empty directory, restored from an older snapshot, or failed
+// over to a replica that never got the latest claims. A process that then
+// asks to place a lost intent would see it as new. So the Store checks,
+// rather than trusts, that Redis still holds what it saw:
+//   - The first Store on an account writes a generation marker (a random
+//     id) and every Store remembers it at New. Every Create and Update
+//     checks it inside its script: missing or different, the script
+//     writes nothing and the Store returns an error matching
+//     ErrStoreReset.
+//   - The marker also counts every claim and update; a Store refuses the
+//     same way when the count is below one it has seen (Redis went back
+//     in time).
+//   - Once refused, a Store fails closed: every later call returns the
+//     same error, even if a new marker appears. Reopen only after the
+//     account's orders are reconciled.
+//   - New on an account with intents but no marker cannot tell a loss
+//     from a store written before markers existed; it refuses with
+//     ErrStoreReset, and the error says how to adopt the intents.
+//   - When the server has replicas (INFO replication connected_slaves, as
+//     New finds it), every Create and Update waits for them all to
+//     acknowledge it (WAIT, up to WithReplicaTimeout) and otherwise
+//     returns an error matching ErrUnavailable: orders.Placer then sends
+//     nothing, so a replica promoted afterwards holds every claim a create
+//     was sent under. WAIT confirms the replica received the write, not
+//     that it fsynced it; WAITAOF (Redis 7.2) would, but Debian 12's Redis
+//     is 7.0. Replicas that connect after New are not waited for until the
+//     process opens its Store again.
+//
+// A Redis that was wiped while no process was running, and a brand-new
+// account, look the same: the first Store writes a new marker. This is
+// why the Store does not implement idempotency.Witness: a created intent
+// proves nothing about the venue, and orders.Placer looks the order up
+// before its first send.
+//
+// Errors from Redis itself (unreachable, an error reply, replicas too
+// slow) match ErrUnavailable, and ErrStoreReset matches it too; both
+// match transport.ErrUnavailable, so callers treat a store outage like a
+// venue outage: nothing was sent, try again later (the CLI exits 4).
+//
+// # Leases
+//
+// WithLease refuses a lease shorter than the signature window
+// (signing.ValidFor, 30 s) plus the skew margin: a claim must outlast any
+// create its holder signed and may still send after a pause. DefaultLease
+// is one minute.
 //
 // # Keys
 //
@@ -67,10 +112,11 @@
 //
 //	tradewire:{ACCOUNT}:intent:<client_order_id>   hash: rec, state, owner, lease, signexp
 //	tradewire:{ACCOUNT}:intents                    sorted set by CreatedAt, for List
+//	tradewire:{ACCOUNT}:generation                 hash: id (random, written once), seq (write counter)
 //
 // # Connection
 //
-// New and Open PING Redis: one that cannot be reached is an error at start,
-// never a silent fallback. go-redis may retry a command after a network
+// New and Open PING Redis: one that cannot be reached is an error at start
+// (matching ErrUnavailable), never a silent fallback. go-redis may retry a command after a network
 // error; both scripts are safe to run twice for the same owner.
 package redisstore

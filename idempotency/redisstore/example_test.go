@@ -17,7 +17,7 @@ func Example() {
 	ctx := context.Background()
 	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", "AB1234567890")
 	if err != nil {
-		log.Fatal(err) // unreachable, or not appendonly yes + appendfsync always
+		log.Fatal(err) // unreachable, not appendonly yes + appendfsync always, or reset
 	}
 	defer store.Close()
 	var tc *transport.Client // transport.New(…), with the fleet's budget
@@ -30,6 +30,14 @@ func Example() {
 	switch {
 	case errors.As(err, &busy):
 		log.Printf("another process (%s) is placing it", busy.Owner)
+	case errors.Is(err, redisstore.ErrStoreReset):
+		// Redis lost intents: nothing was sent, and this Store refuses
+		// from now on. Reconcile the account's orders before restarting.
+		log.Fatal(err)
+	case errors.Is(err, transport.ErrUnknownOutcome):
+		log.Printf("the order may exist: Place again with the same key, never a new one: %v", err)
+	case errors.Is(err, transport.ErrUnavailable):
+		log.Printf("Redis or the venue is unavailable; nothing was sent for this key, try it again later: %v", err)
 	case err != nil:
 		log.Fatal(err)
 	default:

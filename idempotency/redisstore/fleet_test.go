@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,9 @@ type placeResult struct {
 	Key        string
 	OrderID    string
 	InProgress bool
-	Err        string
+	// Answer is what the Place said (see answerOf).
+	Answer string
+	Err    string
 }
 
 // TestHelperProcess is not a test: it is one bot process, started by
@@ -43,7 +46,7 @@ func TestHelperProcess(t *testing.T) {
 
 // newPlacer is one process's Placer: a transport client to the venue and
 // a Store on the Redis at url, with client_order_ids in namespace ns.
-func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns string) (*orders.Placer, *redisstore.Store, error) {
+func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns string, storeOpts ...redisstore.Option) (*orders.Placer, *redisstore.Store, error) {
 	pk, err := signing.ParsePrivateKey(keyB64)
 	if err != nil {
 		return nil, nil, err
@@ -56,7 +59,7 @@ func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns s
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := redisstore.Open(ctx, url, account)
+	store, err := redisstore.Open(ctx, url, account, storeOpts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,8 +74,16 @@ func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns s
 func placeBot() ([]placeResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	var storeOpts []redisstore.Option
+	if ms := os.Getenv("STORE_LEASE_MS"); ms != "" {
+		n, err := strconv.Atoi(ms)
+		if err != nil {
+			return nil, err
+		}
+		storeOpts = append(storeOpts, redisstore.WithShortLeaseForTest(time.Duration(n)*time.Millisecond))
+	}
 	p, store, err := newPlacer(ctx, os.Getenv("VENUE_URL"), os.Getenv("VENUE_API_KEY"), os.Getenv("VENUE_KEY"),
-		os.Getenv("VENUE_ACCOUNT"), os.Getenv("REDIS_URL"), os.Getenv("ORDER_NS"))
+		os.Getenv("VENUE_ACCOUNT"), os.Getenv("REDIS_URL"), os.Getenv("ORDER_NS"), storeOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +107,7 @@ func placeBot() ([]placeResult, error) {
 }
 
 func result(key string, o *orders.Order, err error) placeResult {
-	r := placeResult{Key: key}
+	r := placeResult{Key: key, Answer: answerOf(o, err)}
 	switch {
 	case err == nil:
 		r.OrderID = o.ID

@@ -2,7 +2,7 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// An intent is one hash, KEYS[1] = tradewire:{ACCOUNT}:intent:<cid>:
+// An intent is one hash, tradewire:{ACCOUNT}:intent:<cid>:
 //
 //	rec      the idempotency.Record as JSON
 //	state    the record's state, for the scripts
@@ -12,79 +12,132 @@ import "github.com/redis/go-redis/v9"
 //	         (LastSignedAt + 30 s + skew margin, Unix ms on the writer's
 //	         clock); 0 when nothing was signed
 //
-// KEYS[2] = tradewire:{ACCOUNT}:intents, a sorted set of client_order_ids
-// by CreatedAt, for List.
+// tradewire:{ACCOUNT}:intents is a sorted set of client_order_ids by
+// CreatedAt, for List.
+//
+// tradewire:{ACCOUNT}:generation is a hash, written once by the first
+// Store on an account (generationScript):
+//
+//	id   a random id; a Redis that lost it (wiped, restarted without its
+//	     data, failed over to a replica that never had it) lost intents too
+//	seq  a counter every claim or update increments; a Store that sees it
+//	     lower than it was before is talking to a Redis that went back in
+//	     time (an older snapshot, a lagging replica)
+//
+// Both claim scripts first check the generation (guard): a missing or
+// different id, or a seq below the caller's last, refuses with {-9, id} or
+// {-8, seq} and writes nothing. Every other reply ends with the seq after
+// the call.
 //
 // Both scripts read Redis's TIME for leases, so every machine agrees on
 // when a claim lapses whatever its own clock says.
 
-// createScript claims an intent. ARGV: owner, lease ms, record JSON,
-// state, signexp ms, caller's now (Unix ms), index score, client_order_id.
-// Replies:
+// guard is the head of both claim scripts. G is the generation key,
+// ARGV[1] the Store's generation id, ARGV[2] the highest seq it has seen.
+const guard = `
+local gen = redis.call('HMGET', G, 'id', 'seq')
+if gen[1] ~= ARGV[1] then
+  return {-9, gen[1] or ''}
+end
+local seq = tonumber(gen[2] or '0') or 0
+if seq < tonumber(ARGV[2]) then
+  return {-8, seq}
+end
+local function wrote()
+  seq = redis.call('HINCRBY', G, 'seq', 1)
+end
+`
+
+// generationScript reads the account's generation, or writes it when the
+// account has none and no intents. KEYS: generation, intents index. ARGV:
+// a fresh id. Replies: {0, id, seq} found, {1, id, 0} written, {-1, n}
+// none but n intents exist.
+var generationScript = redis.NewScript(`
+local gen = redis.call('HMGET', KEYS[1], 'id', 'seq')
+if gen[1] then
+  return {0, gen[1], tonumber(gen[2] or '0') or 0}
+end
+local n = redis.call('ZCARD', KEYS[2])
+if n > 0 then
+  return {-1, n}
+end
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'seq', 0)
+return {1, ARGV[1], 0}
+`)
+
+// createScript claims an intent. KEYS: intent, intents index, generation.
+// ARGV: generation id, last seq, owner, lease ms, record JSON, state,
+// signexp ms, caller's now (Unix ms), index score, client_order_id.
+// Replies, besides guard's:
 //
-//	{1}                               created; the caller holds the claim
-//	{0, rec}                          exists; resolved, or the caller already
-//	                                  held the claim (renewed)
-//	{3, rec}                          exists; taken over from a lapsed claim
-//	{2, rec, owner, lease, signexp}   held elsewhere (or its signatures live)
-var createScript = redis.NewScript(`
+//	{1, seq}                               created; the caller holds the claim
+//	{0, rec, seq}                          exists; resolved, or the caller
+//	                                       already held the claim (renewed)
+//	{3, rec, seq}                          exists; taken over from a lapsed claim
+//	{2, rec, owner, lease, signexp, seq}   held elsewhere (or its signatures live)
+var createScript = redis.NewScript(`local G = KEYS[3]` + guard + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local me = ARGV[1]
-local lease = now + tonumber(ARGV[2])
+local me = ARGV[3]
+local lease = now + tonumber(ARGV[4])
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('HSET', KEYS[1], 'rec', ARGV[3], 'state', ARGV[4], 'owner', me, 'lease', lease, 'signexp', ARGV[5])
-  redis.call('ZADD', KEYS[2], ARGV[7], ARGV[8])
-  return {1}
+  redis.call('HSET', KEYS[1], 'rec', ARGV[5], 'state', ARGV[6], 'owner', me, 'lease', lease, 'signexp', ARGV[7])
+  redis.call('ZADD', KEYS[2], ARGV[9], ARGV[10])
+  wrote()
+  return {1, seq}
 end
 local h = redis.call('HMGET', KEYS[1], 'rec', 'state', 'owner', 'lease', 'signexp')
 local rec, state, owner = h[1], h[2], h[3] or ''
 local held = tonumber(h[4] or '0') or 0
 local signexp = tonumber(h[5] or '0') or 0
 if state == 'acknowledged' or state == 'rejected' then
-  return {0, rec}
+  return {0, rec, seq}
 end
 if owner == me then
   redis.call('HSET', KEYS[1], 'lease', lease)
-  return {0, rec}
+  wrote()
+  return {0, rec, seq}
 end
 local busy = owner ~= '' and held > now
 if not busy and (state == 'pending' or state == 'unknown') then
   -- A lapsed claim on an open intent: its owner may be stalled, not dead.
   -- Take it over only once no signature it sent can be accepted, on both
   -- Redis's clock and the caller's.
-  busy = signexp > math.min(now, tonumber(ARGV[6]))
+  busy = signexp > math.min(now, tonumber(ARGV[8]))
 end
 if busy then
-  return {2, rec, owner, held, signexp}
+  return {2, rec, owner, held, signexp, seq}
 end
 redis.call('HSET', KEYS[1], 'owner', me, 'lease', lease)
-return {3, rec}
+wrote()
+return {3, rec, seq}
 `)
 
-// updateScript replaces an intent the caller holds. ARGV: owner, lease ms,
-// record JSON, state, signexp ms. A final state (acknowledged, rejected,
-// not_placed) releases the claim; any other renews it. Replies: 1 done,
-// -1 no such intent, {0, owner} the claim is held by owner ("" when it was
-// released).
-var updateScript = redis.NewScript(`
+// updateScript replaces an intent the caller holds. KEYS: intent,
+// generation. ARGV: generation id, last seq, owner, lease ms, record JSON,
+// state, signexp ms. A final state (acknowledged, rejected, not_placed)
+// releases the claim; any other renews it. Replies, besides guard's:
+// {1, seq} done, {-1, seq} no such intent, {0, owner, seq} the claim is
+// held by owner ("" when it was released).
+var updateScript = redis.NewScript(`local G = KEYS[2]` + guard + `
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  return -1
+  return {-1, seq}
 end
-local me = ARGV[1]
+local me = ARGV[3]
 local owner = redis.call('HGET', KEYS[1], 'owner') or ''
 if owner ~= me then
-  return {0, owner}
+  return {0, owner, seq}
 end
-local state = ARGV[4]
+local state = ARGV[6]
 local lease = 0
 if state == 'acknowledged' or state == 'rejected' or state == 'not_placed' then
   me = ''
 else
   local t = redis.call('TIME')
-  lease = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
+  lease = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[4])
 end
-local signexp = math.max(tonumber(redis.call('HGET', KEYS[1], 'signexp') or '0') or 0, tonumber(ARGV[5]))
-redis.call('HSET', KEYS[1], 'rec', ARGV[3], 'state', state, 'owner', me, 'lease', lease, 'signexp', signexp)
-return 1
+local signexp = math.max(tonumber(redis.call('HGET', KEYS[1], 'signexp') or '0') or 0, tonumber(ARGV[7]))
+redis.call('HSET', KEYS[1], 'rec', ARGV[5], 'state', state, 'owner', me, 'lease', lease, 'signexp', signexp)
+wrote()
+return {1, seq}
 `)

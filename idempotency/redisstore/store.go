@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,19 +20,24 @@ import (
 
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 )
 
 // Defaults a Store uses unless told otherwise.
 const (
 	// DefaultLease is how long a claim lasts after its last Create or
-	// Update. It should outlast the longest quiet stretch of one Place
-	// (a reconcile can wait out a signature's 30 s validity plus the
-	// margin without writing).
+	// Update. It outlasts the longest quiet stretch of one Place (a
+	// reconcile can wait out a signature's 30 s validity plus the margin
+	// without writing). WithLease refuses anything shorter than
+	// signing.ValidFor plus the skew margin (40 s by default).
 	DefaultLease = time.Minute
 	// DefaultSkewMargin is added to a signature's 30 s validity before an
 	// abandoned intent may be taken over: the venue's clock may run behind.
 	// It matches orders.DefaultSkewMargin.
 	DefaultSkewMargin = 10 * time.Second
+	// DefaultReplicaTimeout is how long a Create or Update waits for
+	// Redis's replicas to acknowledge it (WAIT) when the server has any.
+	DefaultReplicaTimeout = 2 * time.Second
 )
 
 var accountShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
@@ -52,7 +58,48 @@ var (
 	// ErrNotDurable: the Redis server does not fsync every write
 	// (appendonly yes, appendfsync always) or may evict intents.
 	ErrNotDurable = errors.New("redisstore: Redis does not make every write durable")
+	// ErrUnavailable: the Store could not read or write Redis (unreachable,
+	// an error reply, replicas that did not acknowledge a claim in time,
+	// or ErrStoreReset), so the call did nothing a caller can rely on and
+	// orders.Placer sent nothing. Every error matching it also matches
+	// transport.ErrUnavailable: "try again later", as for a venue outage.
+	ErrUnavailable = errors.New("redisstore: the intent store is unavailable")
+	// ErrStoreReset: Redis no longer holds what this Store saw before: the
+	// account's generation marker is gone or different (Redis was wiped,
+	// restarted without its append-only file, or failed over to a replica
+	// that never had the marker), or its write counter went back (an older
+	// snapshot, a replica that lacks recent claims). Intents may be lost,
+	// so a fresh-looking intent proves nothing. The Store refuses this and
+	// every later call (it fails closed); an operator must look at the
+	// account's orders before any process places again. It matches
+	// ErrUnavailable and transport.ErrUnavailable too.
+	ErrStoreReset = errors.New("redisstore: Redis lost intents")
 )
+
+// unavailableError is a Redis failure: it matches ErrUnavailable and
+// transport.ErrUnavailable, and ErrStoreReset when reset is set.
+type unavailableError struct {
+	reset bool
+	msg   string
+	err   error
+}
+
+func (e *unavailableError) Error() string {
+	if e.err != nil {
+		return e.msg + ": " + e.err.Error()
+	}
+	return e.msg
+}
+
+func (e *unavailableError) Unwrap() error { return e.err }
+
+func (e *unavailableError) Is(target error) bool {
+	return target == ErrUnavailable || target == transport.ErrUnavailable || (e.reset && target == ErrStoreReset)
+}
+
+func unavailable(err error, format string, args ...any) error {
+	return &unavailableError{msg: fmt.Sprintf(format, args...), err: err}
+}
 
 // InProgressError is a Create refused because another process holds the
 // intent's claim. Nothing was written. It matches ErrInProgress. The
@@ -104,9 +151,17 @@ type Store struct {
 	lease   time.Duration
 	skew    time.Duration
 	clock   clockwork.Clock
+	genKey  string
+	gen     string // the account's generation id, read or written by New
+	// replicas is how many replicas every write waits for (WAIT), as
+	// connected when New ran; 0 for none.
+	replicas       int
+	replicaTimeout time.Duration
 
 	mu     sync.Mutex
 	closed bool
+	seq    int64 // the highest generation seq seen
+	reset  error // set once Redis is found reset: every call returns it
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -116,14 +171,26 @@ type config struct {
 	skew           time.Duration
 	clock          clockwork.Clock
 	weakDurability bool
+	replicaTimeout time.Duration
+	// shortLease lets tests use a lease under the floor; set only by
+	// export_test.go.
+	shortLease bool
 }
 
 // Option configures a Store.
 type Option func(*config)
 
 // WithLease sets how long a claim lasts after its last write (default
-// DefaultLease).
+// DefaultLease). New refuses a lease shorter than signing.ValidFor plus
+// the skew margin (40 s with the default margin): a shorter one would let
+// another process take over a claim whose holder, paused between signing
+// a create and sending it, can still land it.
 func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
+
+// WithReplicaTimeout sets how long a Create or Update waits for the
+// server's replicas to acknowledge it (default DefaultReplicaTimeout). It
+// applies only when the server had replicas connected when New ran.
+func WithReplicaTimeout(d time.Duration) Option { return func(c *config) { c.replicaTimeout = d } }
 
 // WithSkewMargin sets the margin added to a signature's 30 s validity
 // before an abandoned intent may be taken over (default
@@ -161,11 +228,15 @@ func Open(ctx context.Context, url, accountNumber string, opts ...Option) (*Stor
 }
 
 // New returns a Store for accountNumber's intents kept in rdb. It checks
-// that Redis answers PING, and that it runs with appendonly yes and
-// appendfsync always and a maxmemory-policy that cannot evict intents
-// (noeviction or volatile-*), refusing with an error matching
-// ErrNotDurable otherwise (see WithWeakDurability). Close does not close
-// rdb.
+// that Redis answers PING (an error matching ErrUnavailable otherwise),
+// and that it runs with appendonly yes and appendfsync always and a
+// maxmemory-policy that cannot evict intents (noeviction or volatile-*),
+// refusing with an error matching ErrNotDurable otherwise (see
+// WithWeakDurability). It reads the account's generation marker, writing
+// one if the account has neither a marker nor intents; intents without a
+// marker are refused with ErrStoreReset (see the package doc, Wipes and
+// failovers). It counts the server's connected replicas: with any, every
+// Create and Update waits for them. Close does not close rdb.
 func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, opts ...Option) (*Store, error) {
 	if rdb == nil {
 		return nil, errors.New("redisstore: a Redis client is required")
@@ -173,29 +244,155 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	if !accountShape.MatchString(accountNumber) {
 		return nil, fmt.Errorf("redisstore: account number %q: want 1 to 64 letters and digits", accountNumber)
 	}
-	cfg := config{lease: DefaultLease, skew: DefaultSkewMargin}
+	cfg := config{lease: DefaultLease, skew: DefaultSkewMargin, replicaTimeout: DefaultReplicaTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.clock == nil {
 		cfg.clock = clockwork.NewRealClock()
 	}
-	if cfg.lease < time.Millisecond || cfg.skew < 0 {
-		return nil, fmt.Errorf("redisstore: lease %v and skew margin %v: want a lease of at least 1ms and a margin not negative", cfg.lease, cfg.skew)
+	if cfg.skew < 0 {
+		return nil, fmt.Errorf("redisstore: WithSkewMargin(%v): want a margin not negative", cfg.skew)
+	}
+	if floor := signing.ValidFor + cfg.skew; cfg.lease < floor && !(cfg.shortLease && cfg.lease >= time.Millisecond) {
+		return nil, fmt.Errorf("redisstore: WithLease(%v): want at least %v, the signature window (%v) plus the skew margin (%v)", cfg.lease, floor, signing.ValidFor, cfg.skew)
+	}
+	if cfg.replicaTimeout < time.Millisecond {
+		return nil, fmt.Errorf("redisstore: WithReplicaTimeout(%v): want at least 1ms", cfg.replicaTimeout)
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("redisstore: Redis does not answer PING: %w", err)
+		return nil, unavailable(err, "redisstore: Redis does not answer PING")
 	}
 	if !cfg.weakDurability {
 		if err := checkDurable(ctx, rdb); err != nil {
 			return nil, err
 		}
 	}
+	replicas, err := connectedReplicas(ctx, rdb)
+	if err != nil {
+		return nil, err
+	}
 	ns := "tradewire:{" + accountNumber + "}:"
-	return &Store{
-		rdb: rdb, account: accountNumber, ns: ns, index: ns + "intents",
+	s := &Store{
+		rdb: rdb, account: accountNumber, ns: ns, index: ns + "intents", genKey: ns + "generation",
 		owner: newOwner(), lease: cfg.lease, skew: cfg.skew, clock: cfg.clock,
-	}, nil
+		replicas: replicas, replicaTimeout: cfg.replicaTimeout,
+	}
+	if err := s.readGeneration(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// connectedReplicas reads connected_slaves from INFO replication.
+func connectedReplicas(ctx context.Context, rdb redis.UniversalClient) (int, error) {
+	info, err := rdb.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, unavailable(err, "redisstore: INFO replication")
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return 0, fmt.Errorf("redisstore: INFO replication: connected_slaves %q", v)
+			}
+			return n, nil
+		}
+	}
+	return 0, nil
+}
+
+// readGeneration reads the account's generation marker, or writes a new
+// one on an account that has no intents.
+func (s *Store) readGeneration(ctx context.Context) error {
+	var b [12]byte
+	rand.Read(b[:])
+	v, err := s.run(ctx, generationScript, []string{s.genKey, s.index}, hex.EncodeToString(b[:]))
+	if err != nil {
+		return unavailable(err, "redisstore: reading the generation marker of account %s", s.account)
+	}
+	if code, _ := v[0].(int64); code == -1 {
+		n, _ := v[1].(int64)
+		return &unavailableError{reset: true, msg: fmt.Sprintf(
+			"redisstore: account %s has %d intents in Redis but no generation marker (%s): Redis may have lost some of them, or they were written by a tradewire without markers; "+
+				"refusing to trust it. Once the account's open orders are reconciled, adopt the intents with: redis-cli HSET '%s' id adopted seq 0",
+			s.account, n, s.genKey, s.genKey)}
+	}
+	s.gen, _ = v[1].(string)
+	seq, _ := v[2].(int64)
+	s.saw(seq)
+	return nil
+}
+
+// run runs a script that writes, and with replicas waits for them to
+// acknowledge it (WAIT, on the same connection). Redis errors are
+// returned as they are.
+func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]any, error) {
+	if s.replicas == 0 {
+		return script.Run(ctx, s.rdb, keys, args...).Slice()
+	}
+	pipe := s.rdb.Pipeline()
+	cmd := script.Eval(ctx, pipe, keys, args...)
+	wait := pipe.Do(ctx, "wait", s.replicas, s.replicaTimeout.Milliseconds())
+	if _, err := pipe.Exec(ctx); err != nil {
+		if cmd.Err() != nil {
+			return nil, cmd.Err()
+		}
+		return nil, err
+	}
+	v, err := cmd.Slice()
+	if err != nil {
+		return nil, err
+	}
+	if n, err := wait.Int64(); err != nil || n < int64(s.replicas) {
+		return nil, fmt.Errorf("WAIT: %d of %d replicas acknowledged the write within %v", n, s.replicas, s.replicaTimeout)
+	}
+	return v, nil
+}
+
+// saw records a generation seq Redis reported.
+func (s *Store) saw(seq int64) {
+	s.mu.Lock()
+	s.seq = max(s.seq, seq)
+	s.mu.Unlock()
+}
+
+// guarded runs a claim script with the generation guard's arguments
+// first, and turns the guard's refusals into a sticky ErrStoreReset.
+func (s *Store) guarded(ctx context.Context, what string, script *redis.Script, keys []string, args ...any) ([]any, error) {
+	s.mu.Lock()
+	last := s.seq
+	s.mu.Unlock()
+	v, err := s.run(ctx, script, keys, append([]any{s.gen, last}, args...)...)
+	if err != nil {
+		return nil, unavailable(err, "redisstore: %s (nothing may be sent on it)", what)
+	}
+	var why string
+	switch code, _ := v[0].(int64); code {
+	case -9:
+		have, _ := v[1].(string)
+		if have == "" {
+			have = "none"
+		}
+		why = fmt.Sprintf("the generation marker %s is %s, not %s", s.genKey, have, s.gen)
+	case -8:
+		have, _ := v[1].(int64)
+		why = fmt.Sprintf("its write counter went back from %d to %d", last, have)
+	default:
+		seq, _ := v[len(v)-1].(int64)
+		s.saw(seq)
+		return v, nil
+	}
+	err = &unavailableError{reset: true, msg: fmt.Sprintf(
+		"redisstore: Redis lost intents of account %s (wiped, restarted without its data, or failed over to a replica that lacks them): %s; "+
+			"refusing every call until this Store is reopened after the account's orders are reconciled", s.account, why)}
+	s.mu.Lock()
+	if s.reset == nil {
+		s.reset = err
+	}
+	err = s.reset
+	s.mu.Unlock()
+	return nil, err
 }
 
 // checkDurable reads the server's persistence settings with CONFIG GET.
@@ -234,12 +431,10 @@ func (s *Store) Account() string { return s.account }
 func (s *Store) key(cid string) string { return s.ns + "intent:" + cid }
 
 func (s *Store) check(rec idempotency.Record) error {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
 	switch {
-	case closed:
-		return idempotency.ErrClosed
 	case rec.ClientOrderID == "":
 		return errors.New("redisstore: record: client_order_id is empty")
 	case rec.AccountNumber != s.account:
@@ -248,10 +443,18 @@ func (s *Store) check(rec idempotency.Record) error {
 	return nil
 }
 
-func (s *Store) isClosed() bool {
+// usable returns ErrClosed, or the ErrStoreReset that failed the Store
+// closed, or nil.
+func (s *Store) usable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.closed
+	switch {
+	case s.closed:
+		return idempotency.ErrClosed
+	case s.reset != nil:
+		return s.reset
+	}
+	return nil
 }
 
 // signExpiry is when the record's latest signature can no longer be
@@ -283,11 +486,11 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	if err != nil {
 		return idempotency.Record{}, false, fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
 	}
-	v, err := createScript.Run(ctx, s.rdb, []string{s.key(rec.ClientOrderID), s.index},
+	v, err := s.guarded(ctx, "claiming "+rec.ClientOrderID, createScript, []string{s.key(rec.ClientOrderID), s.index, s.genKey},
 		s.owner, s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec),
-		s.clock.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.ClientOrderID).Slice()
+		s.clock.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.ClientOrderID)
 	if err != nil {
-		return idempotency.Record{}, false, fmt.Errorf("redisstore: create %s: %w", rec.ClientOrderID, err)
+		return idempotency.Record{}, false, err
 	}
 	code, _ := v[0].(int64)
 	if code == 1 {
@@ -325,15 +528,15 @@ func decode(cid string, v any) (idempotency.Record, error) {
 
 // Get implements idempotency.Store.
 func (s *Store) Get(ctx context.Context, id string) (idempotency.Record, error) {
-	if s.isClosed() {
-		return idempotency.Record{}, idempotency.ErrClosed
+	if err := s.usable(); err != nil {
+		return idempotency.Record{}, err
 	}
 	v, err := s.rdb.HGet(ctx, s.key(id), "rec").Result()
 	if errors.Is(err, redis.Nil) {
 		return idempotency.Record{}, idempotency.ErrNotFound
 	}
 	if err != nil {
-		return idempotency.Record{}, fmt.Errorf("redisstore: get %s: %w", id, err)
+		return idempotency.Record{}, unavailable(err, "redisstore: get %s", id)
 	}
 	return decode(id, v)
 }
@@ -351,19 +554,18 @@ func (s *Store) Update(ctx context.Context, rec idempotency.Record) error {
 	if err != nil {
 		return fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
 	}
-	v, err := updateScript.Run(ctx, s.rdb, []string{s.key(rec.ClientOrderID)},
-		s.owner, s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec)).Result()
+	v, err := s.guarded(ctx, "updating "+rec.ClientOrderID, updateScript, []string{s.key(rec.ClientOrderID), s.genKey},
+		s.owner, s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec))
 	if err != nil {
-		return fmt.Errorf("redisstore: update %s: %w", rec.ClientOrderID, err)
+		return err
 	}
-	switch r := v.(type) {
-	case int64:
-		if r == -1 {
-			return idempotency.ErrNotFound
-		}
+	switch code, _ := v[0].(int64); code {
+	case 1:
 		return nil
-	case []any:
-		holder, _ := r[1].(string)
+	case -1:
+		return idempotency.ErrNotFound
+	case 0:
+		holder, _ := v[1].(string)
 		if holder == "" {
 			holder = "nobody (released)"
 		}
@@ -376,12 +578,12 @@ func (s *Store) Update(ctx context.Context, rec idempotency.Record) error {
 // account, in batches, and returns those in the given states (all when
 // none are given), oldest first.
 func (s *Store) List(ctx context.Context, states ...idempotency.State) ([]idempotency.Record, error) {
-	if s.isClosed() {
-		return nil, idempotency.ErrClosed
+	if err := s.usable(); err != nil {
+		return nil, err
 	}
 	ids, err := s.rdb.ZRange(ctx, s.index, 0, -1).Result()
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: list: %w", err)
+		return nil, unavailable(err, "redisstore: list")
 	}
 	var out []idempotency.Record
 	for batch := range slices.Chunk(ids, 500) {
@@ -391,7 +593,7 @@ func (s *Store) List(ctx context.Context, states ...idempotency.State) ([]idempo
 			cmds[i] = pipe.HGet(ctx, s.key(id), "rec")
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("redisstore: list: %w", err)
+			return nil, unavailable(err, "redisstore: list")
 		}
 		for i, c := range cmds {
 			v, err := c.Result()

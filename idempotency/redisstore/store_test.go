@@ -209,7 +209,7 @@ func TestTakeover(t *testing.T) {
 			if tc.waitLease {
 				lease = shortLease
 			}
-			dead := newStore(t, rdb, acct, redisstore.WithLease(lease))
+			dead := newStore(t, rdb, acct, redisstore.WithShortLeaseForTest(lease))
 			var opts []redisstore.Option
 			if tc.callerClock != nil {
 				opts = append(opts, redisstore.WithClock(tc.callerClock))
@@ -260,7 +260,7 @@ func TestLeaseRenewedByUpdate(t *testing.T) {
 	ctx := context.Background()
 	// The lease is far longer than the pauses between updates, so only a
 	// lapse of renewal, not a slow machine, could let it expire.
-	a := newStore(t, rdb, acct, redisstore.WithLease(3*time.Second))
+	a := newStore(t, rdb, acct, redisstore.WithShortLeaseForTest(3*time.Second))
 	b := newStore(t, rdb, acct)
 	rec := record(acct, "c1", time.Now())
 	a.Create(ctx, rec)

@@ -45,7 +45,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		store, err := redisstore.Open(ctx, url, srv.AccountNumber, redisstore.WithClock(clock), redisstore.WithLease(lease))
+		store, err := redisstore.Open(ctx, url, srv.AccountNumber, redisstore.WithClock(clock), redisstore.WithShortLeaseForTest(lease))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,9 +73,30 @@ func StartProcesses(tb testing.TB, n int, env ...string) *Processes {
 // its result into result(i), a pointer.
 func (ps *Processes) Release(tb testing.TB, result func(i int) any) {
 	tb.Helper()
+	ps.Go()
+	ps.Wait(tb, result)
+}
+
+// Go lets every process run, without waiting for them.
+func (ps *Processes) Go() {
 	for _, p := range ps.procs {
 		io.WriteString(p.stdin, "go\n")
 	}
+}
+
+// Signal sends sig to process i: syscall.SIGSTOP to freeze it as a long
+// GC pause or a descheduled VM would, syscall.SIGCONT to resume it.
+func (ps *Processes) Signal(tb testing.TB, i int, sig os.Signal) {
+	tb.Helper()
+	if err := ps.procs[i].cmd.Process.Signal(sig); err != nil {
+		tb.Fatalf("redistest: signalling helper process %d: %v", i, err)
+	}
+}
+
+// Wait waits for every process released by Go to end and decodes its
+// result into result(i), a pointer.
+func (ps *Processes) Wait(tb testing.TB, result func(i int) any) {
+	tb.Helper()
 	for i, p := range ps.procs {
 		found := false
 		for p.out.Scan() {

@@ -20,6 +20,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,4 +203,84 @@ func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Kill()
 	s.start()
+}
+
+// RestartWith kills the server and starts it again on the same port and
+// directory with args in place of the extra arguments it had: for
+// instance "--appendonly", "no", which makes it ignore its append-only
+// file and start empty.
+func (s *Server) RestartWith(args ...string) {
+	s.tb.Helper()
+	s.Kill()
+	s.args = args
+	s.start()
+}
+
+// RestartEmpty kills the server and starts it again on the same port with
+// the same arguments but an empty directory, as on a host whose disk was
+// replaced.
+func (s *Server) RestartEmpty() {
+	s.tb.Helper()
+	s.Kill()
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(s.dir, e.Name())); err != nil {
+			s.tb.Fatal(err)
+		}
+	}
+	s.start()
+}
+
+// Stop freezes the server with SIGSTOP: connections stay open, nothing is
+// answered, and as a replica it receives nothing, until Continue.
+func (s *Server) Stop() { s.signal(syscall.SIGSTOP) }
+
+// Continue resumes a server frozen by Stop.
+func (s *Server) Continue() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.tb.Helper()
+	if s.cmd == nil {
+		s.tb.Fatalf("redistest: redis-server on %s is not running", s.Addr())
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.tb.Fatalf("redistest: signalling redis-server on %s: %v", s.Addr(), err)
+	}
+}
+
+// StartReplica starts a private redis-server replicating primary (with
+// the same durability settings plus extraArgs), and waits until primary
+// counts it as a connected replica in sync.
+func StartReplica(tb testing.TB, primary *Server, extraArgs ...string) *Server {
+	tb.Helper()
+	r := Start(tb, append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}, extraArgs...)...)
+	pc := redis.NewClient(&redis.Options{Addr: primary.Addr()})
+	defer pc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		info, err := pc.Info(ctx, "replication").Result()
+		if err == nil && strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online") {
+			return r
+		}
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("redistest: replica %s did not come online on %s: %v\n%s", r.Addr(), primary.Addr(), err, info)
+		case <-time.After(20 * time.Millisecond): // the replica's sync runs on Redis's time; poll it
+		}
+	}
+}
+
+// Promote makes a replica a primary (REPLICAOF NO ONE), as a failover
+// does.
+func (s *Server) Promote() {
+	s.tb.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer c.Close()
+	if err := c.SlaveOf(context.Background(), "NO", "ONE").Err(); err != nil {
+		s.tb.Fatalf("redistest: promoting %s: %v", s.Addr(), err)
+	}
 }

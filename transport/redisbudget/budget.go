@@ -22,6 +22,22 @@ const DefaultMaxPause = time.Minute
 
 var accountShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
 
+// unavailableError is a Redis failure: nothing may be sent. It matches
+// transport.ErrUnavailable, so a caller treats a budget it cannot reach
+// like a venue it cannot reach: try again later.
+type unavailableError struct {
+	msg string
+	err error
+}
+
+func (e *unavailableError) Error() string        { return e.msg + ": " + e.err.Error() }
+func (e *unavailableError) Unwrap() error        { return e.err }
+func (e *unavailableError) Is(target error) bool { return target == transport.ErrUnavailable }
+
+func unavailable(err error, format string, args ...any) error {
+	return &unavailableError{msg: fmt.Sprintf(format, args...), err: err}
+}
+
 // extendPause sets KEYS[1] to expire in ARGV[1] ms unless it already
 // lives that long: a pause is never shortened. PTTL is -2 for no key and
 // -1 for a key without expiry (set by hand); both are replaced.
@@ -106,8 +122,9 @@ func Open(ctx context.Context, url, accountNumber string, opts ...Option) (*Budg
 }
 
 // New returns a Budget for accountNumber kept in rdb, after checking with
-// PING that Redis answers: an unreachable Redis is an error here, not a
-// silent fallback. Close does not close rdb.
+// PING that Redis answers: an unreachable Redis is an error here (matching
+// transport.ErrUnavailable), not a silent fallback. Close does not close
+// rdb.
 func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, opts ...Option) (*Budget, error) {
 	if rdb == nil {
 		return nil, errors.New("redisbudget: a Redis client is required")
@@ -132,7 +149,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 		return nil, fmt.Errorf("redisbudget: max pause %v: want 0 or more", cfg.maxPause)
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("redisbudget: Redis does not answer PING: %w", err)
+		return nil, unavailable(err, "redisbudget: Redis does not answer PING")
 	}
 	ns := "tradewire:{" + accountNumber + "}:"
 	return &Budget{
@@ -163,7 +180,8 @@ func (b *Budget) Close() error {
 // fleet-wide pause, then waiting on the clock while the budget is spent.
 // It never starts a wait that would end after ctx's deadline: it returns
 // at once with an error wrapping context.DeadlineExceeded instead. A Redis
-// failure is returned as an error: nothing may be sent then.
+// failure is returned as an error matching transport.ErrUnavailable:
+// nothing may be sent then.
 func (b *Budget) Wait(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -176,7 +194,7 @@ func (b *Budget) Wait(ctx context.Context) error {
 		if d <= 0 && !b.off {
 			res, err := b.limiter.Allow(ctx, b.budget, b.limit)
 			if err != nil {
-				return fmt.Errorf("redisbudget: taking a token for account %s: %w", b.account, err)
+				return unavailable(err, "redisbudget: taking a token for account %s", b.account)
 			}
 			if res.Allowed > 0 {
 				return nil
@@ -202,7 +220,7 @@ func (b *Budget) pauseLeft(ctx context.Context) (time.Duration, error) {
 	}
 	ms, err := b.rdb.PTTL(ctx, b.pauseKey).Result()
 	if err != nil {
-		return 0, fmt.Errorf("redisbudget: reading the pause for account %s: %w", b.account, err)
+		return 0, unavailable(err, "redisbudget: reading the pause for account %s", b.account)
 	}
 	// go-redis reports PTTL's -1 (no expiry) and -2 (no key) as negative
 	// durations; neither is a pause.

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/transport/redisbudget"
 )
 
@@ -146,8 +147,8 @@ func TestRedisErrorsAreNotSilent(t *testing.T) {
 	ctx := context.Background()
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer dead.Close()
-	if _, err := redisbudget.New(ctx, dead, "AB1"); err == nil || !strings.Contains(err.Error(), "PING") {
-		t.Fatalf("New with no Redis: err = %v", err)
+	if _, err := redisbudget.New(ctx, dead, "AB1"); err == nil || !strings.Contains(err.Error(), "PING") || !errors.Is(err, transport.ErrUnavailable) {
+		t.Fatalf("New with no Redis: err = %v, want one matching transport.ErrUnavailable", err)
 	}
 	if _, err := redisbudget.Open(ctx, "redis://127.0.0.1:1/0", "AB1"); err == nil {
 		t.Fatal("Open with no Redis succeeded")
@@ -159,8 +160,8 @@ func TestRedisErrorsAreNotSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
-	if err := b.Wait(ctx); err == nil {
-		t.Fatal("Wait on a closed connection succeeded")
+	if err := b.Wait(ctx); !errors.Is(err, transport.ErrUnavailable) {
+		t.Fatalf("Wait on a closed connection: err = %v, want one matching transport.ErrUnavailable", err)
 	}
 }
 

@@ -46,7 +46,8 @@
 //
 // A Redis that cannot be reached is an error at construction (New and Open
 // PING it), never a silent fallback to a private bucket. If Redis fails
-// later, Wait returns the error and the transport sends nothing.
+// later, Wait returns the error and the transport sends nothing. Both
+// match transport.ErrUnavailable: an outage, to retry later.
 //
 // # Cost
 //
