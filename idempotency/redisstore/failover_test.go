@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -18,11 +17,6 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
-
-// EnvPlacerPending, set to 1, skips the assertions that hold only once
-// orders.Placer looks an order up before the first send on a store that
-// does not vouch for new intents (branch placer).
-const envPlacerPending = "TRADEWIRE_PLACER_PENDING"
 
 // The answers a Place can give, as the fleet tests tally them.
 const (
@@ -257,12 +251,9 @@ func TestFleetRedisWipe(t *testing.T) {
 			dups := srv.Ledger().DuplicateClientIDs()
 			t.Logf("%s: %d keys, orders at the venue %d, keys with a second order %d; answers of A and B %v; of the new process C %v",
 				tc.name, len(all), len(srv.Ledger().Orders()), len(dups), tally, cTally)
-			if os.Getenv(envPlacerPending) == "1" {
-				t.Logf("%s=1: not asserting that the new process C places no key twice", envPlacerPending)
-				return
-			}
-			// Holds once orders.Placer looks up before the first send on a
-			// store that does not vouch for new intents.
+			// The new process finds each key's order by the lookup
+			// orders.Placer makes before the first send on a store that
+			// does not vouch for new intents.
 			if len(dups) > 0 {
 				t.Errorf("the new process placed %d keys a second time: it sent a fresh-looking intent without a lookup", len(dups))
 			}
