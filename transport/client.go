@@ -40,6 +40,7 @@ type Client struct {
 	attemptTimeout time.Duration
 	maxBody        int64
 	skew           clockSkew
+	observe        func(Attempt)
 }
 
 // Option configures a Client.
@@ -56,6 +57,7 @@ type config struct {
 	burst          int
 	attemptTimeout time.Duration
 	maxBody        int64
+	observe        func(Attempt)
 }
 
 // WithClock sets the clock that timestamps signatures and times every wait
@@ -169,6 +171,7 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		limiter:        cfg.limiter,
 		attemptTimeout: cfg.attemptTimeout,
 		maxBody:        cfg.maxBody,
+		observe:        cfg.observe,
 	}, nil
 }
 
@@ -308,6 +311,9 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		if errors.As(sendErr, &ns) {
 			return nil, sendErr
 		}
+		if c.observe != nil {
+			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Elapsed: ans.elapsed, Err: sendErr})
+		}
 		status, header := ans.status, ans.header
 		retry, reason := shouldRetry(ctx, method, status, sendErr)
 		if retry && attempt >= c.policy.attempts() {
@@ -358,6 +364,8 @@ type answer struct {
 	hasSample bool
 	// applied is the clock offset the request was signed with.
 	applied time.Duration
+	// elapsed runs from the signature to the end of the body.
+	elapsed time.Duration
 }
 
 // writeBody is a write's request body. It is deliberately not one of the
@@ -418,14 +426,16 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	}
 	c.signer.SetHeaders(req.Header, signedAt, method, target, body)
 
+	start := c.clock.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return answer{}, attemptError(actx, err)
+		return answer{elapsed: c.clock.Now().Sub(start)}, attemptError(actx, err)
 	}
 	defer resp.Body.Close()
 	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied}
 	ans.sample, ans.hasSample = c.learnClock(resp.Header, c.clock.Now())
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	ans.elapsed = c.clock.Now().Sub(start)
 	if err != nil {
 		return ans, attemptError(actx, err)
 	}

@@ -128,6 +128,7 @@ Exit codes: 0 success, 1 other failure, 2 usage or configuration error
 		newRecoverCmd(a),
 		newSimCmd(a),
 		newDemoCmd(a),
+		newDoctorCmd(a),
 	)
 	return root
 }

@@ -1,0 +1,28 @@
+package transport
+
+import "time"
+
+// Attempt describes one attempt as it ended, for an observer set with
+// WithObserver. It holds no header, signature, key or body.
+type Attempt struct {
+	Method string
+	// Path is the request path without its query string.
+	Path string
+	// Number is the attempt's number within its request, 1 for the first.
+	Number int
+	// Status is the venue's answer, 0 when none was read.
+	Status int
+	// Proto is the protocol the answer came over ("HTTP/2.0",
+	// "HTTP/1.1"), empty when none was read.
+	Proto string
+	// Elapsed runs from the attempt's signature to the end of its answer's
+	// body, on the client's clock.
+	Elapsed time.Duration
+	// Err is the failure below HTTP, nil when an answer was read.
+	Err error
+}
+
+// WithObserver sets a function called once after every attempt, on the
+// goroutine that made it, before the retry decision is acted on. It must
+// not block: the request waits for it.
+func WithObserver(f func(Attempt)) Option { return func(o *config) { o.observe = f } }
