@@ -219,7 +219,7 @@ func TestRedaction(t *testing.T) {
 
 	secrets := []string{
 		g.Seed,
-		base64.StdEncoding.EncodeToString(key.key),
+		base64.StdEncoding.EncodeToString(key.bytes()),
 		fmt.Sprintf("%x", seed),
 		fmt.Sprintf("%X", seed),
 		fmt.Sprintf("%v", seed),
