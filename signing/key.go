@@ -95,9 +95,14 @@ func fromRaw(source string, raw []byte) (*PrivateKey, error) {
 	}
 }
 
+// MaxKeyFileSize bounds a private key file: a key in any accepted form
+// fits in a few hundred bytes, so anything larger is not a key.
+const MaxKeyFileSize = 64 << 10
+
 // LoadPrivateKeyFile reads a private key from a file holding base64 of a
 // 32- or 64-byte key, or a PKCS#8 PEM block ("PRIVATE KEY"). Like OpenSSH,
-// it refuses a file that group or others may read or write.
+// it refuses a file that group or others may read or write. A file larger
+// than MaxKeyFileSize is refused without being read.
 func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -110,9 +115,12 @@ func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 		return nil, &KeyError{Source: path, Reason: fmt.Sprintf(
 			"permissions %04o are too open: group or others can access it; run: chmod 600 %s", perm, path)}
 	}
-	data, err := os.ReadFile(path)
+	if info.Size() > MaxKeyFileSize {
+		return nil, tooLarge(path, info.Size())
+	}
+	data, err := readBounded(path)
 	if err != nil {
-		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+		return nil, err
 	}
 	if block, _ := pem.Decode(data); block != nil {
 		if block.Type != "PRIVATE KEY" {
@@ -129,6 +137,32 @@ func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 		return newPrivateKey(k), nil
 	}
 	return parseBase64(path, string(data))
+}
+
+// readBounded reads at most MaxKeyFileSize bytes of path, refusing a file
+// that grew past the bound since it was checked.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxKeyFileSize+1))
+	if err != nil {
+		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+	}
+	if len(data) > MaxKeyFileSize {
+		return nil, tooLarge(path, -1)
+	}
+	return data, nil
+}
+
+func tooLarge(path string, size int64) error {
+	what := "is larger than"
+	if size >= 0 {
+		what = fmt.Sprintf("is %d bytes, more than", size)
+	}
+	return &KeyError{Source: path, Reason: fmt.Sprintf("%s the %d bytes (64 KiB) a key file may hold; it is not a private key", what, MaxKeyFileSize)}
 }
 
 func describeFSError(err error) string {
