@@ -27,6 +27,7 @@ const (
 	flagRatePerMinute  = "rate-per-minute"
 	flagBurst          = "burst"
 	flagLogLevel       = "log-level"
+	flagAccountNumber  = "account-number"
 
 	envBaseURL        = "TRADEWIRE_BASE_URL"
 	envAPIKey         = "TRADEWIRE_API_KEY"
@@ -35,6 +36,7 @@ const (
 	envRatePerMinute  = "TRADEWIRE_RATE_PER_MINUTE"
 	envBurst          = "TRADEWIRE_BURST"
 	envLogLevel       = "TRADEWIRE_LOG_LEVEL"
+	envAccountNumber  = "TRADEWIRE_ACCOUNT_NUMBER"
 
 	defaultBaseURL  = "https://trading.robinhood.com"
 	defaultLogLevel = "disabled"
@@ -52,6 +54,7 @@ type globalFlags struct {
 	ratePerMinute  float64
 	burst          int
 	logLevel       string
+	accountNumber  string
 	sim            bool   // --sim: see simflag.go
 	store          string // --store: see place.go
 	redisURL       string // --redis-url: see fleet.go
@@ -65,6 +68,14 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 	fs.Float64Var(&a.flags.ratePerMinute, flagRatePerMinute, transport.DefaultRatePerMinute, "client-side requests per minute, 0 to turn the bucket off (env "+envRatePerMinute+")")
 	fs.IntVar(&a.flags.burst, flagBurst, transport.DefaultBurst, "client-side burst (env "+envBurst+")")
 	fs.StringVar(&a.flags.logLevel, flagLogLevel, defaultLogLevel, "log level on stderr: "+strings.Join(logLevels, ", ")+" (env "+envLogLevel+")")
+	fs.StringVar(&a.flags.accountNumber, flagAccountNumber, "", "the account to act on, instead of reading the accounts list for it (env "+envAccountNumber+")")
+}
+
+// accountNumberFlag returns --account-number (or its variable), "" when
+// the account is to be read from the venue's accounts list.
+func (a *app) accountNumberFlag() string {
+	n, _ := a.setting(flagAccountNumber, envAccountNumber)
+	return strings.TrimSpace(n)
 }
 
 // setting returns the value of a flag-or-variable and where it came from:
@@ -234,9 +245,13 @@ func (a *app) brokerClient(extra ...transport.Option) (*broker.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithLogger(log))
+	bopts := []broker.Option{broker.WithClock(tc.Clock()), broker.WithLogger(log)}
+	if n := a.accountNumberFlag(); n != "" {
+		bopts = append(bopts, broker.WithAccountNumber(n))
+	}
+	c, err := broker.NewFromTransport(tc, bopts...)
 	if err != nil {
-		return nil, &usageError{msg: err.Error()}
+		return nil, usagef("%s", strings.Replace(err.Error(), "WithAccountNumber", "--"+flagAccountNumber, 1))
 	}
 	return c, nil
 }
