@@ -10,14 +10,19 @@ import (
 	"github.com/tradewire/tradewire/internal/redistest"
 )
 
-func TestRedisURL_UnreachableIsAClearStartupError(t *testing.T) {
+// An unreachable Redis exits 4 ("unavailable, try later"), not 2: a
+// wrapper that treats 2 as permanent would otherwise give up on a
+// passing outage. Nothing is sent to the venue.
+func TestRedisURL_UnreachableExits4(t *testing.T) {
 	t.Parallel()
 	srv, env := placeVenue(t)
 	env[envRedisURL] = "redis://:hunter22@127.0.0.1:1/0"
-	for _, args := range [][]string{{"account"}, {"api", "GET", "/api/v2/crypto/trading/accounts/"}, append(append([]string{}, placeArgs...), "--idempotency-key", "k")} {
+	for _, args := range [][]string{{"account"}, {"api", "GET", "/api/v2/crypto/trading/accounts/"}, {"intents"},
+		append(append([]string{}, placeArgs...), "--idempotency-key", "k"),
+		append(append([]string{"--account-number", "AB1234"}, placeArgs...), "--idempotency-key", "k")} {
 		r := runCLI(t, env, "", args...)
-		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "cannot be reached") {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying Redis cannot be reached", args, r.code, r.stderr)
+		if r.code != exitGaveUp || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "cannot be reached") {
+			t.Errorf("%v: exit %d, stderr %q; want 4 and one line saying Redis cannot be reached", args, r.code, r.stderr)
 		}
 		if strings.Contains(r.stderr, "hunter22") {
 			t.Fatalf("stderr %q shows the Redis password", r.stderr)
