@@ -56,7 +56,7 @@ func readBoltMeta(f io.ReaderAt, off int64) (boltMeta, error) {
 	if _, err := f.ReadAt(buf[:], off); err != nil {
 		return boltMeta{}, errors.New("cut short")
 	}
-	le := binary.LittleEndian
+	le := binary.NativeEndian // bbolt writes its pages in the machine's byte order
 	if flags := le.Uint16(buf[8:]); flags&boltMetaPage == 0 {
 		return boltMeta{}, errors.New("not a meta page")
 	}
