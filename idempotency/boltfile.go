@@ -56,28 +56,28 @@ func readBoltMeta(f io.ReaderAt, off int64) (boltMeta, error) {
 	if _, err := f.ReadAt(buf[:], off); err != nil {
 		return boltMeta{}, errors.New("cut short")
 	}
-	le := binary.NativeEndian // bbolt writes its pages in the machine's byte order
-	if flags := le.Uint16(buf[8:]); flags&boltMetaPage == 0 {
+	bo := binary.NativeEndian // bbolt writes its pages in the machine's byte order
+	if flags := bo.Uint16(buf[8:]); flags&boltMetaPage == 0 {
 		return boltMeta{}, errors.New("not a meta page")
 	}
 	m := buf[boltPageHeader:]
 	switch {
-	case le.Uint32(m[0:]) != boltMagic:
+	case bo.Uint32(m[0:]) != boltMagic:
 		return boltMeta{}, errors.New("no bbolt magic number")
-	case le.Uint32(m[4:]) != boltVersion:
-		return boltMeta{}, fmt.Errorf("bbolt format version %d, want %d", le.Uint32(m[4:]), boltVersion)
+	case bo.Uint32(m[4:]) != boltVersion:
+		return boltMeta{}, fmt.Errorf("bbolt format version %d, want %d", bo.Uint32(m[4:]), boltVersion)
 	}
 	h := fnv.New64a()
 	_, _ = h.Write(m[:boltChecksumAt])
-	if h.Sum64() != le.Uint64(m[boltChecksumAt:]) {
+	if h.Sum64() != bo.Uint64(m[boltChecksumAt:]) {
 		return boltMeta{}, errors.New("checksum mismatch")
 	}
 	meta := boltMeta{
-		pageSize: uint64(le.Uint32(m[8:])),
-		root:     le.Uint64(m[16:]),
-		freelist: le.Uint64(m[32:]),
-		pgid:     le.Uint64(m[40:]),
-		txid:     le.Uint64(m[48:]),
+		pageSize: uint64(bo.Uint32(m[8:])),
+		root:     bo.Uint64(m[16:]),
+		freelist: bo.Uint64(m[32:]),
+		pgid:     bo.Uint64(m[40:]),
+		txid:     bo.Uint64(m[48:]),
 	}
 	if meta.pageSize < boltMinPageSize || meta.pageSize > boltMaxPageSize || meta.pageSize&(meta.pageSize-1) != 0 {
 		return boltMeta{}, fmt.Errorf("page size %d is not a power of two from 1 KiB to 16 MiB", meta.pageSize)
