@@ -67,6 +67,9 @@ func ParsePrivateKey(b64 string) (*PrivateKey, error) {
 }
 
 func parseBase64(source, b64 string) (*PrivateKey, error) {
+	if len(b64) > MaxKeyFileSize {
+		return nil, &KeyError{Source: source, Reason: fmt.Sprintf("%d bytes long; a key is at most %d", len(b64), MaxKeyFileSize)}
+	}
 	s := strings.TrimSpace(b64)
 	if s == "" {
 		return nil, &KeyError{Source: source, Reason: "empty"}

@@ -289,6 +289,14 @@ func FuzzParsePrivateKey(f *testing.F) {
 // TestLoadPrivateKeyFileRefusesHugeFileUnread gives a 2 GiB (sparse) file:
 // it is refused from its size alone, at once, with an error naming the
 // file and the bound.
+func TestParsePrivateKeyRefusesHugeInput(t *testing.T) {
+	_, err := ParsePrivateKey(strings.Repeat("A", MaxKeyFileSize+1))
+	var ke *KeyError
+	if !errors.As(err, &ke) || !strings.Contains(ke.Reason, "at most 65536") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestLoadPrivateKeyFileRefusesHugeFileUnread(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "huge.key")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
