@@ -33,6 +33,14 @@ type OrderFilter struct {
 	UpdatedAtStart, UpdatedAtEnd time.Time
 }
 
+// Validate checks the filter offline, as Orders does before sending, and
+// returns the first problem as an *ArgumentError naming the field. It lets
+// a caller refuse a bad filter before it builds a client.
+func (f OrderFilter) Validate() error {
+	_, err := f.query("A")
+	return err
+}
+
 // query returns the filter's query with account_number, encoded once in
 // url.Values' sorted-key order, or an *ArgumentError naming the field.
 func (f OrderFilter) query(account string) (string, error) {
@@ -126,7 +134,7 @@ func (c *Client) Orders(ctx context.Context, f OrderFilter, opts ...CallOption) 
 	if err != nil {
 		return errSeq[Order](err)
 	}
-	if _, err := f.query("A"); err != nil {
+	if err := f.Validate(); err != nil {
 		return errSeq[Order](err)
 	}
 	return c.orders(ctx, f, cc)

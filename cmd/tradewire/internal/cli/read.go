@@ -436,6 +436,11 @@ cap. On a terminal a progress bar on stderr shows the pages read.`,
 					return err
 				}
 			}
+			// Before the client: in a fleet, building it can read the
+			// accounts list.
+			if err := filter.Validate(); err != nil {
+				return err
+			}
 			rate, burst, err := a.rateLimit()
 			if err != nil {
 				return err
