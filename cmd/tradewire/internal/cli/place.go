@@ -100,7 +100,13 @@ func (a *app) placer(ctx context.Context, namespace string) (p *orders.Placer, s
 			return nil, nil, nil, err
 		}
 	}
-	number, err := a.accountNumber(ctx)
+	number := a.accountNumberFlag()
+	if number == "" {
+		var acct *broker.Account
+		if acct, err = c.Account(ctx); err == nil {
+			number = acct.AccountNumber
+		}
+	}
 	if err == nil && store == nil {
 		store, err = a.intentStore(ctx, func(context.Context) (string, error) { return number, nil })
 	}
