@@ -395,7 +395,6 @@ func TestOrderFilterQuery(t *testing.T) {
 			"&side=buy&state=partially_filled&symbol=BTC-USD&type=stop_limit" +
 			"&updated_at_end=2026-08-20T11%3A00%3A00.5Z" +
 			"&updated_at_start=2026-08-20T10%3A00%3A00.123456Z"},
-		{"unknown state passes", OrderFilter{State: "expired"}, "account_number=AB1&state=expired"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,7 +421,11 @@ func TestOrderFilterRefused(t *testing.T) {
 		{OrderFilter{ID: "{" + openID + "}"}, "id"},
 		{OrderFilter{Side: "short"}, "side"},
 		{OrderFilter{State: "Open"}, "state"},
+		{OrderFilter{State: "bogus"}, "state"},
+		{OrderFilter{State: "expired"}, "state"},
 		{OrderFilter{Type: "limit&x"}, "type"},
+		{OrderFilter{Type: "twap"}, "type"},
+		{OrderFilter{Side: "BUY"}, "side"},
 	}
 	c, v, _ := setup(t)
 	for _, tt := range tests {
@@ -482,6 +485,8 @@ func TestEstimatedPrice(t *testing.T) {
 		{"no quantity", "BTC-USD", PriceBid, nil, "quantity"},
 		{"zero quantity", "BTC-USD", PriceBid, []decimal.Decimal{d("1"), decimal.Zero}, "quantity"},
 		{"negative quantity", "BTC-USD", PriceBid, []decimal.Decimal{d("-1")}, "quantity"},
+		{"quantity 1e400", "BTC-USD", PriceBid, []decimal.Decimal{decimal.New(1, 400)}, "quantity"},
+		{"quantity 1e-400", "BTC-USD", PriceBid, []decimal.Decimal{d("1"), decimal.New(1, -400)}, "quantity"},
 		{"bad side", "BTC-USD", "buy", []decimal.Decimal{d("1")}, "side"},
 		{"bad symbol", "", PriceAsk, []decimal.Decimal{d("1")}, "symbol"},
 	}

@@ -23,7 +23,10 @@
 // Money and quantities are decimal.Decimal, decoded from quoted strings or
 // bare JSON numbers without passing through float64. Values the venue may
 // send as null are decimal.NullDecimal. Order states, types and sides the
-// package does not know are kept as sent.
+// package does not know are kept as sent. What is sent is bounded: a
+// decimal has at most 18 decimal places and 20 digits before the point,
+// and an OrderFilter takes only the states, types and sides named here;
+// anything else is an *ArgumentError before a request is made.
 //
 // # Retries
 //

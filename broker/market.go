@@ -75,6 +75,9 @@ func (c *Client) EstimatedPrice(ctx context.Context, symbol string, side PriceSi
 	}
 	qs := make([]string, len(quantities))
 	for i, q := range quantities {
+		if err := amountError("quantity", q); err != nil {
+			return nil, err
+		}
 		if !q.IsPositive() {
 			return nil, &ArgumentError{Field: "quantity", Value: q.String(), Reason: "must be positive"}
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +17,8 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// OrderFilter narrows Orders. The zero value lists every order. Zero
+// OrderFilter narrows Orders. The zero value lists every order. Side,
+// State and Type must be values this package names (StateOpen, …); zero
 // fields are left out of the query; the time bounds go out in UTC RFC 3339
 // with microseconds, the start rounded down and the end rounded up, so the
 // window never shrinks.
@@ -28,6 +31,14 @@ type OrderFilter struct {
 
 	CreatedAtStart, CreatedAtEnd time.Time
 	UpdatedAtStart, UpdatedAtEnd time.Time
+}
+
+// Validate checks the filter offline, as Orders does before sending, and
+// returns the first problem as an *ArgumentError naming the field. It lets
+// a caller refuse a bad filter before it builds a client.
+func (f OrderFilter) Validate() error {
+	_, err := f.query("A")
+	return err
 }
 
 // query returns the filter's query with account_number, encoded once in
@@ -53,14 +64,14 @@ func (f OrderFilter) query(account string) (string, error) {
 		q.Set("side", string(f.Side))
 	}
 	if f.State != "" {
-		if !validWord(string(f.State)) {
-			return "", &ArgumentError{Field: "state", Value: string(f.State), Reason: "must be lower-case letters and underscores"}
+		if !slices.Contains(filterStates, f.State) {
+			return "", &ArgumentError{Field: "state", Value: wire.Clip(string(f.State)), Reason: "must be " + oneOf(filterStates)}
 		}
 		q.Set("state", string(f.State))
 	}
 	if f.Type != "" {
-		if !validWord(string(f.Type)) {
-			return "", &ArgumentError{Field: "type", Value: string(f.Type), Reason: "must be lower-case letters and underscores"}
+		if !slices.Contains(filterTypes, f.Type) {
+			return "", &ArgumentError{Field: "type", Value: wire.Clip(string(f.Type)), Reason: "must be " + oneOf(filterTypes)}
 		}
 		q.Set("type", string(f.Type))
 	}
@@ -83,16 +94,27 @@ func (f OrderFilter) query(account string) (string, error) {
 	return q.Encode(), nil
 }
 
-func validWord(s string) bool {
-	if s == "" || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_') {
-			return false
+// The values the orders list takes for its state and type filters; the
+// venue answers any other with a 400, so they are refused before sending.
+var (
+	filterStates = []OrderState{StateOpen, StatePending, StatePartiallyFilled, StateFilled, StateCanceled, StateFailed}
+	filterTypes  = []OrderType{TypeMarket, TypeLimit, TypeStopLoss, TypeStopLimit}
+)
+
+// oneOf lists values as "a, b or c".
+func oneOf[T ~string](vs []T) string {
+	var b strings.Builder
+	for i, v := range vs {
+		switch {
+		case i == 0:
+		case i == len(vs)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
 		}
+		b.WriteString(string(v))
 	}
-	return true
+	return b.String()
 }
 
 // checkOrderID accepts only the canonical 36-character UUID form, so an id
@@ -112,7 +134,7 @@ func (c *Client) Orders(ctx context.Context, f OrderFilter, opts ...CallOption) 
 	if err != nil {
 		return errSeq[Order](err)
 	}
-	if _, err := f.query("A"); err != nil {
+	if err := f.Validate(); err != nil {
 		return errSeq[Order](err)
 	}
 	return c.orders(ctx, f, cc)

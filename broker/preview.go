@@ -2,10 +2,13 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/internal/wire"
 )
 
 // PreviewRequest is an order to preview. Size it with exactly one of
@@ -98,7 +101,8 @@ func (p *Preview) OK() bool { return len(p.Violations) == 0 }
 // QuoteAmount market order the best bid/ask, and the venue's estimated
 // price for the quantity (ask for a buy, bid for a sell). A request that
 // cannot be previewed at all (bad symbol, side or type; no size, two
-// sizes, a negative value) is refused with an *ArgumentError before
+// sizes, a negative value, one with more than 18 decimal places or 20
+// digits before the point) is refused with an *ArgumentError before
 // anything is sent.
 func (c *Client) Preview(ctx context.Context, req PreviewRequest) (*Preview, error) {
 	if err := checkPreviewRequest(req); err != nil {
@@ -275,6 +279,9 @@ func checkPreviewRequest(req PreviewRequest) error {
 		name string
 		v    decimal.Decimal
 	}{{"asset_quantity", req.AssetQuantity}, {"quote_amount", req.QuoteAmount}, {"limit_price", req.LimitPrice}, {"stop_price", req.StopPrice}} {
+		if err := amountError(f.name, f.v); err != nil {
+			return err
+		}
 		if f.v.IsNegative() {
 			return &ArgumentError{Field: f.name, Value: f.v.String(), Reason: "must not be negative"}
 		}
@@ -286,4 +293,15 @@ func checkPreviewRequest(req PreviewRequest) error {
 		return &ArgumentError{Field: "quote_amount", Reason: "asset_quantity and quote_amount are mutually exclusive"}
 	}
 	return nil
+}
+
+// amountError refuses a decimal outside wire.CheckAmount's bounds as an
+// *ArgumentError, with no more of its value than wire.Clip keeps.
+func amountError(field string, d decimal.Decimal) error {
+	err := wire.CheckAmount(field, d)
+	var ae *wire.AmountError
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	return &ArgumentError{Field: field, Reason: ae.Reason}
 }

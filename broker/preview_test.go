@@ -221,6 +221,14 @@ func TestPreviewRefused(t *testing.T) {
 		{"side", func(r *PreviewRequest) { r.Side = "ask" }, "side"},
 		{"type", func(r *PreviewRequest) { r.Type = "trailing_stop" }, "type"},
 		{"symbol", func(r *PreviewRequest) { r.Symbol = "btc-usd" }, "symbol"},
+		{"quantity 1e400", func(r *PreviewRequest) { r.AssetQuantity = decimal.New(1, 400) }, "asset_quantity"},
+		{"quantity 1e-400", func(r *PreviewRequest) { r.AssetQuantity = decimal.New(1, -400) }, "asset_quantity"},
+		{"quantity of 1000 digits", func(r *PreviewRequest) { r.AssetQuantity = d(strings.Repeat("9", 1000)) }, "asset_quantity"},
+		{"quote amount with 19 places", func(r *PreviewRequest) {
+			r.AssetQuantity, r.QuoteAmount = decimal.Zero, d("0.0000000000000000001")
+		}, "quote_amount"},
+		{"limit price 1e400", func(r *PreviewRequest) { r.LimitPrice = decimal.New(1, 400) }, "limit_price"},
+		{"stop price 1e-400", func(r *PreviewRequest) { r.StopPrice = decimal.New(1, -400) }, "stop_price"},
 	}
 	for _, tt := range tests {
 		req := ok

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -43,26 +44,62 @@ func DefaultPath() (string, error) {
 }
 
 // Open opens (creating if needed) the intent store at path. If another
-// process holds it, Open returns an error matching ErrLocked at once.
+// process holds it, Open returns an error matching ErrLocked at once. A
+// file that is not a whole intent store (empty, cut short, garbage, a
+// directory) is refused with a *StoreFileError naming it, before bbolt
+// maps it.
 func Open(path string) (*BoltStore, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+	if err := checkStoreFile(path); err != nil {
+		// A process writing the file can make a meta page read torn:
+		// say it is in use rather than damaged.
+		if lockedElsewhere(path) {
+			return nil, lockedError(path)
+		}
+		return nil, err
+	}
+	db, err := openBolt(path)
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w: %s (another tradewire process has it open; stop it or use another --store)", ErrLocked, path)
+		return nil, lockedError(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error {
+	return &BoltStore{db: db, path: path}, nil
+}
+
+func lockedError(path string) error {
+	return fmt.Errorf("%w: %s (another tradewire process has it open; stop it or use another --store)", ErrLocked, path)
+}
+
+// openBolt opens the checked file with bbolt. A memory fault while bbolt
+// reads its mapping (a page damaged in a way the check cannot see) is an
+// error naming the file, not a crash.
+func openBolt(path string) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if db != nil {
+				_ = db.Close()
+			}
+			db, err = nil, &StoreFileError{Path: path, Reason: fmt.Sprintf("bbolt failed reading it (%v); it is damaged", r)}
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+	if err != nil {
+		return nil, err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(bucketIntents)
 		return err
-	}); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, err
 	}
-	return &BoltStore{db: db, path: path}, nil
+	return db, nil
 }
 
 // Path returns the file the store lives in.

@@ -17,5 +17,8 @@
 // answer, what a lookup found. The default Store is an embedded bbolt
 // database that syncs every change to disk; MemoryStore serves tests. A
 // second process opening the same file gets ErrLocked at once rather than
-// hanging.
+// hanging. A file that is not a whole store (empty, cut short, with a
+// damaged meta page, garbage, a directory) is refused with a
+// *StoreFileError naming it before bbolt maps it, rather than crash the
+// process or quietly forget intents.
 package idempotency

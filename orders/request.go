@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -54,7 +56,9 @@ func (e *ValidationError) Is(target error) bool { return target == transport.Err
 var symbolShape = regexp.MustCompile(`^[A-Z0-9]{1,16}-[A-Z]{2,8}$`)
 
 // Validate checks the request offline and returns the first problem as a
-// *ValidationError.
+// *ValidationError. Every decimal has at most 18 decimal places and 20
+// digits before the point (trailing zeros aside), so that the body holds
+// it exactly in plain notation.
 func (r Request) Validate() error {
 	bad := func(field, format string, args ...any) error {
 		return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
@@ -64,6 +68,16 @@ func (r Request) Validate() error {
 	}
 	if r.Side != SideBuy && r.Side != SideSell {
 		return bad("side", "%q: want buy or sell", r.Side)
+	}
+	for _, f := range []struct {
+		field string
+		d     decimal.Decimal
+	}{{"asset_quantity", r.AssetQuantity}, {"quote_amount", r.QuoteAmount}, {"limit_price", r.LimitPrice}, {"stop_price", r.StopPrice}} {
+		if err := wire.CheckAmount(f.field, f.d); err != nil {
+			var ae *wire.AmountError
+			errors.As(err, &ae)
+			return bad(f.field, "%s", ae.Reason)
+		}
 	}
 	hasQty, hasQuote := !r.AssetQuantity.IsZero(), !r.QuoteAmount.IsZero()
 	switch {

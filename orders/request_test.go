@@ -2,6 +2,7 @@ package orders
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -41,6 +42,16 @@ func TestValidate(t *testing.T) {
 		{"stop_loss without a stop", func(r *Request) { r.Type, r.LimitPrice = TypeStopLoss, decimal.Zero }, "stop_price"},
 		{"stop_limit without a limit", func(r *Request) { r.Type, r.LimitPrice, r.StopPrice = TypeStopLimit, decimal.Zero, d("1") }, "limit_price"},
 		{"negative limit price", func(r *Request) { r.LimitPrice = d("-1") }, "limit_price"},
+		{"quantity 1e400", func(r *Request) { r.AssetQuantity = decimal.New(1, 400) }, "asset_quantity"},
+		{"quantity 1e-400", func(r *Request) { r.AssetQuantity = decimal.New(1, -400) }, "asset_quantity"},
+		{"quantity of 1000 digits", func(r *Request) { r.AssetQuantity = d(strings.Repeat("9", 1000)) }, "asset_quantity"},
+		{"quantity with 19 places", func(r *Request) { r.AssetQuantity = d("0.0000000000000000001") }, "asset_quantity"},
+		{"quantity with 18 places", func(r *Request) { r.AssetQuantity = d("0.000000000000000001") }, ""},
+		{"quantity with trailing zeros past 18 places", func(r *Request) { r.AssetQuantity = d("0.00100000000000000000000") }, ""},
+		{"quote amount 1e400", func(r *Request) { r.AssetQuantity, r.QuoteAmount = decimal.Zero, decimal.New(1, 400) }, "quote_amount"},
+		{"limit price 1e-400", func(r *Request) { r.LimitPrice = decimal.New(1, -400) }, "limit_price"},
+		{"limit price of 21 digits", func(r *Request) { r.LimitPrice = decimal.New(1, 20) }, "limit_price"},
+		{"stop price 1e400", func(r *Request) { r.Type, r.StopPrice = TypeStopLimit, decimal.New(1, 400) }, "stop_price"},
 		{"time in force ioc", func(r *Request) { r.TimeInForce = "ioc" }, "time_in_force"},
 		{"market with gtc", func(r *Request) { r.Type, r.LimitPrice, r.TimeInForce = TypeMarket, decimal.Zero, TimeInForceGTC }, "time_in_force"},
 	}

@@ -17,6 +17,9 @@
 // # Secrets
 //
 // PrivateKey and Signer redact themselves in every print path: String,
-// GoString, every fmt verb, encoding/json and zerolog. Nothing in this
-// package puts key material in an error.
+// GoString, every fmt verb and flag, encoding/json and zerolog. fmt's own
+// %p and %T, a bad verb's echo and a field fmt cannot call methods on
+// (unexported, or inside one) print only a type name or an address: the
+// secrets are held two pointers away, where fmt's reflection never
+// follows. Nothing in this package puts key material in an error.
 package signing

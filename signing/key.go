@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -35,7 +36,27 @@ func (e *KeyError) Error() string {
 // marshalled or logged. The zero value holds no key and cannot sign.
 // A PrivateKey is immutable and safe for concurrent use.
 type PrivateKey struct {
-	key ed25519.PrivateKey
+	// m holds the key two pointers away, so that no print path reaches
+	// it. fmt skips Format for %p, for a bad verb's echo and for an
+	// unexported field, and then prints by reflection: a struct's fields,
+	// and what a pointer at the top points to, but a pointer one level
+	// down only as an address.
+	m *keyMaterial
+}
+
+// keyMaterial holds the key bytes; see PrivateKey.m.
+type keyMaterial struct {
+	key *ed25519.PrivateKey
+}
+
+func newPrivateKey(k ed25519.PrivateKey) *PrivateKey { return &PrivateKey{m: &keyMaterial{key: &k}} }
+
+// bytes returns the key, nil for the zero PrivateKey.
+func (k *PrivateKey) bytes() ed25519.PrivateKey {
+	if k == nil || k.m == nil || k.m.key == nil {
+		return nil
+	}
+	return *k.m.key
 }
 
 // ParsePrivateKey decodes a private key from standard base64 of either a
@@ -46,6 +67,9 @@ func ParsePrivateKey(b64 string) (*PrivateKey, error) {
 }
 
 func parseBase64(source, b64 string) (*PrivateKey, error) {
+	if len(b64) > MaxKeyFileSize {
+		return nil, &KeyError{Source: source, Reason: fmt.Sprintf("%d bytes long; a key is at most %d", len(b64), MaxKeyFileSize)}
+	}
 	s := strings.TrimSpace(b64)
 	if s == "" {
 		return nil, &KeyError{Source: source, Reason: "empty"}
@@ -62,21 +86,26 @@ func parseBase64(source, b64 string) (*PrivateKey, error) {
 func fromRaw(source string, raw []byte) (*PrivateKey, error) {
 	switch len(raw) {
 	case ed25519.SeedSize:
-		return &PrivateKey{key: ed25519.NewKeyFromSeed(raw)}, nil
+		return newPrivateKey(ed25519.NewKeyFromSeed(raw)), nil
 	case ed25519.PrivateKeySize:
 		k := ed25519.NewKeyFromSeed(raw[:ed25519.SeedSize])
 		if !bytes.Equal(k[ed25519.SeedSize:], raw[ed25519.SeedSize:]) {
 			return nil, &KeyError{Source: source, Reason: "the public key embedded in the 64-byte key does not match its seed"}
 		}
-		return &PrivateKey{key: k}, nil
+		return newPrivateKey(k), nil
 	default:
 		return nil, &KeyError{Source: source, Reason: fmt.Sprintf("decodes to %d bytes; want a 32-byte seed or a 64-byte seed and public key", len(raw))}
 	}
 }
 
+// MaxKeyFileSize bounds a private key file: a key in any accepted form
+// fits in a few hundred bytes, so anything larger is not a key.
+const MaxKeyFileSize = 64 << 10
+
 // LoadPrivateKeyFile reads a private key from a file holding base64 of a
 // 32- or 64-byte key, or a PKCS#8 PEM block ("PRIVATE KEY"). Like OpenSSH,
-// it refuses a file that group or others may read or write.
+// it refuses a file that group or others may read or write. A file larger
+// than MaxKeyFileSize is refused without being read.
 func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -89,9 +118,12 @@ func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 		return nil, &KeyError{Source: path, Reason: fmt.Sprintf(
 			"permissions %04o are too open: group or others can access it; run: chmod 600 %s", perm, path)}
 	}
-	data, err := os.ReadFile(path)
+	if info.Size() > MaxKeyFileSize {
+		return nil, tooLarge(path, info.Size())
+	}
+	data, err := readBounded(path)
 	if err != nil {
-		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+		return nil, err
 	}
 	if block, _ := pem.Decode(data); block != nil {
 		if block.Type != "PRIVATE KEY" {
@@ -105,9 +137,35 @@ func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 		if !ok {
 			return nil, &KeyError{Source: path, Reason: fmt.Sprintf("PKCS#8 key is %T; want Ed25519", parsed)}
 		}
-		return &PrivateKey{key: k}, nil
+		return newPrivateKey(k), nil
 	}
 	return parseBase64(path, string(data))
+}
+
+// readBounded reads at most MaxKeyFileSize bytes of path, refusing a file
+// that grew past the bound since it was checked.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxKeyFileSize+1))
+	if err != nil {
+		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
+	}
+	if len(data) > MaxKeyFileSize {
+		return nil, tooLarge(path, -1)
+	}
+	return data, nil
+}
+
+func tooLarge(path string, size int64) error {
+	what := "is larger than"
+	if size >= 0 {
+		what = fmt.Sprintf("is %d bytes, more than", size)
+	}
+	return &KeyError{Source: path, Reason: fmt.Sprintf("%s the %d bytes (64 KiB) a key file may hold; it is not a private key", what, MaxKeyFileSize)}
 }
 
 func describeFSError(err error) string {
@@ -123,13 +181,14 @@ func describeFSError(err error) string {
 
 // Public returns the public key that verifies this key's signatures.
 func (k *PrivateKey) Public() ed25519.PublicKey {
-	if k == nil || len(k.key) == 0 {
+	key := k.bytes()
+	if len(key) != ed25519.PrivateKeySize {
 		return nil
 	}
-	return append(ed25519.PublicKey(nil), k.key[ed25519.SeedSize:]...)
+	return append(ed25519.PublicKey(nil), key[ed25519.SeedSize:]...)
 }
 
-func (k *PrivateKey) valid() bool { return k != nil && len(k.key) == ed25519.PrivateKeySize }
+func (k *PrivateKey) valid() bool { return len(k.bytes()) == ed25519.PrivateKeySize }
 
 // String returns a redacted placeholder, never key material.
 func (k PrivateKey) String() string { return "signing.PrivateKey" + redacted }
@@ -137,8 +196,11 @@ func (k PrivateKey) String() string { return "signing.PrivateKey" + redacted }
 // GoString returns a redacted placeholder, never key material.
 func (k PrivateKey) GoString() string { return k.String() }
 
-// Format writes a redacted placeholder for every fmt verb.
-func (k PrivateKey) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())) }
+// Format writes a redacted placeholder for every fmt verb and flag. fmt
+// itself handles %T (the type's name) and %p (an address, or for a value
+// that is not a pointer "%!p(signing.PrivateKey={0xc…})"), neither of
+// which reaches the key.
+func (k PrivateKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, k.String()) }
 
 // MarshalJSON encodes the key as a redacted placeholder string.
 func (k PrivateKey) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }

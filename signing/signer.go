@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -28,7 +29,13 @@ const ValidFor = 30 * time.Second
 // marshalled or logged. A Signer is immutable and safe for concurrent use;
 // the zero value cannot sign.
 type Signer struct {
-	apiKey string
+	// c is behind a pointer for the reason PrivateKey.m is.
+	c *credentials
+}
+
+// credentials holds the API key behind a pointer too: see PrivateKey.m.
+type credentials struct {
+	apiKey *string
 	key    *PrivateKey
 }
 
@@ -45,7 +52,7 @@ func New(apiKey string, key *PrivateKey) (*Signer, error) {
 	if !key.valid() {
 		return nil, errors.New("signing: private key is missing")
 	}
-	return &Signer{apiKey: apiKey, key: key}, nil
+	return &Signer{c: &credentials{apiKey: &apiKey, key: key}}, nil
 }
 
 // Message returns the exact bytes the venue verifies:
@@ -64,14 +71,14 @@ func Message(apiKey string, timestamp int64, target, method string, body []byte)
 // the request-target (path and query string) exactly as it will be sent,
 // method is upper case, and body is the exact bytes sent (nil for none).
 func (s *Signer) Sign(t time.Time, method, target string, body []byte) string {
-	sig := ed25519.Sign(s.key.key, Message(s.apiKey, t.Unix(), target, method, body))
+	sig := ed25519.Sign(s.c.key.bytes(), Message(*s.c.apiKey, t.Unix(), target, method, body))
 	return base64.StdEncoding.EncodeToString(sig)
 }
 
 // SetHeaders signs a request sent at time t and sets the three
 // authentication headers on h.
 func (s *Signer) SetHeaders(h http.Header, t time.Time, method, target string, body []byte) {
-	h[http.CanonicalHeaderKey(HeaderAPIKey)] = []string{s.apiKey}
+	h[http.CanonicalHeaderKey(HeaderAPIKey)] = []string{*s.c.apiKey}
 	h[http.CanonicalHeaderKey(HeaderTimestamp)] = []string{strconv.FormatInt(t.Unix(), 10)}
 	h[http.CanonicalHeaderKey(HeaderSignature)] = []string{s.Sign(t, method, target, body)}
 }
@@ -80,7 +87,7 @@ func (s *Signer) SetHeaders(h http.Header, t time.Time, method, target string, b
 // nothing of it (the first 16 hex digits of its SHA-256), for naming shared
 // state such as a fleet's cache entries.
 func (s *Signer) KeyID() string {
-	sum := sha256.Sum256([]byte(s.apiKey))
+	sum := sha256.Sum256([]byte(*s.c.apiKey))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -90,8 +97,9 @@ func (s Signer) String() string { return "signing.Signer" + redacted }
 // GoString returns a redacted placeholder.
 func (s Signer) GoString() string { return s.String() }
 
-// Format writes a redacted placeholder for every fmt verb.
-func (s Signer) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+// Format writes a redacted placeholder for every fmt verb and flag; %T
+// and %p are fmt's own and reach no secret (see PrivateKey.Format).
+func (s Signer) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.String()) }
 
 // MarshalJSON encodes the signer as a redacted placeholder string.
 func (s Signer) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }

@@ -172,6 +172,8 @@ func TestLoadPrivateKeyFile(t *testing.T) {
 		{"world readable", write("world", []byte(g.Seed), 0o604), "too open"},
 		{"wrong pem type", write("rsa", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: []byte{1}}), 0o600), "want a PKCS#8"},
 		{"missing", filepath.Join(dir, "nope"), "no such file"},
+		{"directory", dir, "not a regular file"},
+		{"just over the bound", write("big", append([]byte(g.Seed+"\n"), bytes.Repeat([]byte(" "), MaxKeyFileSize)...), 0o600), "65536 bytes (64 KiB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,7 +221,7 @@ func TestRedaction(t *testing.T) {
 
 	secrets := []string{
 		g.Seed,
-		base64.StdEncoding.EncodeToString(key.key),
+		base64.StdEncoding.EncodeToString(key.bytes()),
 		fmt.Sprintf("%x", seed),
 		fmt.Sprintf("%X", seed),
 		fmt.Sprintf("%v", seed),
@@ -282,4 +284,53 @@ func FuzzParsePrivateKey(f *testing.F) {
 			t.Fatal("bad public key")
 		}
 	})
+}
+
+// TestLoadPrivateKeyFileRefusesHugeFileUnread gives a 2 GiB (sparse) file:
+// it is refused from its size alone, at once, with an error naming the
+// file and the bound.
+func TestParsePrivateKeyRefusesHugeInput(t *testing.T) {
+	_, err := ParsePrivateKey(strings.Repeat("A", MaxKeyFileSize+1))
+	var ke *KeyError
+	if !errors.As(err, &ke) || !strings.Contains(ke.Reason, "at most 65536") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadPrivateKeyFileRefusesHugeFileUnread(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "huge.key")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	f.Close()
+	start := time.Now()
+	_, err = LoadPrivateKeyFile(p)
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Source != p || !strings.Contains(ke.Reason, "2147483648 bytes") || !strings.Contains(ke.Reason, "65536") {
+		t.Fatalf("err = %v, want a *KeyError naming %s, its size and the bound", err, p)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing took %v: the file was read", d)
+	}
+}
+
+// TestReadBoundedRefusesGrownFile covers a file that grows between the
+// size check and the read: the read stops at the bound.
+func TestReadBoundedRefusesGrownFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "grown.key")
+	if err := os.WriteFile(p, bytes.Repeat([]byte("A"), MaxKeyFileSize+10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readBounded(p)
+	var ke *KeyError
+	if !errors.As(err, &ke) || !strings.Contains(ke.Reason, "larger than the 65536 bytes") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := readBounded(filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Fatal("missing file read")
+	}
 }

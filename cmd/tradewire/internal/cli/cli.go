@@ -97,8 +97,10 @@ TRADEWIRE_API_KEY (or --api-key), and TRADEWIRE_PRIVATE_KEY (base64) or
 TRADEWIRE_PRIVATE_KEY_FILE (or --private-key-file, mode 0600).
 
 Exit codes: 0 success, 1 other failure, 2 usage or configuration error
-(nothing sent), 3 not found, 4 gave up after retries, 5 unknown outcome
-(a write may have taken effect), 6 rejected by the venue.`,
+(nothing sent), 3 not found, 4 gave up after retries or a service it needs
+(the fleet's Redis) is unavailable: try later, 5 unknown outcome (a write
+may have taken effect: never re-place under a new key), 6 rejected by the
+venue.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          noArgs,

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -27,6 +30,8 @@ const (
 	flagRatePerMinute  = "rate-per-minute"
 	flagBurst          = "burst"
 	flagLogLevel       = "log-level"
+	flagAccountNumber  = "account-number"
+	flagCACert         = "ca-cert"
 
 	envBaseURL        = "TRADEWIRE_BASE_URL"
 	envAPIKey         = "TRADEWIRE_API_KEY"
@@ -35,6 +40,8 @@ const (
 	envRatePerMinute  = "TRADEWIRE_RATE_PER_MINUTE"
 	envBurst          = "TRADEWIRE_BURST"
 	envLogLevel       = "TRADEWIRE_LOG_LEVEL"
+	envAccountNumber  = "TRADEWIRE_ACCOUNT_NUMBER"
+	envCACert         = "TRADEWIRE_CA_CERT"
 
 	defaultBaseURL  = "https://trading.robinhood.com"
 	defaultLogLevel = "disabled"
@@ -52,6 +59,8 @@ type globalFlags struct {
 	ratePerMinute  float64
 	burst          int
 	logLevel       string
+	accountNumber  string
+	caCert         string
 	sim            bool   // --sim: see simflag.go
 	store          string // --store: see place.go
 	redisURL       string // --redis-url: see fleet.go
@@ -65,6 +74,53 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 	fs.Float64Var(&a.flags.ratePerMinute, flagRatePerMinute, transport.DefaultRatePerMinute, "client-side requests per minute, 0 to turn the bucket off (env "+envRatePerMinute+")")
 	fs.IntVar(&a.flags.burst, flagBurst, transport.DefaultBurst, "client-side burst (env "+envBurst+")")
 	fs.StringVar(&a.flags.logLevel, flagLogLevel, defaultLogLevel, "log level on stderr: "+strings.Join(logLevels, ", ")+" (env "+envLogLevel+")")
+	fs.StringVar(&a.flags.accountNumber, flagAccountNumber, "", "the account to act on, instead of reading the accounts list for it (env "+envAccountNumber+")")
+	fs.StringVar(&a.flags.caCert, flagCACert, "", "PEM file of a CA to trust for the venue's TLS besides the system's, such as a simulated venue's (env "+envCACert+")")
+}
+
+// maxCACertFile bounds a --ca-cert file: a bundle of a few hundred CAs.
+const maxCACertFile = 1 << 20
+
+// caCertOption returns the transport option that trusts --ca-cert's CAs
+// besides the system's, or nil when none is given. The HTTP transport is
+// net/http's default with no proxy, as package transport builds its own;
+// a round tripper given later (a simulated venue's, a test's) replaces it.
+func (a *app) caCertOption() (transport.Option, error) {
+	path, source := a.setting(flagCACert, envCACert)
+	if path = strings.TrimSpace(path); path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("%s %s: cannot read it", source, path)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCACertFile+1))
+	switch {
+	case err != nil:
+		return nil, usagef("%s %s: cannot read it", source, path)
+	case len(data) > maxCACertFile:
+		return nil, usagef("%s %s: larger than %d bytes; not a CA certificate file", source, path, maxCACertFile)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, usagef("%s %s: holds no PEM \"CERTIFICATE\" block", source, path)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.ForceAttemptHTTP2 = true
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return transport.WithHTTPClient(&http.Client{Transport: tr}), nil
+}
+
+// accountNumberFlag returns --account-number (or its variable), "" when
+// the account is to be read from the venue's accounts list.
+func (a *app) accountNumberFlag() string {
+	n, _ := a.setting(flagAccountNumber, envAccountNumber)
+	return strings.TrimSpace(n)
 }
 
 // setting returns the value of a flag-or-variable and where it came from:
@@ -234,9 +290,13 @@ func (a *app) brokerClient(extra ...transport.Option) (*broker.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithLogger(log))
+	bopts := []broker.Option{broker.WithClock(tc.Clock()), broker.WithLogger(log)}
+	if n := a.accountNumberFlag(); n != "" {
+		bopts = append(bopts, broker.WithAccountNumber(n))
+	}
+	c, err := broker.NewFromTransport(tc, bopts...)
 	if err != nil {
-		return nil, &usageError{msg: err.Error()}
+		return nil, usagef("%s", strings.Replace(err.Error(), "WithAccountNumber", "--"+flagAccountNumber, 1))
 	}
 	return c, nil
 }
@@ -256,6 +316,13 @@ func (a *app) transportWith(extra ...transport.Option) (*transport.Client, error
 		return nil, err
 	}
 	opts := []transport.Option{transport.WithLogger(log), transport.WithRateLimit(rate, burst)}
+	ca, err := a.caCertOption()
+	if err != nil {
+		return nil, err
+	}
+	if ca != nil {
+		opts = append(opts, ca)
+	}
 	if a.opts.Clock != nil {
 		opts = append(opts, transport.WithClock(a.opts.Clock))
 	}

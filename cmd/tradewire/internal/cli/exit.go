@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	"github.com/tradewire/tradewire/transport"
 )
@@ -30,6 +34,70 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// unavailableError is a service the command needs that could not be
+// reached, such as the fleet's Redis: exit 4, as for a venue that stayed
+// unavailable, so that a wrapper retries later rather than give up as on
+// a usage error. It matches transport.ErrUnavailable.
+type unavailableError struct {
+	msg string
+	err error
+}
+
+func (e *unavailableError) Error() string        { return e.msg }
+func (e *unavailableError) Unwrap() error        { return e.err }
+func (e *unavailableError) Is(target error) bool { return target == transport.ErrUnavailable }
+
+// setupError classifies an error from setting up a command against a
+// shared service (the fleet's Redis): msg is the line to print. An outage
+// (the service cannot be reached or stopped answering: refused, reset,
+// timed out, or an error matching transport.ErrUnavailable, as
+// redisstore's do) is an *unavailableError (exit 4); an error from the
+// venue (a request was sent) keeps its own exit code; anything else is a
+// configuration error (exit 2). This is the one place that tells them
+// apart.
+func setupError(msg string, err error) error {
+	var se *transport.StatusError
+	var ne *transport.NetworkError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, transport.ErrUnknownOutcome), errors.As(err, &se), errors.As(err, &ne):
+		return &wrappedError{msg: msg, err: err}
+	case isOutage(err):
+		return &unavailableError{msg: msg, err: err}
+	default:
+		return &usageError{msg: msg}
+	}
+}
+
+// isOutage reports whether err says a service could not be reached or
+// stopped answering, as opposed to refusing what it was asked.
+func isOutage(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, transport.ErrUnavailable),
+		errors.As(err, &op), errors.As(err, &dns),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &timeout):
+		return timeout.Timeout()
+	}
+	return false
+}
+
+// wrappedError prints msg and keeps err's exit code.
+type wrappedError struct {
+	msg string
+	err error
+}
+
+func (e *wrappedError) Error() string { return e.msg }
+func (e *wrappedError) Unwrap() error { return e.err }
+
 // exitCode maps an error to the process's exit code:
 //
 //	0  success
@@ -39,13 +107,16 @@ func usagef(format string, args ...any) error {
 //	   transport.New refuses, transport.ErrInvalidRequest,
 //	   transport.ErrForeignURL)
 //	3  not found (transport.ErrNotFound)
-//	4  gave up after retries (transport.ErrRateLimited, transport.ErrUnavailable)
+//	4  gave up after retries, or a service it needs is down
+//	   (transport.ErrRateLimited, transport.ErrUnavailable, such as the
+//	   fleet's Redis unreachable: see setupError)
 //	5  unknown outcome: a write may have taken effect (transport.ErrUnknownOutcome)
 //	6  rejected by the venue (transport.ErrRejected, transport.ErrCredentials)
 //
 // An unknown outcome is checked first: it wraps the 5xx or 429
 // *transport.StatusError that caused it, which also matches
-// ErrUnavailable or ErrRateLimited.
+// ErrUnavailable or ErrRateLimited, and a bot must never read it as
+// "retry later" (it may have taken effect).
 func exitCode(err error) int {
 	var ue *usageError
 	switch {

@@ -4,11 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
+
+// bothErr matches ErrUnknownOutcome and ErrUnavailable, as an error
+// that wraps a 503 behind an unknown outcome does.
+type bothErr struct{}
+
+func (bothErr) Error() string { return "both" }
+func (bothErr) Is(target error) bool {
+	return target == transport.ErrUnknownOutcome || target == transport.ErrUnavailable
+}
 
 func TestExitCode(t *testing.T) {
 	t.Parallel()
@@ -47,6 +61,13 @@ func TestExitCode(t *testing.T) {
 		{"POST lost answer is unknown outcome", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", Err: errors.New("reset")}, 5},
 		{"wrapped unknown outcome", fmt.Errorf("order: %w", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", StatusCode: 500, Err: status("POST", 500, 1)}), 5},
 
+		{"matches both unknown and unavailable: unknown", bothErr{}, 5},
+		{"orders' unknown outcome after a network failure", &orders.UnknownOutcomeError{ClientOrderID: "c", Key: "k",
+			Err: &transport.NetworkError{Method: "POST", Path: "/p/", Attempts: 1, Err: errors.New("reset")}}, 5},
+		{"orders' unknown outcome after lookups ran into 503s", &orders.UnknownOutcomeError{ClientOrderID: "c", Key: "k", Err: status("GET", 503, 4)}, 5},
+		{"unknown outcome inside a usage-looking wrapper", &wrappedError{msg: "x", err: &transport.UnknownOutcomeError{Method: "POST", Path: "/p/"}}, 5},
+		{"Redis unreachable", &unavailableError{msg: "redis", err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, 4},
+
 		{"400 rejected", status("POST", 400, 1), 6},
 		{"422 rejected", status("POST", 422, 1), 6},
 		{"409 rejected", status("GET", 409, 1), 6},
@@ -74,5 +95,43 @@ func TestErrorLine(t *testing.T) {
 	}
 	if strings.Count(got, "\n") != 1 {
 		t.Errorf("errorLine is not one line: %q", got)
+	}
+}
+
+// TestSetupError sorts what reaching a shared service at start-up can
+// fail with: an outage is exit 4 (try later), the venue's answer keeps its
+// code, anything else is configuration (exit 2).
+func TestSetupError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"connection refused", fmt.Errorf("broker: Redis cannot be reached: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), 4},
+		{"dns failure", &net.DNSError{Err: "no such host", Name: "redis.internal"}, 4},
+		{"timed out", fmt.Errorf("ping: %w", context.DeadlineExceeded), 4},
+		{"connection reset mid-answer", fmt.Errorf("redis: %w", syscall.ECONNRESET), 4},
+		{"closed connection", fmt.Errorf("redis: %w", io.EOF), 4},
+		{"store says unavailable", fmt.Errorf("redisstore: %w", transport.ErrUnavailable), 4},
+		{"bad URL", &broker.ArgumentError{Field: "WithRedisURL", Reason: "not a redis:// URL"}, 2},
+		{"auth refused", errors.New("WRONGPASS invalid username-password pair"), 2},
+		{"venue refused the accounts read", &transport.StatusError{Method: "GET", Path: "/accounts/", StatusCode: 401, Attempts: 1}, 6},
+		{"venue unavailable for the accounts read", &transport.StatusError{Method: "GET", Path: "/accounts/", StatusCode: 503, Attempts: 4}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := setupError("msg", tt.err)
+			if got := exitCode(err); got != tt.want {
+				t.Errorf("exitCode(setupError(%v)) = %d, want %d", tt.err, got, tt.want)
+			}
+			if err.Error() != "msg" {
+				t.Errorf("message %q", err.Error())
+			}
+		})
+	}
+	if setupError("x", nil) != nil {
+		t.Error("setupError(nil) is not nil")
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -54,9 +55,12 @@ func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option
 	if a.opts.Clock != nil {
 		bopts = append(bopts, broker.WithClock(a.opts.Clock))
 	}
+	if n := a.accountNumberFlag(); n != "" {
+		bopts = append(bopts, broker.WithAccountNumber(n))
+	}
 	c, err := broker.New(bopts...)
 	if err != nil {
-		return nil, &usageError{msg: redactRedis(err.Error(), url)}
+		return nil, setupError(redactRedis(err.Error(), url), err)
 	}
 	a.closers = append(a.closers, c.Close)
 	return c.Transport(), nil
@@ -66,7 +70,7 @@ func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option
 func (a *app) fleetStore(ctx context.Context, url, account string) (idempotency.Store, error) {
 	s, err := redisstore.Open(ctx, url, account, redisstore.WithClock(a.clock()))
 	if err != nil {
-		return nil, usagef("%s: %s", flagRedisURL, redactRedis(err.Error(), url))
+		return nil, setupError(fmt.Sprintf("--%s: %s", flagRedisURL, redactRedis(err.Error(), url)), err)
 	}
 	return s, nil
 }

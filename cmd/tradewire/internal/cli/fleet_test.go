@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
@@ -8,16 +9,22 @@ import (
 
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/signing"
 )
 
-func TestRedisURL_UnreachableIsAClearStartupError(t *testing.T) {
+// An unreachable Redis exits 4 ("unavailable, try later"), not 2: a
+// wrapper that treats 2 as permanent would otherwise give up on a
+// passing outage. Nothing is sent to the venue.
+func TestRedisURL_UnreachableExits4(t *testing.T) {
 	t.Parallel()
 	srv, env := placeVenue(t)
 	env[envRedisURL] = "redis://:hunter22@127.0.0.1:1/0"
-	for _, args := range [][]string{{"account"}, {"api", "GET", "/api/v2/crypto/trading/accounts/"}, append(append([]string{}, placeArgs...), "--idempotency-key", "k")} {
+	for _, args := range [][]string{{"account"}, {"api", "GET", "/api/v2/crypto/trading/accounts/"}, {"intents"},
+		append(append([]string{}, placeArgs...), "--idempotency-key", "k"),
+		append(append([]string{"--account-number", "AB1234"}, placeArgs...), "--idempotency-key", "k")} {
 		r := runCLI(t, env, "", args...)
-		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "cannot be reached") {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying Redis cannot be reached", args, r.code, r.stderr)
+		if r.code != exitGaveUp || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "cannot be reached") {
+			t.Errorf("%v: exit %d, stderr %q; want 4 and one line saying Redis cannot be reached", args, r.code, r.stderr)
 		}
 		if strings.Contains(r.stderr, "hunter22") {
 			t.Fatalf("stderr %q shows the Redis password", r.stderr)
@@ -55,5 +62,33 @@ func TestRedisURL_SharedIntentStore(t *testing.T) {
 	ok(t, r)
 	if !strings.Contains(r.stdout, `"key": "`+key+`"`) {
 		t.Errorf("intents from Redis lack the key %s:\n%s", key, r.stdout)
+	}
+}
+
+// In a fleet whose Redis does not know the account yet, building the
+// client reads the accounts list: a bad filter is refused before that.
+func TestRedisURL_BadFilterSendsNothing(t *testing.T) {
+	t.Parallel()
+	url := redistest.URL(t)
+	srv := brokertest.NewServer(brokertest.WithSeed(simSeed))
+	t.Cleanup(srv.Close)
+	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := signing.New(srv.APIKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redistest.Client(t).Del(context.Background(), "tradewire:apikey:"+s.KeyID()+":account")
+	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64, envRedisURL: url}
+	for _, args := range [][]string{{"orders", "--state", "bogus"}, {"orders", "--type", "twap"}} {
+		r := runCLI(t, env, "", args...)
+		if r.code != exitUsage {
+			t.Errorf("%v: exit %d, stderr %q; want 2", args, r.code, r.stderr)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Errorf("%d requests sent for a bad filter", n)
 	}
 }

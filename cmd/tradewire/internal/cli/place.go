@@ -54,6 +54,8 @@ func (a *app) intentStore(ctx context.Context, account func(context.Context) (st
 	}
 	s, err := idempotency.Open(path)
 	if err != nil {
+		// A store that is locked, damaged or cannot be created is a
+		// configuration error: nothing has been sent yet.
 		if source == "default" {
 			return nil, usagef("%v", err)
 		}
@@ -62,11 +64,15 @@ func (a *app) intentStore(ctx context.Context, account func(context.Context) (st
 	return s, nil
 }
 
-// accountNumber reads the account's number from the venue.
+// accountNumber returns --account-number, or reads the account's number
+// from the venue.
 func (a *app) accountNumber(ctx context.Context) (string, error) {
-	c, err := a.brokerClient()
+	c, err := a.brokerClient() // checks --account-number too
 	if err != nil {
 		return "", err
+	}
+	if n := a.accountNumberFlag(); n != "" {
+		return n, nil
 	}
 	acct, err := c.Account(ctx)
 	if err != nil {
@@ -76,26 +82,41 @@ func (a *app) accountNumber(ctx context.Context) (string, error) {
 }
 
 // placer builds the broker client, the store and a Placer on the
-// account; close releases the store.
+// account; close releases the store. Everything that can be checked
+// offline is, before the first request: the flags, the client, and the
+// store file, which is opened before the accounts list is read (a fleet's
+// store in Redis is keyed by the account, so it opens after).
 func (a *app) placer(ctx context.Context, namespace string) (p *orders.Placer, store idempotency.Store, close func(), err error) {
 	c, err := a.brokerClient()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	acct, err := c.Account(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	store, err = a.intentStore(ctx, func(context.Context) (string, error) { return acct.AccountNumber, nil })
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	log, err := a.logger()
 	if err != nil {
-		store.Close()
 		return nil, nil, nil, err
 	}
-	p, err = orders.New(c.Transport(), store, acct.AccountNumber, orders.WithNamespace(namespace), orders.WithLogger(log))
+	if a.redisURL() == "" {
+		if store, err = a.intentStore(ctx, nil); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	number := a.accountNumberFlag()
+	if number == "" {
+		var acct *broker.Account
+		if acct, err = c.Account(ctx); err == nil {
+			number = acct.AccountNumber
+		}
+	}
+	if err == nil && store == nil {
+		store, err = a.intentStore(ctx, func(context.Context) (string, error) { return number, nil })
+	}
+	if err != nil {
+		if store != nil {
+			store.Close()
+		}
+		return nil, nil, nil, err
+	}
+	p, err = orders.New(c.Transport(), store, number, orders.WithNamespace(namespace), orders.WithLogger(log))
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, usagef("%v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/internal/wire"
 )
 
 // The read commands: account, holdings, pairs, quote, estimate and
@@ -305,13 +306,16 @@ func parseQuantities(s string) ([]decimal.Decimal, error) {
 }
 
 // parseDecimal parses a decimal flag value exactly (never through
-// float64), naming the flag when it is not a decimal number.
+// float64) with the library's one rule for decimals sent (wire.ParseAmount:
+// plain digits, at most 18 decimal places and 20 before the point, no
+// exponent or sign but minus), naming the flag when it breaks it.
 func parseDecimal(flag, s string) (decimal.Decimal, error) {
-	d, err := decimal.NewFromString(s)
-	if err != nil || s == "" {
-		return decimal.Decimal{}, usagef("%s %q: want a decimal number, such as 0.001", flag, s)
+	d, err := wire.ParseAmount(flag, s)
+	var ae *wire.AmountError
+	if errors.As(err, &ae) {
+		return decimal.Decimal{}, usagef("%s: %s", flag, ae.Reason)
 	}
-	return d, nil
+	return d, err
 }
 
 // ---- orders ----
@@ -431,6 +435,11 @@ cap. On a terminal a progress bar on stderr shows the pages read.`,
 				if filter.CreatedAtStart, err = parseSince(f.since, a.clock().Now()); err != nil {
 					return err
 				}
+			}
+			// Before the client: in a fleet, building it can read the
+			// accounts list.
+			if err := filter.Validate(); err != nil {
+				return err
 			}
 			rate, burst, err := a.rateLimit()
 			if err != nil {

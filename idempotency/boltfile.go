@@ -1,0 +1,152 @@
+package idempotency
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// StoreFileError is an intent store file refused before bbolt opens it:
+// missing meta pages, a bad checksum, a size that does not cover the pages
+// its meta page says it holds (a truncated copy), a directory. Opening
+// such a file would lose intents or crash the process when bbolt reads a
+// page past the end of the file (SIGBUS), so Open says what is wrong
+// instead. Nothing in the file is changed.
+type StoreFileError struct {
+	// Path is the store file.
+	Path string
+	// Reason says what is wrong and how to proceed.
+	Reason string
+}
+
+// Error implements error.
+func (e *StoreFileError) Error() string {
+	return fmt.Sprintf("idempotency: store %s: %s", e.Path, e.Reason)
+}
+
+// bbolt's on-disk layout (go.etcd.io/bbolt internal/common: page.go,
+// meta.go, types.go), read here rather than trusted to bbolt, which maps
+// the file and would fault on a page past its end.
+const (
+	boltMagic       = 0xED0CDAED
+	boltVersion     = 2
+	boltPageHeader  = 16         // id u64, flags u16, count u16, overflow u32
+	boltMetaSize    = 64         // magic, version, page size, flags, root (2×u64), freelist, pgid, txid, checksum
+	boltChecksumAt  = 56         // FNV-64a over the meta's first 56 bytes
+	boltMinPageSize = 1024       // bbolt probes page sizes from 1 KiB…
+	boltMaxPageSize = 1024 << 14 // …to 16 MiB
+	boltMetaPage    = 0x04
+	boltNoFreelist  = ^uint64(0)
+)
+
+// boltMeta is one decoded meta page.
+type boltMeta struct {
+	pageSize       uint64
+	root, freelist uint64
+	pgid, txid     uint64
+}
+
+// readBoltMeta decodes the meta page at off, or says why it is not one.
+func readBoltMeta(f io.ReaderAt, off int64) (boltMeta, error) {
+	var buf [boltPageHeader + boltMetaSize]byte
+	if _, err := f.ReadAt(buf[:], off); err != nil {
+		return boltMeta{}, errors.New("cut short")
+	}
+	bo := binary.NativeEndian // bbolt writes its pages in the machine's byte order
+	if flags := bo.Uint16(buf[8:]); flags&boltMetaPage == 0 {
+		return boltMeta{}, errors.New("not a meta page")
+	}
+	m := buf[boltPageHeader:]
+	switch {
+	case bo.Uint32(m[0:]) != boltMagic:
+		return boltMeta{}, errors.New("no bbolt magic number")
+	case bo.Uint32(m[4:]) != boltVersion:
+		return boltMeta{}, fmt.Errorf("bbolt format version %d, want %d", bo.Uint32(m[4:]), boltVersion)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(m[:boltChecksumAt])
+	if h.Sum64() != bo.Uint64(m[boltChecksumAt:]) {
+		return boltMeta{}, errors.New("checksum mismatch")
+	}
+	meta := boltMeta{
+		pageSize: uint64(bo.Uint32(m[8:])),
+		root:     bo.Uint64(m[16:]),
+		freelist: bo.Uint64(m[32:]),
+		pgid:     bo.Uint64(m[40:]),
+		txid:     bo.Uint64(m[48:]),
+	}
+	if meta.pageSize < boltMinPageSize || meta.pageSize > boltMaxPageSize || meta.pageSize&(meta.pageSize-1) != 0 {
+		return boltMeta{}, fmt.Errorf("page size %d is not a power of two from 1 KiB to 16 MiB", meta.pageSize)
+	}
+	if meta.root >= meta.pgid || (meta.freelist >= meta.pgid && meta.freelist != boltNoFreelist) || meta.pgid < 4 {
+		return boltMeta{}, errors.New("pages out of order")
+	}
+	return meta, nil
+}
+
+// checkStoreFile refuses a file at path that bbolt cannot open safely. A
+// path that does not exist is fine: Open creates the store. An existing
+// file must hold both meta pages whole, and each one's high-water mark
+// (pgid × page size) must lie within the file: bbolt grows the file
+// before it commits a larger one, so a shorter file is a truncated copy.
+//
+// An empty file is refused too: a store is written (its meta pages synced)
+// when it is created, before any intent, so an empty file is not a new
+// store but one whose contents are gone; opening it would forget every
+// intent and let a create be sent again without a lookup.
+func checkStoreFile(path string) error {
+	bad := func(format string, args ...any) error {
+		return &StoreFileError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("idempotency: open %s: %w", path, err)
+	case info.IsDir():
+		return bad("is a directory, not an intent store file (name a file in it, such as %s/intents.db)", path)
+	case !info.Mode().IsRegular():
+		return bad("is not a regular file")
+	}
+	size := info.Size()
+	const damaged = "; it is damaged or not an intent store: keep it for inspection, and point --store at a new file only once you know no order was placed from it (or run recover against a copy)"
+	if size == 0 {
+		return bad("is empty: an intent store is never empty, so its intents are gone" + damaged)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("idempotency: open %s: %w", path, err)
+	}
+	defer f.Close()
+
+	if size < 2*boltMinPageSize {
+		return bad("is %d bytes, too short to hold bbolt's two meta pages"+damaged, size)
+	}
+	// bbolt keeps two meta pages and falls back on one when the other is
+	// damaged. The damaged one may be the newer: falling back would forget
+	// the last intent written, so both must be whole.
+	meta0, err := readBoltMeta(f, 0)
+	if err != nil {
+		return bad("holds no valid bbolt meta page (page 0: %v)"+damaged, err)
+	}
+	meta1, err := readBoltMeta(f, int64(meta0.pageSize))
+	if err == nil && meta1.pageSize != meta0.pageSize {
+		err = fmt.Errorf("page size %d, but page 0 says %d", meta1.pageSize, meta0.pageSize)
+	}
+	if err != nil {
+		return bad("its second bbolt meta page is damaged (%v): bbolt would fall back on the other and might forget the last intent written"+damaged, err)
+	}
+	metas := []boltMeta{meta0, meta1}
+	for _, m := range metas {
+		if need := m.pgid * m.pageSize; need > uint64(size) || m.pgid > uint64(size) {
+			return bad("is %d bytes but its meta page (transaction %d) says it holds %d pages of %d bytes (%d bytes): it was cut short"+damaged,
+				size, m.txid, m.pgid, m.pageSize, need)
+		}
+	}
+	return nil
+}
