@@ -279,7 +279,7 @@ func TestFleetRedisFailover(t *testing.T) {
 	ns := runID(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	wait := redisstore.WithReplicaTimeout(300 * time.Millisecond)
+	wait := redisstore.WithReplicaTimeout(3 * time.Second) // generous on a loaded machine; the promoted-away replica makes the lost keys wait it out
 	a := mustWorker(t, "A", srv, primary.URL(), ns, wait)
 	b := mustWorker(t, "B", srv, primary.URL(), ns, wait)
 	before, lost := []string{"k0", "k1"}, []string{"k2", "k3"}
