@@ -27,4 +27,5 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )

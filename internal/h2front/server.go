@@ -1,0 +1,831 @@
+package h2front
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// Kind is how a stream is ended instead of delivering the handler's
+// answer.
+type Kind int
+
+const (
+	// Deliver sends the handler's answer: the ordinary case.
+	Deliver Kind = iota
+	// RefusedStream ends the stream with RST_STREAM(REFUSED_STREAM), which
+	// claims the request was not processed.
+	RefusedStream
+	// ProtocolError ends the stream with RST_STREAM(PROTOCOL_ERROR).
+	ProtocolError
+	// GoAway sends a graceful GOAWAY (NO_ERROR) whose last-stream-id is
+	// below the stream's, claiming it was never processed, and closes the
+	// connection once its other streams are answered.
+	GoAway
+)
+
+// String returns the kind's name.
+func (k Kind) String() string {
+	switch k {
+	case Deliver:
+		return "deliver"
+	case RefusedStream:
+		return "RST_STREAM(REFUSED_STREAM)"
+	case ProtocolError:
+		return "RST_STREAM(PROTOCOL_ERROR)"
+	case GoAway:
+		return "GOAWAY"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Server serves an http.Handler over TLS + HTTP/2 (h2 via ALPN only) on a
+// loopback listener. Create it with NewServer; it is safe for concurrent
+// use.
+type Server struct {
+	// URL is the server's base URL, https://127.0.0.1:port, with no
+	// trailing slash.
+	URL string
+
+	handler http.Handler
+	ln      net.Listener
+	tlsConf *tls.Config
+	leaf    *x509.Certificate
+	certPEM []byte
+	wg      sync.WaitGroup // the accept loop, every connection, every handler
+
+	mu        sync.Mutex
+	closed    bool
+	conns     map[net.Conn]struct{}
+	policies  map[string]*policy
+	transport []*http.Transport
+}
+
+type policy struct {
+	kind      Kind
+	remaining int // < 0: every request
+}
+
+// NewServer starts a Server for h on 127.0.0.1 with a fresh self-signed
+// certificate for 127.0.0.1, ::1 and localhost. Like httptest.NewServer it
+// panics if it cannot listen.
+func NewServer(h http.Handler) *Server {
+	cert, leaf, certPEM, err := selfSigned()
+	if err != nil {
+		panic("h2front: " + err.Error())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic("h2front: listen: " + err.Error())
+	}
+	s := &Server{
+		URL:      "https://" + ln.Addr().String(),
+		handler:  h,
+		ln:       ln,
+		leaf:     leaf,
+		certPEM:  certPEM,
+		conns:    make(map[net.Conn]struct{}),
+		policies: make(map[string]*policy),
+		tlsConf: &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			NextProtos:   []string{http2.NextProtoTLS},
+			MinVersion:   tls.VersionTLS12,
+		},
+	}
+	s.wg.Add(1)
+	go s.accept()
+	return s
+}
+
+// Certificate returns the server's certificate (self-signed, so also the
+// authority a client must trust).
+func (s *Server) Certificate() *x509.Certificate { return s.leaf }
+
+// CACertPEM returns the server's certificate in PEM form, for a client
+// that is told where to find it (curl --cacert, SSL_CERT_FILE).
+func (s *Server) CACertPEM() []byte { return bytes.Clone(s.certPEM) }
+
+// Client returns an *http.Client whose transport trusts the server's
+// certificate, speaks HTTP/2 only and uses no proxy. Close closes its idle
+// connections.
+func (s *Server) Client() *http.Client {
+	pool := x509.NewCertPool()
+	pool.AddCert(s.leaf)
+	var protos http.Protocols
+	protos.SetHTTP2(true)
+	tr := &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2: true,
+		Protocols:         &protos,
+	}
+	s.mu.Lock()
+	s.transport = append(s.transport, tr)
+	s.mu.Unlock()
+	return &http.Client{Transport: tr}
+}
+
+// AbortMethod sets the server's policy for requests with method: the next
+// times of them (every one when times is negative) are ended with k after
+// their handler returns, as if the handler had called Abort(r, k). times
+// 0, or k Deliver, removes the policy. A later call for the same method
+// replaces the earlier one. A handler's own call to Abort takes precedence
+// and does not use up the count.
+func (s *Server) AbortMethod(method string, k Kind, times int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if times == 0 || k == Deliver {
+		delete(s.policies, method)
+		return
+	}
+	s.policies[method] = &policy{kind: k, remaining: times}
+}
+
+// decide returns how the policy ends a request with method.
+func (s *Server) decide(method string) Kind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.policies[method]
+	if !ok {
+		return Deliver
+	}
+	if p.remaining > 0 {
+		p.remaining--
+		if p.remaining == 0 {
+			delete(s.policies, method)
+		}
+	}
+	return p.kind
+}
+
+// Close stops the listener, closes every connection (ending the contexts
+// of requests in flight) and waits for every goroutine the server started,
+// handlers included. It also closes the idle connections of the clients
+// made by Client.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.ln.Close()
+	for nc := range s.conns {
+		nc.Close()
+	}
+	transports := s.transport
+	s.mu.Unlock()
+	s.wg.Wait()
+	for _, tr := range transports {
+		tr.CloseIdleConnections()
+	}
+}
+
+type streamKey struct{}
+
+// Abort, called by a handler served by a Server, makes the server end r's
+// stream after the handler returns — so any side effect of the handler, a
+// committed create, has happened — with RST_STREAM(REFUSED_STREAM),
+// RST_STREAM(PROTOCOL_ERROR), or a GOAWAY whose last-stream-id is below
+// the stream's (claiming it was never processed) followed by closing the
+// connection. Whatever the handler wrote is discarded. Abort(r, Deliver)
+// undoes an earlier call and overrides the server's AbortMethod policy.
+//
+// It reports false, and does nothing, if r is not served by a Server
+// (HTTP/1.1, in memory), so the caller can fall back to another fault.
+func Abort(r *http.Request, k Kind) bool {
+	st, ok := r.Context().Value(streamKey{}).(*stream)
+	if !ok {
+		return false
+	}
+	st.mu.Lock()
+	st.abort, st.chosen = k, true
+	st.mu.Unlock()
+	return true
+}
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return
+		}
+		s.conns[nc] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(nc)
+	}
+}
+
+func (s *Server) serveConn(nc net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, nc)
+		s.mu.Unlock()
+		nc.Close()
+	}()
+	tc := tls.Server(nc, s.tlsConf)
+	if err := tc.Handshake(); err != nil {
+		return
+	}
+	state := tc.ConnectionState()
+	if state.NegotiatedProtocol != http2.NextProtoTLS {
+		return
+	}
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(tc, preface); err != nil || string(preface) != http2.ClientPreface {
+		return
+	}
+	c := newConn(s, tc, &state)
+	c.serve()
+}
+
+// conn is one HTTP/2 connection.
+type conn struct {
+	srv   *Server
+	tc    *tls.Conn
+	state *tls.ConnectionState
+	fr    *http2.Framer
+	ctx   context.Context
+	stop  context.CancelFunc
+
+	// wmu serialises frame writes and the header encoder.
+	wmu  sync.Mutex
+	henc *hpack.Encoder
+	hbuf bytes.Buffer
+
+	mu            sync.Mutex
+	cond          *sync.Cond // window changes, stream resets, close
+	closed        bool
+	goingAway     bool
+	sendWindow    int64  // connection-level window for our DATA
+	initialWindow int64  // the peer's SETTINGS_INITIAL_WINDOW_SIZE
+	maxFrame      uint32 // the peer's SETTINGS_MAX_FRAME_SIZE
+	maxStreamID   uint32
+	streams       map[uint32]*stream
+	handlers      sync.WaitGroup
+}
+
+func newConn(s *Server, tc *tls.Conn, state *tls.ConnectionState) *conn {
+	ctx, stop := context.WithCancel(context.Background())
+	c := &conn{
+		srv:           s,
+		tc:            tc,
+		state:         state,
+		fr:            http2.NewFramer(tc, tc),
+		ctx:           ctx,
+		stop:          stop,
+		sendWindow:    65535,
+		initialWindow: 65535,
+		maxFrame:      16384,
+		streams:       make(map[uint32]*stream),
+	}
+	c.cond = sync.NewCond(&c.mu)
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	return c
+}
+
+const maxConcurrentStreams = 100
+
+func (c *conn) serve() {
+	defer c.shutdown()
+	if err := c.write(func(fr *http2.Framer) error {
+		return fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxConcurrentStreams})
+	}); err != nil {
+		return
+	}
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			var se http2.StreamError
+			if errors.As(err, &se) {
+				c.resetStream(se.StreamID, se.Code)
+				continue
+			}
+			var ce http2.ConnectionError
+			if errors.As(err, &ce) {
+				c.mu.Lock()
+				last := c.maxStreamID
+				c.mu.Unlock()
+				c.write(func(fr *http2.Framer) error { return fr.WriteGoAway(last, http2.ErrCode(ce), nil) })
+			}
+			return
+		}
+		if err := c.handleFrame(f); err != nil {
+			return
+		}
+	}
+}
+
+func (c *conn) handleFrame(f http2.Frame) error {
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		if f.IsAck() {
+			return nil
+		}
+		var tableSize uint32
+		var hasTableSize bool
+		c.mu.Lock()
+		err := f.ForeachSetting(func(st http2.Setting) error {
+			switch st.ID {
+			case http2.SettingInitialWindowSize:
+				delta := int64(st.Val) - c.initialWindow
+				c.initialWindow = int64(st.Val)
+				for _, s := range c.streams {
+					s.sendWindow += delta
+				}
+			case http2.SettingMaxFrameSize:
+				c.maxFrame = st.Val
+			case http2.SettingHeaderTableSize:
+				tableSize, hasTableSize = st.Val, true
+			}
+			return nil
+		})
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return c.write(func(fr *http2.Framer) error {
+			if hasTableSize {
+				c.henc.SetMaxDynamicTableSizeLimit(tableSize)
+			}
+			return fr.WriteSettingsAck()
+		})
+	case *http2.MetaHeadersFrame:
+		return c.handleHeaders(f)
+	case *http2.DataFrame:
+		n := f.Header().Length
+		c.mu.Lock()
+		st := c.streams[f.StreamID]
+		c.mu.Unlock()
+		if n > 0 {
+			// The body is buffered without bound, so the windows are
+			// given back at once.
+			err := c.write(func(fr *http2.Framer) error {
+				if err := fr.WriteWindowUpdate(0, n); err != nil {
+					return err
+				}
+				if st != nil && !f.StreamEnded() {
+					return fr.WriteWindowUpdate(f.StreamID, n)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if st != nil {
+			st.body.write(f.Data())
+			if f.StreamEnded() {
+				st.body.closeWithError(io.EOF)
+			}
+		}
+	case *http2.WindowUpdateFrame:
+		c.mu.Lock()
+		if f.StreamID == 0 {
+			c.sendWindow += int64(f.Increment)
+		} else if st, ok := c.streams[f.StreamID]; ok {
+			st.sendWindow += int64(f.Increment)
+		}
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			data := f.Data
+			return c.write(func(fr *http2.Framer) error { return fr.WritePing(true, data) })
+		}
+	case *http2.RSTStreamFrame:
+		c.mu.Lock()
+		if st, ok := c.streams[f.StreamID]; ok {
+			st.reset = true
+			st.cancel()
+			st.body.closeWithError(errStreamReset)
+		}
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	case *http2.GoAwayFrame:
+		return errClientGoAway
+	}
+	// PRIORITY, PUSH_PROMISE and unknown frames are ignored.
+	return nil
+}
+
+var (
+	errStreamReset  = errors.New("h2front: stream reset by the client")
+	errConnClosed   = errors.New("h2front: connection closed")
+	errClientGoAway = errors.New("h2front: client sent GOAWAY")
+)
+
+func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
+	id := f.StreamID
+	c.mu.Lock()
+	if st, ok := c.streams[id]; ok {
+		// Trailers: their fields are dropped, the body ends.
+		c.mu.Unlock()
+		if f.StreamEnded() {
+			st.body.closeWithError(io.EOF)
+		}
+		return nil
+	}
+	if id%2 == 0 || id <= c.maxStreamID {
+		last := c.maxStreamID
+		c.mu.Unlock()
+		c.write(func(fr *http2.Framer) error { return fr.WriteGoAway(last, http2.ErrCodeProtocol, nil) })
+		return errors.New("h2front: bad stream id")
+	}
+	c.maxStreamID = id
+	goingAway := c.goingAway
+	c.mu.Unlock()
+	if goingAway {
+		// Truthfully never processed.
+		return c.resetStream(id, http2.ErrCodeRefusedStream)
+	}
+
+	path := f.PseudoValue("path")
+	u, err := url.ParseRequestURI(path)
+	method := f.PseudoValue("method")
+	if err != nil || method == "" {
+		return c.resetStream(id, http2.ErrCodeProtocol)
+	}
+	header := make(http.Header)
+	for _, hf := range f.RegularFields() {
+		header.Add(http.CanonicalHeaderKey(hf.Name), hf.Value)
+	}
+	if cookies := header.Values("Cookie"); len(cookies) > 1 {
+		header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	st := &stream{id: id, cancel: cancel, body: newBodyBuffer()}
+	req := &http.Request{
+		Method:     method,
+		URL:        u,
+		Proto:      "HTTP/2.0",
+		ProtoMajor: 2,
+		Header:     header,
+		Host:       f.PseudoValue("authority"),
+		RemoteAddr: c.tc.RemoteAddr().String(),
+		RequestURI: path,
+		TLS:        c.state,
+	}
+	if f.StreamEnded() {
+		req.Body = http.NoBody
+		st.body.closeWithError(io.EOF)
+	} else {
+		req.Body = st.body
+		req.ContentLength = -1
+		if cl, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && cl >= 0 {
+			req.ContentLength = cl
+		}
+	}
+	req = req.WithContext(context.WithValue(ctx, streamKey{}, st))
+
+	c.mu.Lock()
+	st.sendWindow = c.initialWindow
+	c.streams[id] = st
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	c.srv.wg.Add(1)
+	go c.runHandler(st, req)
+	return nil
+}
+
+// stream is one request and its answer.
+type stream struct {
+	id     uint32
+	cancel context.CancelFunc
+	body   *bodyBuffer
+
+	// Guarded by conn.mu.
+	sendWindow int64
+	reset      bool
+
+	mu     sync.Mutex
+	abort  Kind
+	chosen bool // Abort was called
+}
+
+func (c *conn) runHandler(st *stream, req *http.Request) {
+	defer c.srv.wg.Done()
+	defer c.handlers.Done()
+	rw := &responseWriter{header: make(http.Header)}
+	panicked := func() (panicked bool) {
+		defer func() {
+			if recover() != nil {
+				panicked = true
+			}
+		}()
+		c.srv.handler.ServeHTTP(rw, req)
+		return false
+	}()
+	st.mu.Lock()
+	kind, chosen := st.abort, st.chosen
+	st.mu.Unlock()
+	if !chosen {
+		kind = c.srv.decide(req.Method)
+	}
+	switch {
+	case panicked:
+		c.resetStream(st.id, http2.ErrCodeInternal)
+	case kind == RefusedStream:
+		c.resetStream(st.id, http2.ErrCodeRefusedStream)
+	case kind == ProtocolError:
+		c.resetStream(st.id, http2.ErrCodeProtocol)
+	case kind == GoAway:
+		last := uint32(0)
+		if st.id > 2 {
+			last = st.id - 2
+		}
+		c.mu.Lock()
+		c.goingAway = true
+		c.mu.Unlock()
+		c.write(func(fr *http2.Framer) error {
+			return fr.WriteGoAway(last, http2.ErrCodeNo, []byte("h2front: stream aborted"))
+		})
+	default:
+		if err := c.writeResponse(st, req, rw); err != nil && !errors.Is(err, errStreamReset) {
+			c.tc.Close()
+		}
+	}
+	c.removeStream(st)
+}
+
+// removeStream forgets st; on a connection going away, the last stream to
+// go closes the connection for writing, so the client reads the GOAWAY and
+// then the end of the connection.
+func (c *conn) removeStream(st *stream) {
+	st.cancel()
+	st.body.closeWithError(errStreamDone)
+	c.mu.Lock()
+	delete(c.streams, st.id)
+	done := c.goingAway && len(c.streams) == 0 && !c.closed
+	c.mu.Unlock()
+	if done {
+		c.wmu.Lock()
+		c.tc.CloseWrite()
+		c.wmu.Unlock()
+	}
+}
+
+var errStreamDone = errors.New("h2front: handler returned")
+
+func (c *conn) resetStream(id uint32, code http2.ErrCode) error {
+	return c.write(func(fr *http2.Framer) error { return fr.WriteRSTStream(id, code) })
+}
+
+// write runs fn with the framer, one writer at a time.
+func (c *conn) write(fn func(*http2.Framer) error) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return fn(c.fr)
+}
+
+// hopHeaders are connection-specific and must not appear in HTTP/2.
+var hopHeaders = map[string]bool{
+	"connection": true, "keep-alive": true, "proxy-connection": true,
+	"transfer-encoding": true, "upgrade": true, "content-length": true,
+}
+
+func (c *conn) writeResponse(st *stream, req *http.Request, rw *responseWriter) error {
+	status := rw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	body := rw.body.Bytes()
+	bodyAllowed := req.Method != http.MethodHead && status != http.StatusNoContent && status != http.StatusNotModified
+	if !bodyAllowed {
+		body = nil
+	}
+	if rw.header.Get("Content-Type") == "" && len(body) > 0 {
+		rw.header.Set("Content-Type", http.DetectContentType(body))
+	}
+	if rw.header.Get("Date") == "" {
+		rw.header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	c.mu.Lock()
+	maxFrame := int(c.maxFrame)
+	c.mu.Unlock()
+
+	err := c.write(func(fr *http2.Framer) error {
+		c.hbuf.Reset()
+		enc := func(name, value string) { c.henc.WriteField(hpack.HeaderField{Name: name, Value: value}) }
+		enc(":status", strconv.Itoa(status))
+		for k, vs := range rw.header {
+			lk := strings.ToLower(k)
+			if hopHeaders[lk] {
+				continue
+			}
+			for _, v := range vs {
+				enc(lk, v)
+			}
+		}
+		if bodyAllowed || req.Method == http.MethodHead {
+			enc("content-length", strconv.Itoa(rw.body.Len()))
+		}
+		block := c.hbuf.Bytes()
+		first := block[:min(len(block), maxFrame)]
+		rest := block[len(first):]
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{
+			StreamID: st.id, BlockFragment: first, EndStream: len(body) == 0, EndHeaders: len(rest) == 0,
+		}); err != nil {
+			return err
+		}
+		for len(rest) > 0 {
+			chunk := rest[:min(len(rest), maxFrame)]
+			rest = rest[len(chunk):]
+			if err := fr.WriteContinuation(st.id, len(rest) == 0, chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for len(body) > 0 {
+		c.mu.Lock()
+		for !c.closed && !st.reset && (c.sendWindow <= 0 || st.sendWindow <= 0) {
+			c.cond.Wait()
+		}
+		if c.closed {
+			c.mu.Unlock()
+			return errConnClosed
+		}
+		if st.reset {
+			c.mu.Unlock()
+			return errStreamReset
+		}
+		n := int(min(int64(len(body)), c.sendWindow, st.sendWindow, int64(c.maxFrame)))
+		c.sendWindow -= int64(n)
+		st.sendWindow -= int64(n)
+		c.mu.Unlock()
+		chunk := body[:n]
+		body = body[n:]
+		end := len(body) == 0
+		if err := c.write(func(fr *http2.Framer) error { return fr.WriteData(st.id, end, chunk) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shutdown ends the connection: every request's context, every body
+// still being read, every writer waiting for a window. It waits for the
+// connection's handlers.
+func (c *conn) shutdown() {
+	c.mu.Lock()
+	c.closed = true
+	for _, st := range c.streams {
+		st.cancel()
+		st.body.closeWithError(errConnClosed)
+	}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.stop()
+	c.tc.Close()
+	c.handlers.Wait()
+}
+
+// responseWriter buffers a handler's answer whole.
+type responseWriter struct {
+	header      http.Header
+	status      int
+	wroteHeader bool
+	body        bytes.Buffer
+}
+
+func (w *responseWriter) Header() http.Header { return w.header }
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.wroteHeader || code < 200 {
+		return
+	}
+	w.status, w.wroteHeader = code, true
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.body.Write(p)
+}
+
+// bodyBuffer is a request body fed by the connection's reader without
+// blocking it.
+type bodyBuffer struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	buf  []byte
+	err  error
+}
+
+func newBodyBuffer() *bodyBuffer {
+	b := &bodyBuffer{}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *bodyBuffer) write(p []byte) {
+	b.mu.Lock()
+	if b.err == nil {
+		b.buf = append(b.buf, p...)
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *bodyBuffer) closeWithError(err error) {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// Read implements io.Reader.
+func (b *bodyBuffer) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.buf) == 0 && b.err == nil {
+		b.cond.Wait()
+	}
+	if len(b.buf) > 0 {
+		n := copy(p, b.buf)
+		b.buf = b.buf[n:]
+		return n, nil
+	}
+	return 0, b.err
+}
+
+// Close implements io.Closer.
+func (b *bodyBuffer) Close() error {
+	b.closeWithError(errors.New("h2front: read on closed body"))
+	return nil
+}
+
+func selfSigned() (tls.Certificate, *x509.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "127.0.0.1"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, fmt.Errorf("certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+	return cert, leaf, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}

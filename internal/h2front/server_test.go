@@ -1,0 +1,350 @@
+package h2front
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func setup(t *testing.T, h http.Handler) *Server {
+	t.Helper()
+	s := NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func echo(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("X-Proto", r.Proto)
+	w.Header().Set("X-Method", r.Method)
+	w.Header().Set("X-Target", r.RequestURI)
+	w.Header().Set("X-Length", fmt.Sprint(r.ContentLength))
+	w.WriteHeader(http.StatusCreated)
+	w.Write(body)
+}
+
+func TestGetRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := setup(t, http.HandlerFunc(echo))
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/api/v2/x/?a=1&b=%2C", nil)
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusCreated || len(body) != 0 {
+		t.Fatalf("got %s %d %q, want HTTP/2 201 and no body", resp.Proto, resp.StatusCode, body)
+	}
+	if got := resp.Header.Get("X-Proto"); got != "HTTP/2.0" {
+		t.Errorf("server saw %q, want HTTP/2.0", got)
+	}
+	if got := resp.Header.Get("X-Target"); got != "/api/v2/x/?a=1&b=%2C" {
+		t.Errorf("server saw target %q", got)
+	}
+	if resp.Header.Get("Date") == "" {
+		t.Error("no Date header")
+	}
+}
+
+func TestPostBodies(t *testing.T) {
+	t.Parallel()
+	s := setup(t, http.HandlerFunc(echo))
+	c := s.Client()
+	// Sizes across the client's and server's default windows (65535) and
+	// the frame size (16384).
+	for _, n := range []int{1, 16384, 16385, 70000, 1 << 20} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			want := bytes.Repeat([]byte("0123456789abcdef"), n/16+1)[:n]
+			req, _ := http.NewRequestWithContext(testContext(t), http.MethodPost, s.URL+"/orders/", bytes.NewReader(want))
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("echoed %d bytes, want %d", len(got), len(want))
+			}
+			if resp.ContentLength != int64(n) || resp.Header.Get("X-Length") != fmt.Sprint(n) {
+				t.Errorf("content length %d, server saw %s; want %d", resp.ContentLength, resp.Header.Get("X-Length"), n)
+			}
+		})
+	}
+}
+
+func TestLargeHeaders(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("v", 40000) // more than two frames of header block
+	s := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", r.Header.Get("X-Big"))
+	}))
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/", nil)
+	req.Header.Set("X-Big", big)
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("X-Echo") != big {
+		t.Fatalf("echoed header of %d bytes, want %d", len(resp.Header.Get("X-Echo")), len(big))
+	}
+}
+
+func TestConcurrentStreams(t *testing.T) {
+	t.Parallel()
+	var inFlight, peak atomic.Int32
+	release := make(chan struct{})
+	s := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := inFlight.Add(1); n > peak.Load() {
+			peak.Store(n)
+		}
+		if n := inFlight.Load(); n == 20 {
+			close(release)
+		}
+		<-release
+		inFlight.Add(-1)
+		echo(w, r)
+	}))
+	c := s.Client()
+	ctx := testContext(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			want := fmt.Sprintf("body %d", i)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/", strings.NewReader(want))
+			resp, err := c.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if string(got) != want || resp.ProtoMajor != 2 {
+				errs <- fmt.Errorf("got %s %q, want HTTP/2 %q", resp.Proto, got, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if peak.Load() < 20 {
+		t.Errorf("peak %d handlers at once, want 20", peak.Load())
+	}
+}
+
+// TestAbortKinds: each kind is observed by the client as that frame, after
+// the handler ran, and a client that may replay (the request built with
+// GetBody, as http.NewRequest does for a bytes.Reader) does so.
+func TestAbortKinds(t *testing.T) {
+	t.Parallel()
+	for _, k := range []Kind{RefusedStream, ProtocolError, GoAway} {
+		t.Run(k.String(), func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			s := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) == 1 && !Abort(r, k) {
+					t.Error("Abort reported false on an h2front request")
+				}
+				echo(w, r)
+			}))
+			ctx := testContext(t)
+
+			// A body the client cannot rewind: the abort reaches the caller.
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/", io.NopCloser(strings.NewReader("x")))
+			req.ContentLength = 1
+			resp, err := s.Client().Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("got %d, want an error", resp.StatusCode)
+			}
+			if !strings.Contains(err.Error(), wantErr[k]) {
+				t.Errorf("error %q does not mention %q", err, wantErr[k])
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("handler ran %d times, want 1", n)
+			}
+
+			// A body with GetBody: net/http replays the POST by itself.
+			calls.Store(0)
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/", bytes.NewReader([]byte("x")))
+			resp, err = s.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if n := calls.Load(); n != 2 {
+				t.Errorf("handler ran %d times, want 2 (one replay by net/http)", n)
+			}
+		})
+	}
+}
+
+var wantErr = map[Kind]string{
+	RefusedStream: "REFUSED_STREAM",
+	ProtocolError: "PROTOCOL_ERROR",
+	GoAway:        "GOAWAY",
+}
+
+func TestAbortMethodPolicy(t *testing.T) {
+	t.Parallel()
+	var posts, gets atomic.Int32
+	s := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		} else {
+			gets.Add(1)
+		}
+	}))
+	s.AbortMethod(http.MethodPost, RefusedStream, 2)
+	ctx := testContext(t)
+	c := s.Client()
+	do := func(method string) error {
+		req, _ := http.NewRequestWithContext(ctx, method, s.URL+"/", nil)
+		if method == http.MethodPost {
+			req.Body = io.NopCloser(strings.NewReader("{}"))
+			req.ContentLength = 2
+		}
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := do(http.MethodGet); err != nil {
+		t.Fatalf("GET: %v", err)
+	}
+	for i := range 2 {
+		if err := do(http.MethodPost); err == nil {
+			t.Fatalf("POST %d: no error, want REFUSED_STREAM", i+1)
+		}
+	}
+	if err := do(http.MethodPost); err != nil {
+		t.Fatalf("third POST (policy used up): %v", err)
+	}
+	if posts.Load() != 3 || gets.Load() != 1 {
+		t.Errorf("server saw %d POSTs and %d GETs, want 3 and 1", posts.Load(), gets.Load())
+	}
+}
+
+func TestAbortOutsideServer(t *testing.T) {
+	t.Parallel()
+	r, _ := http.NewRequest(http.MethodPost, "http://example.test/", nil)
+	if Abort(r, RefusedStream) {
+		t.Fatal("Abort reported true for a request not served by a Server")
+	}
+}
+
+func TestHandlerSeesClientCancel(t *testing.T) {
+	t.Parallel()
+	ended := make(chan error, 1)
+	started := make(chan struct{})
+	s := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+		ended <- r.Context().Err()
+	}))
+	ctx, cancel := context.WithCancel(testContext(t))
+	go func() { <-started; cancel() }()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
+	if resp, err := s.Client().Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("want an error")
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("handler's context ended with %v", err)
+		}
+	case <-testContext(t).Done():
+		t.Fatal("handler's context never ended after the client's RST_STREAM")
+	}
+}
+
+func TestCloseEndsHandlers(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	s := NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+	}))
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/", nil)
+		resp, err := s.Client().Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-started
+	s.Close() // returns only once the handler has
+	if err := <-errc; err == nil {
+		t.Error("request succeeded across Close")
+	}
+	s.Close() // idempotent
+}
+
+func TestHTTP1Refused(t *testing.T) {
+	t.Parallel()
+	s := setup(t, http.HandlerFunc(echo))
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}}}}
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/", nil)
+	if resp, err := c.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("HTTP/1.1 client got %s %d, want a failed handshake", resp.Proto, resp.StatusCode)
+	}
+}
+
+func TestCACertPEM(t *testing.T) {
+	t.Parallel()
+	s := setup(t, http.HandlerFunc(echo))
+	block, _ := pem.Decode(s.CACertPEM())
+	if block == nil || block.Type != "CERTIFICATE" || !bytes.Equal(block.Bytes, s.Certificate().Raw) {
+		t.Fatal("CACertPEM is not the server's certificate")
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(s.CACertPEM()) {
+		t.Fatal("PEM not accepted by a pool")
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	defer c.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, strings.Replace(s.URL, "127.0.0.1", "localhost", 1)+"/", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Errorf("got %s, want HTTP/2", resp.Proto)
+	}
+}
