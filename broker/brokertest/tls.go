@@ -2,10 +2,9 @@ package brokertest
 
 import (
 	"crypto/x509"
-	"encoding/pem"
 	"net/http"
-	"net/http/httptest"
 
+	"github.com/tradewire/tradewire/internal/h2front"
 	"github.com/tradewire/tradewire/internal/venue"
 )
 
@@ -19,7 +18,9 @@ type tlsFront struct {
 // NewTLSServer starts a Server served over TLS with HTTP/2 on a loopback
 // address, as the real venue is served, and sets URL to it
 // (https://127.0.0.1:port). Client speaks HTTP/2 to it and trusts only its
-// self-signed certificate (CACertPEM, Certificate). Like
+// self-signed certificate (CACertPEM, Certificate). The server controls
+// HTTP/2 at the frame level, so the stream faults (FaultRefusedStream,
+// FaultProtocolError, FaultGoAway) end the stream as they say. Like
 // httptest.NewTLSServer it panics if it cannot start, including on an
 // invalid Option. Call Close when done.
 func NewTLSServer(opts ...Option) *Server {
@@ -27,13 +28,10 @@ func NewTLSServer(opts ...Option) *Server {
 	if err != nil {
 		panic(err)
 	}
-	ts := httptest.NewUnstartedServer(s.v)
-	ts.EnableHTTP2 = true
-	ts.StartTLS()
-	s.URL = ts.URL
-	s.client = ts.Client()
-	s.tls = &tlsFront{close: ts.Close, cert: ts.Certificate(),
-		caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})}
+	hs := h2front.NewServer(s.v)
+	s.URL = hs.URL
+	s.client = hs.Client()
+	s.tls = &tlsFront{close: hs.Close, cert: hs.Certificate(), caPEM: hs.CACertPEM()}
 	return s
 }
 
@@ -56,6 +54,14 @@ func (s *Server) Certificate() *x509.Certificate {
 }
 
 // streamAbort ends a request's HTTP/2 stream for the venue's stream
-// faults when a frame-level server serves it; false otherwise, and the
-// venue drops the connection instead.
-func streamAbort(*http.Request, venue.FaultKind) bool { return false }
+// faults when h2front serves it; false otherwise (in memory, HTTP/1.1),
+// and the venue drops the connection instead.
+func streamAbort(r *http.Request, k venue.FaultKind) bool {
+	kinds := map[venue.FaultKind]h2front.Kind{
+		venue.FaultRefusedStream: h2front.RefusedStream,
+		venue.FaultProtocolError: h2front.ProtocolError,
+		venue.FaultGoAway:        h2front.GoAway,
+	}
+	hk, ok := kinds[k]
+	return ok && h2front.Abort(r, hk)
+}

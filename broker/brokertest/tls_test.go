@@ -70,6 +70,32 @@ func TestTLSServerStreamFaultsCommit(t *testing.T) {
 	}
 }
 
+// TestTLSServerStreamFaultsInviteReplays shows why the stream faults
+// matter: a request that net/http may rebuild (GetBody set, as
+// http.NewRequest sets it for a bytes.Reader) is sent again beneath the
+// caller after each of them, and a venue that creates a second order for a
+// reused client_order_id holds two. tradewire's transport must not allow it.
+func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
+	t.Parallel()
+	for _, k := range []brokertest.FaultKind{brokertest.FaultRefusedStream, brokertest.FaultProtocolError, brokertest.FaultGoAway} {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			s := brokertest.NewTLSServer(brokertest.WithDuplicateMode(brokertest.CreateSecond))
+			defer s.Close()
+			s.Inject(brokertest.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
+			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
+			resp, err := s.Client().Do(req)
+			if err != nil {
+				t.Fatalf("net/http did not replay: %v", err)
+			}
+			resp.Body.Close()
+			if n := len(s.Ledger().OrdersByClientID("2b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f")); resp.StatusCode != 201 || n != 2 {
+				t.Errorf("answered %d with %d orders at the venue; want 201 after a silent replay, 2 orders", resp.StatusCode, n)
+			}
+		})
+	}
+}
+
 func TestHostileOptions(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
