@@ -27,7 +27,9 @@ import (
 // when its Placement field is non-nil.
 type Placement struct {
 	// Duplicate is what the venue does with a reused client_order_id:
-	// brokertest.ReturnOriginal (default), Reject400 or CreateSecond.
+	// brokertest.CreateSecond (default: the dangerous venue, so that "one
+	// order per key" rests on the Placer, not on the venue's kindness),
+	// ReturnOriginal or Reject400.
 	Duplicate brokertest.DuplicateMode
 	// Weight is the weight of the "place_keyed" step among the bots'
 	// steps (default DefaultPlacementWeight).
@@ -46,6 +48,12 @@ type Placement struct {
 	// or a 12 s delay that outlives the client's attempt timeout). It adds
 	// to the scenario's Mix, whose 429s and 5xx come before the commit.
 	CommitFaults float64
+	// CreateFaults, if set, are the faults CommitFaults draws from instead
+	// of the lost answers: for a hostile mode, a 2xx with a bad body
+	// (brokertest.FaultTruncatedBody, ...) or an HTTP/2 stream ended after
+	// the commit (brokertest.FaultRefusedStream, ...). Method and Path are
+	// set to the create's.
+	CreateFaults []brokertest.Fault
 	// RestartEvery is the mean time between restarts of the process: at a
 	// restart, every Place under way is cut off (its context cancelled
 	// while it waits on the clock, and its store refuses writes from then
@@ -94,7 +102,7 @@ func (p Placement) withDefaults() (Placement, error) {
 		return p, errors.New("Placement: Weight must not be negative; Reuse, Replay, CommitFaults and Crash are probabilities")
 	}
 	if p.Duplicate == "" {
-		p.Duplicate = brokertest.ReturnOriginal
+		p.Duplicate = brokertest.CreateSecond
 	}
 	if p.Weight == 0 {
 		p.Weight = DefaultPlacementWeight
@@ -245,6 +253,8 @@ type process struct {
 	account string
 	rand    *rand.Rand // restart times; drawn in lockstep order
 	workers int
+	// settle is how long after the bots stop the final Recover begins.
+	settle time.Duration
 
 	mu         sync.Mutex
 	base       idempotency.Store
@@ -268,7 +278,8 @@ func newProcess(s Scenario, clk *lockstep, tc *transport.Client, srv *brokertest
 	copy(seed[:], fmt.Sprintf("tradewire sim process %d", s.Seed))
 	p := &process{cfg: cfg, clock: clk, tc: tc, srv: srv, account: srv.AccountNumber,
 		rand: rand.New(rand.NewChaCha8(seed)), workers: s.Workers, keys: map[string]*keyState{},
-		nextKey: make([]int, s.Workers), gen: &generation{deadAt: s.Start}}
+		nextKey: make([]int, s.Workers), gen: &generation{deadAt: s.Start},
+		settle: finalRecoverAfter + time.Second + s.Hostile.ListLag}
 	if err := p.openStore(); err != nil {
 		return nil, err
 	}
@@ -533,7 +544,11 @@ func (p *process) step(ctx context.Context, b *Bot) error {
 	}
 	p.mu.Unlock()
 	if b.Rand.Float64() < p.cfg.CommitFaults {
-		f := commitFaults[b.Rand.IntN(len(commitFaults))]
+		faults := commitFaults
+		if len(p.cfg.CreateFaults) > 0 {
+			faults = p.cfg.CreateFaults
+		}
+		f := faults[b.Rand.IntN(len(faults))]
 		f.Method, f.Path = http.MethodPost, createPath
 		if err := p.srv.Inject(f); err != nil {
 			return err
@@ -607,8 +622,9 @@ func (p *process) botEnded(ctx context.Context, b *Bot) error {
 	}
 	// Every bot has stopped: nothing is sent from here on but the final
 	// Recover's lookups. 41 s covers a signature's 30 s and the Placer's
-	// 10 s skew margin.
-	b.Sleep(ctx, 41*time.Second)
+	// 10 s skew margin; a lagging orders list (Scenario.Hostile.ListLag)
+	// adds its lag, so the final Recover can see every order.
+	b.Sleep(ctx, p.settle)
 	p.mu.Lock()
 	now := p.clock.Now()
 	if err := p.restart(p.nextDeath(now)); err != nil {

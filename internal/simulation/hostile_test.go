@@ -1,0 +1,146 @@
+package simulation
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tradewire/tradewire/broker/brokertest"
+)
+
+// hostileSlice is the hostile runs go test makes: every hostile mode on
+// seed 1 for three simulated minutes with a restart every minute and a
+// half, in memory, and the modes that do not need HTTP/2 over TLS too.
+func hostileSlice() []Scenario {
+	var out []Scenario
+	for _, m := range HostileModes() {
+		out = append(out, HostileScenario(m, 1, WireMemory, 3*time.Minute, 90*time.Second))
+	}
+	return out
+}
+
+func runAll(t *testing.T, scs []Scenario) []*Run {
+	t.Helper()
+	runs := make([]*Run, len(scs))
+	t.Run("runs", func(t *testing.T) {
+		for i, sc := range scs {
+			t.Run(fmt.Sprintf("%s/%s/seed%d", strings.TrimPrefix(sc.Name, "hostile/"), sc.Wire, sc.Seed), func(t *testing.T) {
+				t.Parallel()
+				runs[i] = run(t, sc)
+			})
+		}
+	})
+	return slices.DeleteFunc(runs, func(r *Run) bool { return r == nil })
+}
+
+// TestHostilePlacement runs every hostile mode with the venue that creates
+// a second order for a reused client_order_id, prints the ledger per mode
+// (go test -v -run TestHostilePlacement ./internal/simulation/), and
+// checks that no key ever has two orders at the venue, that no Place
+// answered not placed or rejected while the venue held an order, that no
+// intent was lost, and that nothing beneath the transport replayed a write.
+//
+// PENDING: today's orders.Placer breaks these under some hostile modes
+// (issue 9); the fix is on its way. Until it is merged,
+// TRADEWIRE_HOSTILE_PENDING=1 skips the checks (after running the modes
+// and printing the ledger), so that go test stays green. Once the Placer
+// fix is in, drop this gate and the variable.
+func TestHostilePlacement(t *testing.T) {
+	t.Parallel()
+	runs := runAll(t, hostileSlice())
+	var buf bytes.Buffer
+	WriteHostileTable(&buf, runs)
+	t.Logf("hostile ledger:\n%s", buf.String())
+	if os.Getenv("TRADEWIRE_HOSTILE_PENDING") == "1" {
+		t.Skip("TRADEWIRE_HOSTILE_PENDING=1: the hostile-mode checks wait for the Placer fix (issue 9)")
+	}
+	must := []string{"one-order-per-key", "answers-true", "no-intent-lost", "wire-sends-once"}
+	for _, r := range runs {
+		for _, v := range r.Violations {
+			if slices.Contains(must, v.Invariant) {
+				t.Errorf("%s over %s: invariant %s: %v", r.Scenario.Name, r.Scenario.Wire, v.Invariant, v.Err)
+			}
+		}
+	}
+}
+
+// TestOverTLS runs a placement scenario and a plain one over TLS +
+// HTTP/2, as the real venue is served: the same invariants hold, and every
+// answer came over HTTP/2.
+func TestOverTLS(t *testing.T) {
+	t.Parallel()
+	for _, sc := range []Scenario{
+		{Name: "tls/5xx", Seed: 1, Mix: StandardMixes()[2].Mix, Duration: 2 * time.Minute, Wire: WireTLS},
+		func() Scenario {
+			sc := placementScenario(2, NamedMix{Name: "lost", Mix: hostileMix}, brokertest.CreateSecond, 2*time.Minute, time.Minute)
+			sc.Wire = WireTLS
+			return sc
+		}(),
+	} {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, sc)
+			if err := r.Err(); err != nil {
+				t.Error(err)
+			}
+			answered := 0
+			for _, e := range r.Events {
+				if e.Proto != "" {
+					answered++
+					if e.Proto != "HTTP/2.0" {
+						t.Fatalf("%s %s answered over %s", e.Method, e.Target, e.Proto)
+					}
+				}
+			}
+			if answered < 100 {
+				t.Errorf("%d answers over HTTP/2, want a real workload", answered)
+			}
+			t.Logf("%d requests, %d answered over HTTP/2, statuses %s", len(r.Events), answered, statusSummary(r.Figures.ByStatus))
+		})
+	}
+}
+
+// TestJoinMarksReplays checks the join of the venue's ledger with the
+// wire on a replay beneath the client, and that a real mismatch fails.
+func TestJoinMarksReplays(t *testing.T) {
+	t.Parallel()
+	req := func(m, target, ts string) brokertest.Request {
+		return brokertest.Request{Method: m, Target: target, Timestamp: ts}
+	}
+	w := func(call int, m, target, ts string) wireRecord {
+		return wireRecord{call: call, method: m, target: target, timestamp: ts}
+	}
+	ev, err := join([]brokertest.Request{req("POST", "/o", "1"), req("POST", "/o", "1"), req("GET", "/a", "2")},
+		[]wireRecord{w(1, "POST", "/o", "1"), w(2, "GET", "/a", "2")})
+	if err != nil || len(ev) != 3 || ev[0].Replayed || !ev[1].Replayed || ev[1].Call != 1 || ev[2].Replayed || ev[2].Call != 2 {
+		t.Fatalf("join: %v %+v", err, ev)
+	}
+	if err := checkWireSendsOnce(&Run{Events: ev}); err == nil {
+		t.Error("wire-sends-once passed a replay")
+	}
+	if _, err := join([]brokertest.Request{req("GET", "/a", "2")}, []wireRecord{w(1, "POST", "/o", "1")}); err == nil {
+		t.Error("a mismatch joined")
+	}
+	if _, err := join([]brokertest.Request{req("GET", "/a", "2")}, []wireRecord{w(1, "GET", "/a", "2"), w(2, "GET", "/b", "2")}); err == nil {
+		t.Error("a request the venue never saw joined")
+	}
+	if _, err := join([]brokertest.Request{req("GET", "/a", "2")}, nil); err == nil {
+		t.Error("a request no one sent joined")
+	}
+}
+
+// TestHostileSameSeedSameLedger: a hostile run over TLS is as
+// deterministic as one in memory.
+func TestHostileSameSeedSameLedger(t *testing.T) {
+	t.Parallel()
+	modes := HostileModes()
+	sc := HostileScenario(modes[len(modes)-3], 4, WireTLS, 2*time.Minute, time.Minute) // h2-refused-stream
+	a, b := run(t, sc), run(t, sc)
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Errorf("same scenario, different ledgers: %s vs %s", a.Fingerprint(), b.Fingerprint())
+	}
+}
