@@ -2,12 +2,22 @@ package cli
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -52,14 +62,17 @@ type simServeFlags struct {
 	pageSize int
 	history  int
 	faults   string
+	tls      bool
+	caFile   string
 }
 
 func newSimServeCmd(a *app) *cobra.Command {
 	var f simServeFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE]",
-		Short: "Serve the simulated venue over HTTP on a loopback address",
-		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted.
+		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--tls [--ca-file FILE]]",
+		Short: "Serve the simulated venue over HTTP, or HTTPS + HTTP/2, on a loopback address",
+		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted;
+with --tls, over HTTPS with HTTP/2, as the real venue is served.
 
 It first prints, on stdout, a comment line and three lines a shell can eval:
 
@@ -74,12 +87,26 @@ and a seeded history of orders over the past 30 days.
 
 --addr must be on a loopback host (127.0.0.1, ::1, localhost); port 0 picks a
 free port. --faults FILE installs a JSON fault plan (scripted 5xx, 429, lost
-answers, latency; see "go doc github.com/tradewire/tradewire/broker/brokertest").
+answers, latency, 2xx answers with a bad body, HTTP/2 stream faults, and the
+hostile modes: a clock offset, a lagging orders list, rows without
+client_order_id, pages without next; see
+"go doc github.com/tradewire/tradewire/broker/brokertest").
+
+--tls serves HTTPS + HTTP/2 with a fresh self-signed certificate for
+127.0.0.1, ::1 and localhost, writes that certificate (PEM) to --ca-file (by
+default a new file in the temporary directory, removed at exit), and prints a
+fourth line, export SSL_CERT_FILE='…', which makes Go programs (tradewire
+included), curl and OpenSSL trust it. SSL_CERT_FILE replaces the system's
+roots for those programs: set it only for commands aimed at the simulator.
+Over --tls the HTTP/2 stream faults (refused_stream, protocol_error, goaway)
+reset the stream with INTERNAL_ERROR after the commit rather than the exact
+frame; the frame-exact server is brokertest.NewTLSServer, for Go tests.
 
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
   tradewire api GET /api/v2/crypto/trading/accounts/
-  tradewire sim serve --addr 127.0.0.1:0 --seed 7 --faults storm.json`,
+  tradewire sim serve --addr 127.0.0.1:0 --seed 7 --faults storm.json
+  tradewire sim serve --tls > sim.env &   # . ./sim.env exports SSL_CERT_FILE too`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			return a.simServe(cmd.Context(), f)
@@ -91,6 +118,8 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.IntVar(&f.pageSize, "page-size", 100, "results per page of a list")
 	fs.IntVar(&f.history, "history", simHistory, "orders to seed over the past 30 days")
 	fs.StringVar(&f.faults, "faults", "", "JSON fault plan file to install")
+	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS + HTTP/2 with a self-signed certificate, written to --ca-file")
+	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the certificate clients must trust (default: a new temporary file)")
 	return cmd
 }
 
@@ -105,6 +134,9 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	if f.history < 0 {
 		return usagef("--history %d: want 0 or more", f.history)
+	}
+	if f.caFile != "" && !f.tls {
+		return usagef("--ca-file without --tls: only the HTTPS simulator has a certificate")
 	}
 	clk := a.opts.Clock
 	if clk == nil {
@@ -133,6 +165,15 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		return fmt.Errorf("sim serve: cannot listen on %s: %w", f.addr, err)
 	}
 	base := "http://" + ln.Addr().String()
+	var ca *simCA
+	if f.tls {
+		if ca, err = newSimCA(f.caFile); err != nil {
+			ln.Close()
+			return err
+		}
+		defer ca.remove()
+		base = "https://" + ln.Addr().String()
+	}
 	// The venue writes its "next" links on the address it listens on.
 	srv, err := brokertest.New(append(opts, brokertest.WithPublicBaseURL(base))...)
 	if err != nil {
@@ -146,14 +187,27 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	if ca != nil {
+		// ServeTLS negotiates h2 by ALPN, as the real venue does.
+		hs.TLSConfig = ca.config
+		go func() { served <- hs.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { served <- hs.Serve(ln) }()
+	}
 
-	if err := writeSimExports(a.opts.Stdout, base, srv); err != nil {
+	caPath := ""
+	if ca != nil {
+		caPath = ca.path
+	}
+	if err := writeSimExports(a.opts.Stdout, base, srv, caPath); err != nil {
 		_ = hs.Close()
 		<-served
 		return err
 	}
 	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s, account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
+	if ca != nil {
+		fmt.Fprintf(a.opts.Stderr, "sim serve: HTTPS + HTTP/2; trust the certificate in %s (%s=%s, curl --cacert %s)\n", ca.path, envSSLCertFile, ca.path, ca.path)
+	}
 
 	select {
 	case err := <-served:
@@ -191,15 +245,20 @@ func checkLoopbackAddr(addr string) error {
 	return nil
 }
 
-// writeSimExports prints the comment line and the three export lines.
-func writeSimExports(w io.Writer, base string, srv *brokertest.Server) error {
+// writeSimExports prints the comment line and the three export lines,
+// and with a CA certificate file a fourth, SSL_CERT_FILE.
+func writeSimExports(w io.Writer, base string, srv *brokertest.Server, caPath string) error {
 	var b strings.Builder
 	b.WriteString("# simulated venue demo credentials (throwaway: only this simulator accepts them)\n")
-	for _, kv := range [][2]string{
+	vars := [][2]string{
 		{envBaseURL, base},
 		{envAPIKey, srv.APIKey},
 		{envPrivateKey, srv.PrivateKeyBase64},
-	} {
+	}
+	if caPath != "" {
+		vars = append(vars, [2]string{envSSLCertFile, caPath})
+	}
+	for _, kv := range vars {
 		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -240,4 +299,85 @@ func byStatus(m map[int]int) string {
 		parts[i] = fmt.Sprintf("%s ×%d", label, m[code])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// envSSLCertFile is the variable Go's crypto/x509 (and curl, OpenSSL)
+// read the trusted roots from on Unix.
+const envSSLCertFile = "SSL_CERT_FILE"
+
+// simCA is the self-signed certificate of "sim serve --tls" and the file
+// its PEM was written to.
+type simCA struct {
+	config *tls.Config
+	path   string
+	temp   bool // path was made here: removed at exit
+}
+
+// newSimCA makes a fresh ECDSA P-256 certificate for the loopback names,
+// valid for a day, and writes its PEM to path (a new temporary file when
+// path is empty).
+func newSimCA(path string) (*simCA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("sim serve: generating a key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return nil, fmt.Errorf("sim serve: generating a serial: %w", err)
+	}
+	// The certificate's own validity, not the library's clock: it is read
+	// by clients' real clocks.
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "tradewire simulated venue", Organization: []string{"tradewire sim"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("sim serve: making the certificate: %w", err)
+	}
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	ca := &simCA{config: &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		NextProtos:   []string{"h2", "http/1.1"},
+		MinVersion:   tls.VersionTLS12,
+	}}
+	if path == "" {
+		fh, err := os.CreateTemp("", "tradewire-sim-ca-*.pem")
+		if err != nil {
+			return nil, fmt.Errorf("sim serve: writing the CA certificate: %w", err)
+		}
+		ca.path, ca.temp = fh.Name(), true
+		_, werr := fh.Write(pemBytes)
+		if cerr := fh.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(ca.path)
+			return nil, fmt.Errorf("sim serve: writing the CA certificate: %w", werr)
+		}
+		return ca, nil
+	}
+	if err := os.WriteFile(path, pemBytes, 0o644); err != nil {
+		return nil, usagef("--ca-file %s: %v", path, err)
+	}
+	if ca.path, err = filepath.Abs(path); err != nil {
+		ca.path = path
+	}
+	return ca, nil
+}
+
+// remove deletes the certificate file if it was a temporary one.
+func (c *simCA) remove() {
+	if c.temp {
+		os.Remove(c.path)
+	}
 }
