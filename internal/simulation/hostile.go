@@ -41,7 +41,9 @@ type HostileMode struct {
 //     (half of the orders): a lookup that cannot see an order's
 //     client_order_id cannot conclude it is absent;
 //   - drop-next: every list page that should link the next has null, with
-//     2 rows a page so that lookups span pages;
+//     1 row a page so that lookups span pages; drop-next-list-lag-20s on a
+//     list that also lags 20 s, so that a lookup after the wait finds newer
+//     orders before the one it looks for;
 //   - 2xx-truncated, 2xx-other-order, 2xx-wrong-client-id: a create is
 //     committed and answered 2xx with a body cut short, another order's
 //     JSON, or the order under another client_order_id;
@@ -61,7 +63,8 @@ func HostileModes() []HostileMode {
 		{Name: "clock-behind-3m", Hostile: brokertest.Hostile{ClockOffset: -3 * time.Minute}},
 		{Name: "omit-client-order-id", Hostile: brokertest.Hostile{OmitClientOrderID: 1}},
 		{Name: "omit-some-client-order-ids", Hostile: brokertest.Hostile{OmitClientOrderID: 0.5}},
-		{Name: "drop-next", Hostile: brokertest.Hostile{DropNext: 1}, PageSize: 2},
+		{Name: "drop-next", Hostile: brokertest.Hostile{DropNext: 1}, PageSize: 1},
+		{Name: "drop-next-list-lag-20s", Hostile: brokertest.Hostile{DropNext: 1, ListLag: 20 * time.Second}, PageSize: 1},
 		{Name: "2xx-truncated", CreateFaults: create(brokertest.FaultTruncatedBody)},
 		{Name: "2xx-other-order", CreateFaults: create(brokertest.FaultOtherOrderBody)},
 		{Name: "2xx-wrong-client-id", CreateFaults: create(brokertest.FaultWrongClientOrderID)},

@@ -55,6 +55,18 @@ func TestHostilePlacement(t *testing.T) {
 	var buf bytes.Buffer
 	WriteHostileTable(&buf, runs)
 	t.Logf("hostile ledger:\n%s", buf.String())
+	// Whatever the Placer does, every mode must have bitten: its create
+	// faults fired, and a Placer placed something.
+	for _, r := range runs {
+		if f := r.Hostile(); f.Places < 20 || f.Keys < 20 {
+			t.Errorf("%s: placement too thin: %+v", r.Scenario.Name, f)
+		}
+		for _, cf := range r.Scenario.Placement.CreateFaults {
+			if !slices.ContainsFunc(r.Events, func(e Event) bool { return strings.Contains(e.Fault, string(cf.Kind)) }) {
+				t.Errorf("%s: no create drew %s", r.Scenario.Name, cf.Kind)
+			}
+		}
+	}
 	if os.Getenv("TRADEWIRE_HOSTILE_PENDING") == "1" {
 		t.Skip("TRADEWIRE_HOSTILE_PENDING=1: the hostile-mode checks wait for the Placer fix (issue 9)")
 	}
@@ -142,5 +154,44 @@ func TestHostileSameSeedSameLedger(t *testing.T) {
 	a, b := run(t, sc), run(t, sc)
 	if a.Fingerprint() != b.Fingerprint() {
 		t.Errorf("same scenario, different ledgers: %s vs %s", a.Fingerprint(), b.Fingerprint())
+	}
+}
+
+// TestHostileInvariantsOnForgedRuns checks answers-true on hand-made
+// runs, one row per rule.
+func TestHostileInvariantsOnForgedRuns(t *testing.T) {
+	t.Parallel()
+	t0 := DefaultStart
+	const cid = "6f1c1d8e-3a4b-5c6d-8e9f-0a1b2c3d4e5f"
+	op := func(outcome string) PlaceOp {
+		return PlaceOp{ID: 1, Op: "place", Key: "k1", ClientOrderID: cid, End: t0.Add(time.Minute), Outcome: outcome}
+	}
+	order := func(at time.Duration, state string) brokertest.OrderRecord {
+		return brokertest.OrderRecord{ID: "o1", ClientOrderID: cid, State: state, CreatedAt: t0.Add(at)}
+	}
+	tests := []struct {
+		name   string
+		op     PlaceOp
+		orders []brokertest.OrderRecord
+		offset time.Duration
+		ok     bool
+	}{
+		{"not placed, no order", op("not_placed"), nil, 0, true},
+		{"not placed, an order", op("not_placed"), []brokertest.OrderRecord{order(0, "open")}, 0, false},
+		{"not placed, an order placed after the answer", op("not_placed"), []brokertest.OrderRecord{order(2*time.Minute, "open")}, 0, true},
+		{"not placed, an order on a venue 3 min ahead", op("not_placed"), []brokertest.OrderRecord{order(3*time.Minute+time.Second, "open")}, 3 * time.Minute, false},
+		{"rejected, its own failed order", op("rejected"), []brokertest.OrderRecord{order(0, "failed")}, 0, true},
+		{"rejected, a live order", op("rejected"), []brokertest.OrderRecord{order(0, "filled")}, 0, false},
+		{"unknown, an order", op("unknown"), []brokertest.OrderRecord{order(0, "open")}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := &Run{Scenario: Scenario{Start: t0, Hostile: brokertest.Hostile{ClockOffset: tt.offset}},
+				Orders: tt.orders, Placement: &PlacementRun{Ops: []PlaceOp{tt.op}}}
+			if err := checkAnswersTrue(r); (err == nil) != tt.ok {
+				t.Errorf("answers-true: err = %v, want ok=%v", err, tt.ok)
+			}
+		})
 	}
 }

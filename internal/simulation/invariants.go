@@ -238,7 +238,8 @@ func checkRateBudget(r *Run) error {
 		}
 	}
 	sort.SliceStable(arrivals, func(i, j int) bool { return arrivals[i].Before(arrivals[j]) })
-	tokens, last := burst, r.Scenario.Start
+	// Arrivals are on the venue's clock, which a hostile venue offsets.
+	tokens, last := burst, r.Scenario.Start.Add(r.Scenario.Hostile.ClockOffset)
 	for i, t := range arrivals {
 		if t.After(last) {
 			tokens = min(burst, tokens+t.Sub(last).Seconds()*rate)
