@@ -163,9 +163,10 @@
 // http.Transport of Server.Client, so requests cross the protocol the real
 // venue speaks (Event.Proto is "HTTP/2.0"). The lockstep holds over the
 // socket, since the venue's handler waits on the same clock on behalf of
-// the bot that sent the request, with one limit: latency past the attempt
-// timeout would leave a handler to finish out of lockstep, so TLS runs use
-// mixes without it. A request the venue receives again with nothing new on
+// the bot that sent the request; a request the client gave up on (latency
+// past the attempt timeout) is recorded by the venue only once the stream
+// is cancelled, so the tap waits for that record (Ledger.AwaitRequest)
+// before the bot goes on. A request the venue receives again with nothing new on
 // the wire (net/http's HTTP/2 client replays a request after
 // REFUSED_STREAM or GOAWAY by itself) is joined to the request it repeats
 // and marked Event.Replayed.

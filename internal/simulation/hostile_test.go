@@ -195,3 +195,26 @@ func TestHostileInvariantsOnForgedRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestOverTLSWithTimeouts runs the "all" mix, whose latency outlives the
+// attempt timeout, and placement with answers delayed past it, over TLS:
+// the venue records a request its client gave up on after the client has
+// moved on, and the run must still be in lockstep and deterministic.
+func TestOverTLSWithTimeouts(t *testing.T) {
+	t.Parallel()
+	all := StandardMixes()[len(StandardMixes())-1]
+	sc := placementScenario(3, all, brokertest.CreateSecond, 2*time.Minute, time.Minute)
+	sc.Wire = WireTLS
+	sc.Placement.CreateFaults = []brokertest.Fault{{Kind: brokertest.FaultLatency, Delay: 12 * time.Second, AfterCommit: true}}
+	a, b := run(t, sc), run(t, sc)
+	if err := a.Err(); err != nil {
+		t.Error(err)
+	}
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Errorf("same scenario over TLS, different ledgers: %s vs %s", a.Fingerprint(), b.Fingerprint())
+	}
+	if a.Figures.Dropped == 0 {
+		t.Errorf("no request outlived its attempt: %+v", a.Figures)
+	}
+	t.Logf("%d requests, %d dropped or given up on, statuses %s", len(a.Events), a.Figures.Dropped, statusSummary(a.Figures.ByStatus))
+}

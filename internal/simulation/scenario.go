@@ -85,9 +85,7 @@ type Scenario struct {
 	// brokertest.New's in-memory RoundTripper) or WireTLS (a loopback
 	// listener speaking TLS + HTTP/2 as the real venue does,
 	// brokertest.NewTLSServer, with the client's http.Transport from
-	// Server.Client). Over TLS a fault mix's latency must stay under the
-	// attempt timeout: a request the client gives up on would leave the
-	// venue's handler to finish on its own, out of lockstep.
+	// Server.Client).
 	Wire Wire
 	// Hostile is the venue's hostile modes for the whole run (see
 	// brokertest.Hostile); the zero value is a well-behaved venue.
@@ -343,6 +341,9 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	tp := &tap{next: rt}
+	if s.Wire == WireTLS {
+		tp.ledger, tp.done, tp.recorded = srv.Ledger(), map[string]int{}, map[string]int{}
+	}
 	caller, err := s.newCaller(env{clock: clk, transport: tp, baseURL: baseURL,
 		signer: signer, attemptTimeout: s.AttemptTimeout})
 	if err != nil {
@@ -363,6 +364,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	tp.ctx = ctx // the watchdog's teardown ends the tap's waits
 	h := &history{}
 	end := s.Start.Add(s.Duration)
 	bots := make([]*Bot, s.Workers)
@@ -485,8 +487,21 @@ func callOf(ctx context.Context) int {
 // venue appends to its ledger, so the two line up one for one.
 type tap struct {
 	next http.RoundTripper
-	mu   sync.Mutex
-	wire []wireRecord
+	// ledger, over a socket (WireTLS), is the venue's: after each request
+	// the tap waits until the venue has recorded it, which it may do after
+	// the client gave up on it (a timeout), so the two stay in step. In
+	// memory the venue records a request before the RoundTrip returns.
+	ledger *brokertest.Ledger
+	ctx    context.Context // the run's: ends a wait when the run is torn down
+	mu     sync.Mutex
+	wire   []wireRecord
+
+	// Over a socket: requests whose RoundTrip returned, and requests the
+	// venue recorded, so far, by method, target and x-timestamp (two bots
+	// may send the same request in the same second, one of them still
+	// waiting at the venue), and how far the ledger has been read.
+	done, recorded map[string]int
+	scanned        int
 }
 
 type wireRecord struct {
@@ -513,10 +528,39 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		rec.proto = resp.Proto
 	}
+	if t.ledger != nil {
+		// Every request reaches the loopback venue, which records it,
+		// answered or not; a request given up on, maybe only after the
+		// client moved on. Wait until the venue has recorded as many of
+		// this request as have returned; another bot's identical one may
+		// still wait at the venue, on the clock, which cannot move now.
+		if werr := t.awaitRecorded(rec.method + " " + rec.target + " @" + rec.timestamp); werr != nil && err == nil {
+			resp.Body.Close()
+			return nil, werr
+		}
+	}
 	t.mu.Lock()
 	t.wire = append(t.wire, rec)
 	t.mu.Unlock()
 	return resp, err
+}
+
+// awaitRecorded waits until the venue has recorded every request sent
+// with key. Only the running bot calls it.
+func (t *tap) awaitRecorded(key string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done[key]++
+	if t.recorded[key] >= t.done[key] {
+		return nil
+	}
+	next, err := t.ledger.AwaitRequests(t.ctx, t.scanned, func(r brokertest.Request) bool {
+		k := r.Method + " " + r.Target + " @" + r.Timestamp
+		t.recorded[k]++
+		return k == key && t.recorded[k] >= t.done[k]
+	})
+	t.scanned = next
+	return err
 }
 
 func (t *tap) records() []wireRecord {
