@@ -322,21 +322,21 @@ func burst(ev func(int, string, time.Duration, int, ...func(*Event)) Event, n in
 // "all" mix) for sat, so the rate budget is held at its limit; and the
 // placement scenarios (every placement mix on the venue that creates a
 // second order for a reused client_order_id, with restarts) under the
-// realistic load for dur; and every hostile mode (HostileModes) for hostile
-// over wire (the h2 modes always over TLS).
+// realistic load for dur; and every hostile mode (HostileModes) for
+// hostile; all over wire (the h2 modes always over TLS).
 func matrixScenarios(seeds int, dur, sat, hostile time.Duration, wire Wire) []Scenario {
 	think, burst := RealisticLoad()
 	all := StandardMixes()[len(StandardMixes())-1]
 	var out []Scenario
 	for seed := int64(1); seed <= int64(seeds); seed++ {
 		for _, m := range StandardMixes() {
-			out = append(out, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: dur, Think: think, Burst: burst})
+			out = append(out, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: dur, Think: think, Burst: burst, Wire: wire})
 		}
-		out = append(out, Scenario{Name: "saturated/" + all.Name, Seed: seed, Mix: all.Mix, Duration: sat})
+		out = append(out, Scenario{Name: "saturated/" + all.Name, Seed: seed, Mix: all.Mix, Duration: sat, Wire: wire})
 		for _, m := range placementMixes() {
 			for _, dup := range duplicateModes {
 				sc := placementScenario(seed, m, dup, dur, DefaultRestartEvery)
-				sc.Think, sc.Burst = think, burst
+				sc.Think, sc.Burst, sc.Wire = think, burst, wire
 				out = append(out, sc)
 			}
 		}
@@ -351,8 +351,9 @@ func matrixScenarios(seeds int, dur, sat, hostile time.Duration, wire Wire) []Sc
 // TRADEWIRE_SIM_SEEDS seeds (default 5), realistic runs of
 // TRADEWIRE_SIM_DURATION (default 24h) and saturated ones of
 // TRADEWIRE_SIM_SATURATED (default 2h), and hostile runs of
-// TRADEWIRE_SIM_HOSTILE (default 1h) over TRADEWIRE_SIM_WIRE (memory, the
-// default, or tls; the h2 modes always run over TLS). It prints the
+// TRADEWIRE_SIM_HOSTILE (default 1h), all over TRADEWIRE_SIM_WIRE (memory,
+// the default, or tls: TLS + HTTP/2 on loopback; the h2 modes always run
+// over TLS). It prints the
 // figures of every run, the placement figures, the hostile ledger, and
 // the ratio of simulated to wall time, and fails if any invariant broke;
 // with TRADEWIRE_HOSTILE_PENDING=1 the hostile runs' violations are
@@ -455,14 +456,14 @@ func writeRatios(w io.Writer, runs []*Run) {
 	kinds := map[string][]float64{}
 	var names []string
 	for _, r := range runs {
-		k := "realistic"
+		k := "realistic/" + string(r.Scenario.Wire)
 		switch {
 		case strings.HasPrefix(r.Scenario.Name, "saturated"):
-			k = "saturated"
+			k = "saturated/" + string(r.Scenario.Wire)
 		case strings.HasPrefix(r.Scenario.Name, "hostile"):
 			k = "hostile+placement/" + string(r.Scenario.Wire)
 		case r.Placement != nil:
-			k = "realistic+placement"
+			k = "realistic+placement/" + string(r.Scenario.Wire)
 		}
 		if _, ok := kinds[k]; !ok {
 			names = append(names, k)
