@@ -39,6 +39,7 @@ type Client struct {
 	limiter        Limiter
 	attemptTimeout time.Duration
 	maxBody        int64
+	skew           clockSkew
 }
 
 // Option configures a Client.
@@ -62,11 +63,15 @@ type config struct {
 func WithClock(c clockwork.Clock) Option { return func(o *config) { o.clock = c } }
 
 // WithHTTPClient sets the HTTP client requests go through. The Client uses
-// a copy whose redirect policy never follows a redirect.
+// a copy whose redirect policy never follows a redirect. Its transport is
+// used as given (a nil Transport means the client's own, below): a proxy it
+// sends through, and whatever that proxy or transport re-sends, are the
+// caller's to vouch for.
 func WithHTTPClient(hc *http.Client) Option { return func(o *config) { o.hc = hc } }
 
 // WithRoundTripper sets the round tripper requests go through, such as an
-// in-memory simulated venue's.
+// in-memory simulated venue's. Like WithHTTPClient's transport, it is used
+// as given, proxy and all.
 func WithRoundTripper(rt http.RoundTripper) Option { return func(o *config) { o.rt = rt } }
 
 // WithLogger sets the logger that receives one event per attempt (default:
@@ -146,6 +151,9 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	if cfg.rt != nil {
 		hc.Transport = cfg.rt
 	}
+	if hc.Transport == nil {
+		hc.Transport = defaultTransport()
+	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	hc.Timeout = 0 // each attempt has its own deadline on the injected clock
 	if cfg.limiter == nil {
@@ -162,6 +170,17 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		attemptTimeout: cfg.attemptTimeout,
 		maxBody:        cfg.maxBody,
 	}, nil
+}
+
+// defaultTransport is net/http's default transport (HTTP/2 when the venue
+// offers it, keep-alives, its timeouts) without a proxy from the
+// environment: a proxy between the client and the venue could re-send a
+// write, and HTTPS_PROXY is not a place to decide that silently.
+func defaultTransport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.ForceAttemptHTTP2 = true
+	return tr
 }
 
 func checkBaseURL(raw string) (*url.URL, error) {
@@ -206,8 +225,11 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // Response is a 2xx answer, read whole.
 type Response struct {
 	StatusCode int
-	Header     http.Header
-	Body       []byte
+	// Proto is the protocol the answer came over, as net/http reports it:
+	// "HTTP/2.0" or "HTTP/1.1".
+	Proto  string
+	Header http.Header
+	Body   []byte
 	// Attempts is how many times the request was sent.
 	Attempts int
 }
@@ -244,24 +266,28 @@ func (c *Client) Post(ctx context.Context, target string, body []byte) (*Respons
 // (a target that would be re-encoded is refused). body is sent byte for
 // byte on every attempt.
 //
-// Each attempt waits for the rate budget, is signed afresh with the
-// clock's current time, and is bounded by the attempt timeout. Only a GET
-// is sent again, and only after 429, 500, 502, 503, 504 or a failure below
-// HTTP; every other answer is final. A write that gets 429 or 5xx, or whose
-// answer is lost after it may have been written, returns an
-// *UnknownOutcomeError and is never sent again.
+// Each attempt waits for the rate budget, is signed afresh with VenueNow
+// (the clock corrected by the measured venue clock offset), and is bounded
+// by the attempt timeout. Only a GET is sent again, and only after 429,
+// 500, 502, 503, 504 or a failure below HTTP; every other answer is final.
+// A write that gets 429, 5xx or a redirect, or whose answer is lost after
+// it may have been written (a timeout, a reset connection, an HTTP/2
+// stream reset or GOAWAY), returns an *UnknownOutcomeError and is never
+// sent again, by this package or by net/http beneath it.
 //
 // Errors: *StatusError for a non-2xx answer, *NetworkError for a GET that
-// failed below HTTP on every attempt, *UnknownOutcomeError, or an error
-// matching ErrInvalidRequest, or ctx's error when ctx ends first.
+// failed below HTTP on every attempt, *UnknownOutcomeError, *NotSentError
+// when nothing reached the venue, *ResponseTooLargeError for a read, or an
+// error matching ErrInvalidRequest, or ctx's error when ctx ends first.
 func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*Response, error) {
 	return c.Send(ctx, method, target, body, nil)
 }
 
-// BeforeSend is called with the time an attempt is signed with, after it
-// has waited for the rate budget and just before its first byte is sent.
-// If it returns an error, nothing is sent and Send returns that error
-// wrapped in a *NotSentError.
+// BeforeSend is called with the time an attempt is signed with — the
+// client's clock corrected by the measured venue clock offset (VenueNow) —
+// after it has waited for the rate budget and just before its first byte
+// is sent. If it returns an error, nothing is sent and Send returns that
+// error wrapped in a *NotSentError.
 type BeforeSend func(signedAt time.Time) error
 
 // Send is Do with a hook that runs before every attempt is sent. Package
@@ -277,11 +303,12 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
 		}
-		status, header, respBody, sendErr := c.attempt(ctx, method, target, body, beforeSend)
+		ans, sendErr := c.attempt(ctx, method, target, body, beforeSend)
 		var ns *NotSentError
 		if errors.As(sendErr, &ns) {
 			return nil, sendErr
 		}
+		status, header := ans.status, ans.header
 		retry, reason := shouldRetry(ctx, method, status, sendErr)
 		if retry && attempt >= c.policy.attempts() {
 			retry, reason = false, "attempts exhausted"
@@ -307,7 +334,7 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		c.logAttempt(method, path, attempt, status, sendErr, retry, delay, reason)
 
 		if !retry {
-			return c.finish(ctx, method, path, attempt, status, header, respBody, retryAfter, sendErr)
+			return c.finish(ctx, method, path, attempt, ans, retryAfter, sendErr)
 		}
 		t := c.clock.NewTimer(delay)
 		select {
@@ -319,54 +346,107 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 	}
 }
 
+// answer is what one attempt read back.
+type answer struct {
+	status int
+	proto  string
+	header http.Header
+	body   []byte
+	// sample is the clock offset this answer's Date header showed, bounded
+	// or not; hasSample is false when it had no valid Date.
+	sample    time.Duration
+	hasSample bool
+	// applied is the clock offset the request was signed with.
+	applied time.Duration
+}
+
+// writeBody is a write's request body. It is deliberately not one of the
+// types net/http knows how to rewind, and the request carries no GetBody,
+// so no layer of net/http can send it a second time.
+type writeBody struct{ *bytes.Reader }
+
+// Close implements io.Closer.
+func (writeBody) Close() error { return nil }
+
+// newRequest builds one attempt's request. A GET or HEAD is built as
+// net/http builds it: net/http may re-send it on a new connection, which a
+// read can afford. Every other method gets a body net/http cannot replay:
+// GetBody nil, a Body that is neither nil nor http.NoBody even when empty
+// (net/http's HTTP/2 client re-sends a request whose Body is nil or NoBody
+// on REFUSED_STREAM, PROTOCOL_ERROR or GOAWAY, and one whose GetBody is
+// set), and ContentLength set to the body's length.
+func newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
+	if method == http.MethodGet || method == http.MethodHead {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		return http.NewRequestWithContext(ctx, method, url, rd)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = writeBody{bytes.NewReader(body)}
+	req.GetBody = nil
+	req.ContentLength = int64(len(body))
+	return req, nil
+}
+
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
-func (c *Client) attempt(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (int, http.Header, []byte, error) {
+func (c *Client) attempt(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (answer, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
 	defer timeout.Stop()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(actx, method, c.base.String()+target, rd)
+	req, err := newRequest(actx, method, c.base.String()+target, body)
 	if err != nil {
-		return 0, nil, nil, err
+		return answer{}, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "tradewire")
-	signedAt := c.clock.Now()
+	applied, _ := c.ClockOffset()
+	signedAt := c.clock.Now().Add(applied)
 	if beforeSend != nil {
 		if err := beforeSend(signedAt); err != nil {
-			return 0, nil, nil, &NotSentError{Method: method, Path: req.URL.Path, Err: err}
+			return answer{}, &NotSentError{Method: method, Path: req.URL.Path, Err: err}
 		}
 	}
 	c.signer.SetHeaders(req.Header, signedAt, method, target, body)
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, nil, nil, attemptError(actx, err)
+		return answer{}, attemptError(actx, err)
 	}
 	defer resp.Body.Close()
+	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied}
+	ans.sample, ans.hasSample = c.learnClock(resp.Header, c.clock.Now())
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {
-		return resp.StatusCode, resp.Header, nil, attemptError(actx, err)
+		return ans, attemptError(actx, err)
 	}
 	if int64(len(data)) > c.maxBody {
-		return resp.StatusCode, resp.Header, nil, errResponseTooLarge
+		return ans, errResponseTooLarge
 	}
-	return resp.StatusCode, resp.Header, data, nil
+	ans.body = data
+	return ans, nil
 }
 
-func (c *Client) finish(ctx context.Context, method, path string, attempts, status int, header http.Header, body []byte, retryAfter time.Duration, sendErr error) (*Response, error) {
+func (c *Client) finish(ctx context.Context, method, path string, attempts int, ans answer, retryAfter time.Duration, sendErr error) (*Response, error) {
 	write := method != http.MethodGet && method != http.MethodHead
+	status := ans.status
 	switch {
 	case sendErr != nil && errors.Is(sendErr, errResponseTooLarge):
-		return nil, &ResponseTooLargeError{Method: method, Path: path, StatusCode: status, Limit: c.maxBody}
+		tooLarge := &ResponseTooLargeError{Method: method, Path: path, StatusCode: status, Limit: c.maxBody}
+		if write {
+			// The venue answered, perhaps with the order it made.
+			return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: tooLarge}
+		}
+		return nil, tooLarge
 	case sendErr != nil && write:
 		if isDialError(sendErr) && ctx.Err() == nil {
 			// Nothing reached the venue.
@@ -379,17 +459,35 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts, stat
 		}
 		return nil, &NetworkError{Method: method, Path: path, Attempts: attempts, Err: sendErr}
 	case status >= 200 && status < 300:
-		return &Response{StatusCode: status, Header: header, Body: body, Attempts: attempts}, nil
+		return &Response{StatusCode: status, Proto: ans.proto, Header: ans.header, Body: ans.body, Attempts: attempts}, nil
 	}
-	serr := newStatusError(method, path, status, attempts, retryAfter, body)
+	serr := newStatusError(method, path, status, attempts, retryAfter, ans.body)
 	if status >= 300 && status < 400 {
 		serr.Body = "redirect not followed (it would carry the signed headers elsewhere)"
 		serr.Errors = nil
+	}
+	if status == http.StatusUnauthorized {
+		serr.ClockOffset = c.clockDiagnosis(ans)
 	}
 	if write && (status == http.StatusTooManyRequests || status >= 500 || (status >= 300 && status < 400)) {
 		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: serr}
 	}
 	return nil, serr
+}
+
+// clockDiagnosis returns the venue's clock offset — this answer's own Date
+// sample, else the client's estimate — when the signature's timestamp was
+// further from the venue's clock than a signature stays valid, so the
+// clock explains a 401, and 0 otherwise.
+func (c *Client) clockDiagnosis(ans answer) time.Duration {
+	offset := ans.sample
+	if !ans.hasSample {
+		offset, _ = c.skew.get()
+	}
+	if miss := offset - ans.applied; miss > signing.ValidFor || miss < -signing.ValidFor {
+		return offset
+	}
+	return 0
 }
 
 func (c *Client) notSent(method, path string, attempt int, err error) error {

@@ -329,7 +329,7 @@ func TestAttemptTimeoutOnPOSTIsUnknown(t *testing.T) {
 	clock.Advance(DefaultAttemptTimeout)
 	err := <-done
 	var uo *UnknownOutcomeError
-	if !errors.As(err, &uo) || uo.StatusCode != 0 || !errors.Is(err, errAttemptTimeout) {
+	if !errors.As(err, &uo) || uo.StatusCode != 0 || !errors.Is(uo.Err, errAttemptTimeout) {
 		t.Fatalf("err = %v, want an unknown outcome from the attempt timeout", err)
 	}
 	if n := len(v.requests()); n != 1 {

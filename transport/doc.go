@@ -4,8 +4,9 @@
 // # Retries
 //
 // Every attempt waits for the rate budget, is signed afresh with the
-// injected clock's current time (a signature is valid for about 30 s), and
-// sends the same body bytes. The rules:
+// venue's current time as the client knows it (VenueNow: the injected
+// clock corrected by the measured offset; a signature is valid for about
+// 30 s), and sends the same body bytes. The rules:
 //
 //	request  answer                                   what the client does
 //	GET      2xx                                      returns it
@@ -33,6 +34,24 @@
 // starts if it would outlive the context's deadline, and a cancelled
 // context ends a wait at once.
 //
+// # Clock
+//
+// The venue checks a signature's timestamp against its own clock, so the
+// client learns that clock: every answer's Date header, 2xx or not, is a
+// sample of the venue's clock minus the local one, taken as Date + 0.5 s
+// (Date is truncated to the second) minus the local time the answer
+// arrived. The estimate is the median of the last 5 samples, so one bad
+// sample does not move it; a sample further off than MaxClockOffset, a
+// missing Date and one that does not parse are ignored; an estimate under a
+// second is taken as 0. ClockOffset reports it, VenueNow applies it, and
+// every attempt is signed with VenueNow, which BeforeSend receives. A
+// change of a second or more is logged at Info. Like the AWS SDKs' skew
+// correction, this fixes the requests that follow an answer, not the one
+// answered: a 401 stays final, and when the clock explains it (the
+// signature was stamped further from the venue's clock than
+// signing.ValidFor), the *StatusError says so, with the offset, in
+// ClockOffset and in its message.
+//
 // # Throttling
 //
 // Backoff is not throttling. A client-side token bucket (default 100
@@ -49,11 +68,65 @@
 //
 // Callers branch with errors.Is on ErrNotFound (404), ErrCredentials
 // (401, 403), ErrRejected (400, 422 and other final 4xx), ErrRateLimited
-// and ErrUnavailable (retried until the budget ran out), ErrUnknownOutcome
-// and ErrInvalidRequest, and read details with errors.As on *StatusError
-// (status, attempts, last Retry-After, the venue's error envelope with its
-// field paths), *NetworkError, *UnknownOutcomeError and
+// and ErrUnavailable (retried until the budget ran out), ErrUnknownOutcome,
+// ErrNotSent and ErrInvalidRequest, and read details with errors.As on
+// *StatusError (status, attempts, last Retry-After, the venue's error
+// envelope with its field paths, and on a 401 the clock offset that
+// explains it), *NetworkError, *UnknownOutcomeError, *NotSentError and
 // *ResponseTooLargeError. Errors never hold headers, signatures or keys.
+//
+// The conditions do not overlap where it matters: a write whose outcome is
+// unknown (*UnknownOutcomeError) matches ErrUnknownOutcome and nothing else
+// — not ErrUnavailable or ErrRateLimited ("retry later"), not ErrRejected
+// ("the venue said no"), not ErrNotSent ("safe to retry") — even when the
+// venue's answer behind it was a 503; that answer is in its Err field, out
+// of reach of errors.Is and errors.As. A request stopped before anything
+// reached the venue (*NotSentError) matches ErrNotSent. A bot checks
+// ErrUnknownOutcome first:
+//
+//	switch {
+//	case errors.Is(err, transport.ErrUnknownOutcome):
+//		// may have taken effect: look it up; never re-send under a new key
+//	case errors.Is(err, transport.ErrNotSent):
+//		// nothing reached the venue: safe to send again
+//	case errors.Is(err, transport.ErrRateLimited), errors.Is(err, transport.ErrUnavailable):
+//		// a read that kept failing: try again later
+//	case errors.Is(err, transport.ErrRejected), errors.Is(err, transport.ErrCredentials), errors.Is(err, transport.ErrNotFound):
+//		// the venue said no: fix the request
+//	}
+//
+// # A write is sent at most once, by every layer
+//
+// This package never sends a POST twice, and it builds every request that
+// is not a GET or HEAD so that no layer of net/http beneath it can either:
+//
+//   - GetBody is nil and Body is neither nil nor http.NoBody, even for an
+//     empty body (a cancel). net/http's HTTP/2 client re-sends a request on
+//     RST_STREAM(REFUSED_STREAM), RST_STREAM(PROTOCOL_ERROR) from the peer,
+//     or a GOAWAY that leaves the stream out (http2shouldRetryRequest),
+//     whenever it can rewind the body: when GetBody is set, which
+//     http.NewRequest does for a bytes.Reader, or when the body is nil or
+//     NoBody. A venue may send those after committing the write. With
+//     neither, the reset reaches this package, which reports an
+//     *UnknownOutcomeError.
+//   - ContentLength is the body's length (an empty body goes as an empty
+//     DATA frame over HTTP/2, chunked over HTTP/1.1).
+//   - No Idempotency-Key or X-Idempotency-Key header: net/http's HTTP/1
+//     client treats a POST carrying one as replayable on a connection that
+//     died (Request.isReplayable); without one, and without GetBody, it
+//     re-sends only a request of which it wrote nothing.
+//   - No proxy from the environment: the default transport is net/http's
+//     default with Proxy nil, because a proxy can re-send a request it
+//     forwarded. An *http.Client or RoundTripper passed with WithHTTPClient
+//     or WithRoundTripper is used as given; what it, or a proxy it uses,
+//     re-sends is the caller's to vouch for.
+//
+// A GET is built the ordinary way: net/http may re-send it on a fresh
+// connection, which a read can afford, and this package's own retries
+// apply on top. The tests hold this to a real TLS + HTTP/2 venue that
+// answers a POST with each of those resets after committing it, and count
+// one POST at the venue (internal/h2front). Response.Proto says which
+// protocol an answer came over.
 //
 // # Safety of the wire
 //

@@ -26,8 +26,14 @@ var (
 	// ErrUnavailable: the venue kept failing (500, 502, 503, 504, or
 	// below HTTP) until the retry budget ran out.
 	ErrUnavailable = errors.New("venue unavailable")
-	// ErrUnknownOutcome: a write may or may not have taken effect.
+	// ErrUnknownOutcome: a write may or may not have taken effect. Never
+	// send it again under a new idempotency key; only a lookup can tell.
+	// An error that matches it matches none of the sentinels that read
+	// "safe to retry" (ErrNotSent, ErrUnavailable, ErrRateLimited) or "the
+	// venue said no" (ErrRejected, ErrNotFound, ErrCredentials).
 	ErrUnknownOutcome = errors.New("unknown outcome")
+	// ErrNotSent: nothing reached the venue; safe to retry.
+	ErrNotSent = errors.New("not sent")
 	// ErrInvalidRequest: the request was refused before anything was sent.
 	ErrInvalidRequest = errors.New("invalid request")
 	// ErrForeignURL: a URL does not belong to the client's base URL.
@@ -68,6 +74,12 @@ type StatusError struct {
 	// Body is the raw body, kept verbatim (up to 1 KiB) when it was not an
 	// envelope.
 	Body string
+	// ClockOffset is set on a 401 whose cause looks like the clock: the
+	// venue's clock minus this machine's, as the answer's Date header (or
+	// the client's estimate) showed, when the request's signature was
+	// stamped further from the venue's clock than a signature stays valid
+	// (signing.ValidFor). Zero otherwise.
+	ClockOffset time.Duration
 }
 
 // Error implements error.
@@ -90,6 +102,13 @@ func (e *StatusError) Error() string {
 	}
 	if len(e.Errors) == 0 && e.Body != "" {
 		b.WriteString(": " + e.Body)
+	}
+	if e.ClockOffset != 0 {
+		dir, d := "ahead of", e.ClockOffset
+		if d < 0 {
+			dir, d = "behind", -d
+		}
+		fmt.Fprintf(&b, ": the venue's clock differs from this machine's by %v (it is %s this machine's); fix the system clock", d.Round(time.Second), dir)
 	}
 	return b.String()
 }
@@ -149,15 +168,22 @@ func (e *NetworkError) Unwrap() error { return e.Err }
 func (e *NetworkError) Is(target error) bool { return target == ErrUnavailable }
 
 // UnknownOutcomeError is a write (a POST) whose effect cannot be known: the
-// venue answered 429 or 5xx, or the answer was lost after the request may
-// have been written (a timeout, a connection reset). The request was sent
+// venue answered 429, 5xx or a redirect, a 2xx too large to read, or the
+// answer was lost after the request may have been written (a timeout, a
+// connection reset, an HTTP/2 stream reset or GOAWAY). The request was sent
 // once and was not sent again; only a lookup can tell whether it took
 // effect.
+//
+// It matches ErrUnknownOutcome and nothing else: it deliberately does not
+// unwrap to its cause, so that a 503 behind it cannot read as
+// ErrUnavailable ("retry later") nor a 3xx as ErrRejected. The cause stays
+// readable in Err.
 type UnknownOutcomeError struct {
 	Method, Path string
 	// StatusCode is the venue's answer, or 0 when none arrived.
 	StatusCode int
-	// Err is the answer (a *StatusError) or the failure.
+	// Err is the answer (a *StatusError, a *ResponseTooLargeError) or the
+	// failure. It is not reachable through errors.Is or errors.As.
 	Err error
 }
 
@@ -165,9 +191,6 @@ type UnknownOutcomeError struct {
 func (e *UnknownOutcomeError) Error() string {
 	return fmt.Sprintf("%s %s: unknown outcome (sent once, not retried; it may have taken effect): %v", e.Method, e.Path, e.Err)
 }
-
-// Unwrap returns the answer or failure behind the unknown outcome.
-func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 
 // Is matches ErrUnknownOutcome.
 func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
@@ -223,9 +246,10 @@ func newStatusError(method, path string, status, attempts int, retryAfter time.D
 	return e
 }
 
-// NotSentError is a request that was stopped before anything was sent,
-// because a BeforeSend hook refused it or the rate budget could not be
-// had.
+// NotSentError is a request that was stopped before anything reached the
+// venue: a BeforeSend hook refused it, the rate budget could not be had,
+// or the connection could not be made. It matches ErrNotSent; sending it
+// again is safe.
 type NotSentError struct {
 	Method, Path string
 	Err          error
@@ -238,3 +262,6 @@ func (e *NotSentError) Error() string {
 
 // Unwrap returns the reason nothing was sent.
 func (e *NotSentError) Unwrap() error { return e.Err }
+
+// Is matches ErrNotSent.
+func (e *NotSentError) Is(target error) bool { return target == ErrNotSent }

@@ -53,6 +53,10 @@ type reply struct {
 	drop bool
 	// hang blocks until the request's context ends.
 	hang bool
+	// venueClock is how far the venue's clock (its Date header) is ahead
+	// of the test's; noDate sends no Date header.
+	venueClock time.Duration
+	noDate     bool
 }
 
 // received is one request as the test venue saw it.
@@ -125,6 +129,12 @@ func (v *venue) serve(w http.ResponseWriter, r *http.Request) {
 	case rp.hang:
 		<-r.Context().Done()
 		return
+	}
+	// The venue's clock is the test's: no offset unless a reply says so.
+	if !rp.noDate {
+		w.Header().Set("Date", v.clock.Now().Add(rp.venueClock).UTC().Format(http.TimeFormat))
+	} else {
+		w.Header()["Date"] = nil // net/http adds none
 	}
 	for k, val := range rp.header {
 		w.Header().Set(k, val)

@@ -180,9 +180,11 @@ func TestStatusErrorConditions(t *testing.T) {
 	if !errors.Is(uo, ErrUnknownOutcome) {
 		t.Error("unknown outcome not matched")
 	}
-	var se *StatusError
-	if !errors.As(uo, &se) || se.StatusCode != http.StatusServiceUnavailable {
-		t.Error("the answer behind an unknown outcome is not reachable")
+	if se, ok := uo.Err.(*StatusError); !ok || se.StatusCode != http.StatusServiceUnavailable {
+		t.Error("the answer behind an unknown outcome is not readable in Err")
+	}
+	if errors.Is(uo, ErrUnavailable) {
+		t.Error("an unknown outcome reads as unavailable (safe to retry)")
 	}
 }
 

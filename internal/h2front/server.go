@@ -90,13 +90,23 @@ type policy struct {
 // certificate for 127.0.0.1, ::1 and localhost. Like httptest.NewServer it
 // panics if it cannot listen.
 func NewServer(h http.Handler) *Server {
-	cert, leaf, certPEM, err := selfSigned()
-	if err != nil {
-		panic("h2front: " + err.Error())
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic("h2front: listen: " + err.Error())
+	}
+	return NewServerListener(ln, h)
+}
+
+// NewServerListener is NewServer on a listener of the caller's, such as
+// one on a fixed loopback port for `sim serve --tls`. The certificate
+// covers 127.0.0.1, ::1 and localhost only; URL names ln's address. The
+// Server owns ln and closes it in Close. It panics if it cannot make a
+// certificate.
+func NewServerListener(ln net.Listener, h http.Handler) *Server {
+	cert, leaf, certPEM, err := selfSigned()
+	if err != nil {
+		ln.Close()
+		panic("h2front: " + err.Error())
 	}
 	s := &Server{
 		URL:      "https://" + ln.Addr().String(),
@@ -556,7 +566,12 @@ func (c *conn) runHandler(st *stream, req *http.Request) {
 	if !chosen {
 		kind = c.srv.decide(req.Method)
 	}
+	c.mu.Lock()
+	reset := st.reset
+	c.mu.Unlock()
 	switch {
+	case reset:
+		// The client gave up on the stream: nothing more to say on it.
 	case panicked:
 		c.resetStream(st.id, http2.ErrCodeInternal)
 	case kind == RefusedStream:

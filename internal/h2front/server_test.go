@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,10 +122,10 @@ func TestConcurrentStreams(t *testing.T) {
 	var inFlight, peak atomic.Int32
 	release := make(chan struct{})
 	s := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := inFlight.Add(1); n > peak.Load() {
-			peak.Store(n)
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		if n := inFlight.Load(); n == 20 {
+		if n == 20 {
 			close(release)
 		}
 		<-release
@@ -347,4 +349,51 @@ func TestCACertPEM(t *testing.T) {
 	if resp.ProtoMajor != 2 {
 		t.Errorf("got %s, want HTTP/2", resp.Proto)
 	}
+}
+
+// TestNoGoroutinesLeft runs alone (not parallel): after Close, and once
+// the client's idle connections are closed, the goroutine count is back
+// where it started, across every way a stream can end.
+func TestNoGoroutinesLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s := NewServer(http.HandlerFunc(echo))
+	c := s.Client()
+	ctx := testContext(t)
+	for _, k := range []Kind{Deliver, RefusedStream, ProtocolError, GoAway} {
+		s.AbortMethod(http.MethodPost, k, 1)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/", io.NopCloser(strings.NewReader("x")))
+		req.ContentLength = 1
+		if resp, err := c.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	s.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines left over (was %d):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestNewServerListener(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServerListener(ln, http.HandlerFunc(echo))
+	t.Cleanup(s.Close)
+	if s.URL != "https://"+ln.Addr().String() {
+		t.Fatalf("URL %q for listener %s", s.URL, ln.Addr())
+	}
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/", nil)
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 }
