@@ -2,18 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/h2front"
 )
 
 const (
@@ -92,15 +85,15 @@ hostile modes: a clock offset, a lagging orders list, rows without
 client_order_id, pages without next; see
 "go doc github.com/tradewire/tradewire/broker/brokertest").
 
---tls serves HTTPS + HTTP/2 with a fresh self-signed certificate for
-127.0.0.1, ::1 and localhost, writes that certificate (PEM) to --ca-file (by
-default a new file in the temporary directory, removed at exit), and prints a
-fourth line, export SSL_CERT_FILE='…', which makes Go programs (tradewire
-included), curl and OpenSSL trust it. SSL_CERT_FILE replaces the system's
-roots for those programs: set it only for commands aimed at the simulator.
-Over --tls the HTTP/2 stream faults (refused_stream, protocol_error, goaway)
-reset the stream with INTERNAL_ERROR after the commit rather than the exact
-frame; the frame-exact server is brokertest.NewTLSServer, for Go tests.
+--tls serves HTTPS + HTTP/2 (h2 only, as the real venue is served) with a
+fresh self-signed certificate for 127.0.0.1, ::1 and localhost, writes that
+certificate (PEM) to --ca-file (by default a new file in the temporary
+directory, removed at exit), and prints a fourth line, export
+SSL_CERT_FILE='…', which makes Go programs (tradewire included), curl and
+OpenSSL trust it. SSL_CERT_FILE replaces the system's roots for those
+programs: set it only for commands aimed at the simulator. Only over --tls do
+the HTTP/2 stream faults (refused_stream, protocol_error, goaway) end the
+stream with that frame after the commit; over HTTP they drop the connection.
 
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
@@ -165,13 +158,7 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		return fmt.Errorf("sim serve: cannot listen on %s: %w", f.addr, err)
 	}
 	base := "http://" + ln.Addr().String()
-	var ca *simCA
 	if f.tls {
-		if ca, err = newSimCA(f.caFile); err != nil {
-			ln.Close()
-			return err
-		}
-		defer ca.remove()
 		base = "https://" + ln.Addr().String()
 	}
 	// The venue writes its "next" links on the address it listens on.
@@ -180,6 +167,9 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		ln.Close()
 		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))
 	}
+	if f.tls {
+		return a.simServeTLS(ctx, ln, base, srv, f)
+	}
 
 	hs := &http.Server{
 		Handler:           srv.Handler(),
@@ -187,27 +177,14 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	served := make(chan error, 1)
-	if ca != nil {
-		// ServeTLS negotiates h2 by ALPN, as the real venue does.
-		hs.TLSConfig = ca.config
-		go func() { served <- hs.ServeTLS(ln, "", "") }()
-	} else {
-		go func() { served <- hs.Serve(ln) }()
-	}
+	go func() { served <- hs.Serve(ln) }()
 
-	caPath := ""
-	if ca != nil {
-		caPath = ca.path
-	}
-	if err := writeSimExports(a.opts.Stdout, base, srv, caPath); err != nil {
+	if err := writeSimExports(a.opts.Stdout, base, srv, ""); err != nil {
 		_ = hs.Close()
 		<-served
 		return err
 	}
 	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s, account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
-	if ca != nil {
-		fmt.Fprintf(a.opts.Stderr, "sim serve: HTTPS + HTTP/2; trust the certificate in %s (%s=%s, curl --cacert %s)\n", ca.path, envSSLCertFile, ca.path, ca.path)
-	}
 
 	select {
 	case err := <-served:
@@ -305,79 +282,56 @@ func byStatus(m map[int]int) string {
 // read the trusted roots from on Unix.
 const envSSLCertFile = "SSL_CERT_FILE"
 
-// simCA is the self-signed certificate of "sim serve --tls" and the file
-// its PEM was written to.
-type simCA struct {
-	config *tls.Config
-	path   string
-	temp   bool // path was made here: removed at exit
+// simServeTLS serves srv over TLS + HTTP/2 on ln with internal/h2front,
+// which controls HTTP/2 at the frame level (so the stream faults refuse the
+// stream or send GOAWAY), writes its certificate to --ca-file or a
+// temporary file, prints the exports with SSL_CERT_FILE, and serves until
+// ctx ends.
+func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv *brokertest.Server, f simServeFlags) error {
+	hs := h2front.NewServerListener(ln, srv.Handler())
+	defer hs.Close()
+	path, temp, err := writeSimCA(f.caFile, hs.CACertPEM())
+	if err != nil {
+		return err
+	}
+	if temp {
+		defer os.Remove(path)
+	}
+	if err := writeSimExports(a.opts.Stdout, base, srv, path); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s (HTTPS + HTTP/2), account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
+	fmt.Fprintf(a.opts.Stderr, "sim serve: trust the certificate in %s (%s=%s, curl --cacert %s)\n", path, envSSLCertFile, path, path)
+	<-ctx.Done()
+	hs.Close() // ends the connections and waits for the handlers
+	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
+	return nil
 }
 
-// newSimCA makes a fresh ECDSA P-256 certificate for the loopback names,
-// valid for a day, and writes its PEM to path (a new temporary file when
-// path is empty).
-func newSimCA(path string) (*simCA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("sim serve: generating a key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		return nil, fmt.Errorf("sim serve: generating a serial: %w", err)
-	}
-	// The certificate's own validity, not the library's clock: it is read
-	// by clients' real clocks.
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "tradewire simulated venue", Organization: []string{"tradewire sim"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, fmt.Errorf("sim serve: making the certificate: %w", err)
-	}
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	ca := &simCA{config: &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
-		NextProtos:   []string{"h2", "http/1.1"},
-		MinVersion:   tls.VersionTLS12,
-	}}
+// writeSimCA writes the certificate PEM to path, or, when path is empty,
+// to a new temporary file (temp: remove it at exit), and returns the
+// absolute path written.
+func writeSimCA(path string, pemBytes []byte) (written string, temp bool, err error) {
 	if path == "" {
 		fh, err := os.CreateTemp("", "tradewire-sim-ca-*.pem")
 		if err != nil {
-			return nil, fmt.Errorf("sim serve: writing the CA certificate: %w", err)
+			return "", false, fmt.Errorf("sim serve: writing the CA certificate: %w", err)
 		}
-		ca.path, ca.temp = fh.Name(), true
 		_, werr := fh.Write(pemBytes)
 		if cerr := fh.Close(); werr == nil {
 			werr = cerr
 		}
 		if werr != nil {
-			os.Remove(ca.path)
-			return nil, fmt.Errorf("sim serve: writing the CA certificate: %w", werr)
+			os.Remove(fh.Name())
+			return "", false, fmt.Errorf("sim serve: writing the CA certificate: %w", werr)
 		}
-		return ca, nil
+		return fh.Name(), true, nil
 	}
 	if err := os.WriteFile(path, pemBytes, 0o644); err != nil {
-		return nil, usagef("--ca-file %s: %v", path, err)
+		return "", false, usagef("--ca-file %s: %v", path, err)
 	}
-	if ca.path, err = filepath.Abs(path); err != nil {
-		ca.path = path
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
-	return ca, nil
-}
-
-// remove deletes the certificate file if it was a temporary one.
-func (c *simCA) remove() {
-	if c.temp {
-		os.Remove(c.path)
-	}
+	return path, false, nil
 }
