@@ -279,7 +279,7 @@ func newProcess(s Scenario, clk *lockstep, tc *transport.Client, srv *brokertest
 	p := &process{cfg: cfg, clock: clk, tc: tc, srv: srv, account: srv.AccountNumber,
 		rand: rand.New(rand.NewChaCha8(seed)), workers: s.Workers, keys: map[string]*keyState{},
 		nextKey: make([]int, s.Workers), gen: &generation{deadAt: s.Start},
-		settle: finalRecoverAfter + time.Second + s.Hostile.ListLag}
+		settle: finalRecoverAfter + time.Second + s.Hostile.ListLag + s.Hostile.ClockOffset.Abs()}
 	if err := p.openStore(); err != nil {
 		return nil, err
 	}
@@ -623,7 +623,9 @@ func (p *process) botEnded(ctx context.Context, b *Bot) error {
 	// Every bot has stopped: nothing is sent from here on but the final
 	// Recover's lookups. 41 s covers a signature's 30 s and the Placer's
 	// 10 s skew margin; a lagging orders list (Scenario.Hostile.ListLag)
-	// adds its lag, so the final Recover can see every order.
+	// adds its lag, so the final Recover can see every order, and a venue
+	// clock offset its size, so every signature has expired on the
+	// venue's clock too, whichever clock the client signed with.
 	b.Sleep(ctx, p.settle)
 	p.mu.Lock()
 	now := p.clock.Now()
