@@ -20,6 +20,10 @@
 //     Found: acknowledged, nothing sent. The lookup fails: nothing is sent
 //     (*NotSentError). This finds what has landed; a create still in
 //     flight from such a process is for the store to rule out.
+//     The first Place of a transport that has read no answer yet looks
+//     first too, whatever the store: the lookup's answer shows the
+//     venue's clock (its Date header), so the create is stamped on it and
+//     its expiry judged by it, with the floor margins.
 //  4. The create is sent once. A 2xx whose order is read is acknowledged
 //     (a 2xx in state failed is a rejection). Any other 2xx — a body that
 //     does not decode, is too large, or names another client_order_id —

@@ -263,7 +263,7 @@ func TestListLag(t *testing.T) {
 	lost := brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503}
 	t.Run("outwaited", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			e := newEnvWith(t, envConfig{venue: []brokertest.Option{brokertest.WithFaults(lost)}, wrap: lagging(2 * time.Minute)})
+			e := newEnvWith(t, envConfig{venue: []brokertest.Option{brokertest.WithFaults(lost)}, wrap: lagging(20 * time.Second)})
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
 			e.checkTruth(t, cid, o, err)
@@ -465,7 +465,8 @@ func TestLostClaim(t *testing.T) {
 			store := &claimStore{Store: idempotency.NewMemoryStore(), lose: func(int, idempotency.Record) bool { return false }}
 			e := newEnvWith(t, envConfig{store: store, venue: []brokertest.Option{brokertest.WithFaults(
 				brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503})}})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			// Ends while Place waits for the signature to expire (40 s).
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			_, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
 			cancel()
 			if !errors.Is(err, orders.ErrUnknownOutcome) {
@@ -588,7 +589,10 @@ func TestStoreThatCannotVouch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(5 * time.Minute)
+			// Within the window of the lookup before the first send
+			// (30 s + the margin + the lookback): older records a store
+			// lost are beyond any lookup's reach.
+			time.Sleep(time.Minute)
 			amnesiac, err := orders.New(e.tc, idempotency.NewMemoryStore(), e.srv.AccountNumber)
 			if err != nil {
 				t.Fatal(err)
@@ -621,63 +625,90 @@ func TestStoreThatCannotVouch(t *testing.T) {
 	t.Run("a store that vouches is not looked up first", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newEnvWith(t, envConfig{store: boltStore(t)})
+			// The first Place reads the venue's clock first, by lookup.
+			if _, err := e.placer.Place(context.Background(), "k0", limitBuy("0.001")); err != nil {
+				t.Fatal(err)
+			}
+			before := len(e.srv.Ledger().Requests())
 			if _, err := e.placer.Place(context.Background(), "k", limitBuy("0.001")); err != nil {
 				t.Fatal(err)
 			}
-			if n := len(e.srv.Ledger().Requests()); n != 1 {
+			if n := len(e.srv.Ledger().Requests()) - before; n != 1 {
 				t.Fatalf("%d requests, want the create alone", n)
 			}
 		})
 	})
 }
 
-// TestLookupWindows: with the venue's clock offset unmeasured, the lookup
-// before the first send reaches back 30 s + (10 s + 10 min) + (2 min +
-// 10 min) from now, a lookup after a send 2 min + 10 min before the first
-// send, and a resend waits 30 s + 10 s + 10 min after the last signature.
+// TestLookupWindows: the lookup windows and the resend gap follow the
+// venue's clock offset: with it measured (the venue's Date headers), the
+// floors; without (a venue that sends no Date), the floors plus the
+// largest offset the transport accepts.
 func TestLookupWindows(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}))
-		start := time.Now()
-		if _, err := e.placer.Place(context.Background(), "k", limitBuy("0.001")); err != nil {
-			t.Fatal(err)
-		}
-		var starts []time.Time
-		var sends []time.Time
-		for _, r := range e.srv.Ledger().Requests() {
-			if r.Method == http.MethodPost {
-				sends = append(sends, r.Time)
-				continue
+	noDate := func(next http.RoundTripper) http.RoundTripper {
+		return rtFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := next.RoundTrip(r)
+			if resp != nil {
+				resp.Header.Del("Date")
 			}
-			i := strings.Index(r.Target, "created_at_start=")
-			if i < 0 {
-				continue
-			}
-			v := r.Target[i+len("created_at_start="):]
-			if j := strings.IndexByte(v, '&'); j >= 0 {
-				v = v[:j]
-			}
-			v = strings.ReplaceAll(v, "%3A", ":")
-			ts, err := time.Parse(time.RFC3339, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			starts = append(starts, ts)
-		}
-		if len(starts) < 2 || len(sends) != 2 {
-			t.Fatalf("lookups from %v, creates at %v", starts, sends)
-		}
-		near := func(got, want time.Time) bool { d := got.Sub(want); return d > -2*time.Second && d < 2*time.Second }
-		if want := start.Add(-(30*time.Second + 10*time.Second + 10*time.Minute + 2*time.Minute + 10*time.Minute)); !near(starts[0], want) {
-			t.Errorf("the lookup before the first send starts at %v, want %v", starts[0], want)
-		}
-		if want := sends[0].Add(-(2*time.Minute + 10*time.Minute)); !near(starts[1], want) {
-			t.Errorf("the lookup after the send starts at %v, want %v", starts[1], want)
-		}
-		if gap := sends[1].Sub(sends[0]); gap < 30*time.Second+10*time.Second+10*time.Minute {
-			t.Errorf("resent %v after the first send", gap)
-		}
-	})
+			return resp, err
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		wrap  func(http.RoundTripper) http.RoundTripper
+		extra time.Duration // added to every margin while the offset is not measured
+	}{
+		{"the venue's clock measured", nil, 0},
+		{"a venue without Date headers", noDate, transport.MaxClockOffset},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnvWith(t, envConfig{wrap: tc.wrap, venue: []brokertest.Option{
+					brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503})}})
+				start := time.Now()
+				if _, err := e.placer.Place(context.Background(), "k", limitBuy("0.001")); err != nil {
+					t.Fatal(err)
+				}
+				var starts, sends []time.Time
+				for _, r := range e.srv.Ledger().Requests() {
+					if r.Method == http.MethodPost {
+						sends = append(sends, r.Time)
+						continue
+					}
+					i := strings.Index(r.Target, "created_at_start=")
+					if i < 0 {
+						continue
+					}
+					v := r.Target[i+len("created_at_start="):]
+					if j := strings.IndexByte(v, '&'); j >= 0 {
+						v = v[:j]
+					}
+					ts, err := time.Parse(time.RFC3339, strings.ReplaceAll(v, "%3A", ":"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					starts = append(starts, ts)
+				}
+				if len(starts) < 2 || len(sends) != 2 {
+					t.Fatalf("lookups from %v, creates at %v", starts, sends)
+				}
+				near := func(got, want time.Time) bool { d := got.Sub(want); return d > -2*time.Second && d < 2*time.Second }
+				// The lookup before the first send reads the venue's clock:
+				// it is signed before any answer was measured.
+				if want := start.Add(-(30*time.Second + 10*time.Second + transport.MaxClockOffset + 2*time.Minute + transport.MaxClockOffset)); !near(starts[0], want) {
+					t.Errorf("the lookup before the first send starts at %v, want %v", starts[0], want)
+				}
+				if want := sends[0].Add(-(2*time.Minute + tc.extra)); !near(starts[1], want) {
+					t.Errorf("the lookup after the send starts at %v, want %v", starts[1], want)
+				}
+				gap := sends[1].Sub(sends[0])
+				if min := 30*time.Second + 10*time.Second + tc.extra; gap < min || gap > min+5*time.Second {
+					t.Errorf("resent %v after the first send, want just over %v", gap, min)
+				}
+			})
+		})
+	}
 }
 
 // TestWaitingBehindAnotherPlace: a Place whose context ends while another
@@ -692,8 +723,8 @@ func TestWaitingBehindAnotherPlace(t *testing.T) {
 			_, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
 			done <- err
 		}()
-		time.Sleep(time.Second) // the first Place waits for its signature to expire
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		time.Sleep(time.Second) // the first Place waits for its signature to expire (40 s)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
 		var inProgress *orders.InProgressError

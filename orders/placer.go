@@ -215,14 +215,22 @@ func (p *Placer) vouches() bool {
 }
 
 // send sends the create once (the sends-th time in this call) and
-// resolves its answer. Before the first send of a call, a store that does
-// not vouch for newness gets a lookup first.
+// resolves its answer. Before the first send of a call there is a lookup
+// first when the store does not vouch for newness, or when the transport
+// has not yet read the venue's clock.
 func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (*Order, error) {
-	if sends == 1 && rec.Key != "" && !p.vouches() {
+	_, measured := p.tc.ClockOffset()
+	if sends == 1 && ((rec.Key != "" && !p.vouches()) || !measured) {
+		// The lookup also shows the venue's clock (its Date header), so
+		// the create is stamped on it and its expiry judged by it.
 		since := p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
 		o, raw, err := p.lookup(ctx, rec, since)
+		if _, nowMeasured := p.tc.ClockOffset(); err != nil && p.vouches() && nowMeasured {
+			// It was made for the clock alone, and read it.
+			err = nil
+		}
 		if err != nil {
-			reason := "the store cannot vouch the intent is new, and the lookup before the first send failed"
+			reason := "the lookup before the first send failed (it checks the store's claim that the intent is new, and reads the venue's clock)"
 			if serr := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(serr, idempotency.ErrClaimLost) {
 				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
 			}

@@ -187,9 +187,9 @@ func TestCreateFailures(t *testing.T) {
 						if len(creates) != 2 {
 							t.Fatalf("create sent %d times, want 2 (once refused, once after its signature expired)", len(creates))
 						}
-						// The venue's clock offset is not measured: the margin
-						// includes the 10 min the transport allows for.
-						if gap := creates[1].Time.Sub(creates[0].Time); gap < signing.ValidFor+orders.DefaultSkewMargin+10*time.Minute {
+						// The venue's clock is measured from its Date headers:
+						// the margin is the floor.
+						if gap := creates[1].Time.Sub(creates[0].Time); gap < signing.ValidFor+orders.DefaultSkewMargin {
 							t.Fatalf("resent %v after the first send, before its signature expired", gap)
 						}
 					}

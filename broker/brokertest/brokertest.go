@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
@@ -42,6 +43,9 @@ type (
 	OrderRecord = venue.OrderRecord
 	// Counts summarises a Ledger.
 	Counts = venue.Counts
+	// Hostile is the venue's hostile modes: a clock offset, a lagging
+	// orders list, list rows without client_order_id, pages without next.
+	Hostile = venue.Hostile
 )
 
 // Fault kinds.
@@ -51,6 +55,15 @@ const (
 	FaultLatency      = venue.FaultLatency
 	FaultRedirect     = venue.FaultRedirect
 	FaultForeignNext  = venue.FaultForeignNext
+	// A committed create answered 2xx with a bad body.
+	FaultTruncatedBody      = venue.FaultTruncatedBody
+	FaultOtherOrderBody     = venue.FaultOtherOrderBody
+	FaultWrongClientOrderID = venue.FaultWrongClientOrderID
+	// A committed create whose HTTP/2 stream is ended without an answer
+	// (NewTLSServer; elsewhere the connection is dropped).
+	FaultRefusedStream = venue.FaultRefusedStream
+	FaultProtocolError = venue.FaultProtocolError
+	FaultGoAway        = venue.FaultGoAway
 )
 
 // Duplicate client_order_id modes.
@@ -77,8 +90,10 @@ type Server struct {
 	// Clock is the venue's clock; advance it if it is a fake.
 	Clock clockwork.Clock
 
-	v  *venue.Venue
-	ts *httptest.Server
+	v      *venue.Venue
+	ts     *httptest.Server
+	tls    *tlsFront
+	client *http.Client // the TLS client, for NewTLSServer
 }
 
 // Option configures a Server.
@@ -177,6 +192,52 @@ func WithBuyingPower(usd decimal.Decimal) Option {
 // WithFaultPlan installs a fault plan read by LoadFaultPlan or ParseFaultPlan.
 func WithFaultPlan(p FaultPlan) Option { return func(c *config) error { c.plan = &p; return nil } }
 
+// WithClockOffset sets the venue's clock offset: its own notion of now is
+// its clock plus d (negative: the venue is behind). It governs the
+// signature window, the timestamps it writes and its Date header.
+func WithClockOffset(d time.Duration) Option {
+	return func(c *config) error { c.cfg.Hostile.ClockOffset = d; return nil }
+}
+
+// WithListLag hides orders created less than d ago (on the venue's clock)
+// from the orders list; GET .../orders/{id}/ shows them at once.
+func WithListLag(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("brokertest: list lag %v is negative", d)
+		}
+		c.cfg.Hostile.ListLag = d
+		return nil
+	}
+}
+
+// WithOmittedClientOrderIDs drops client_order_id from the orders-list
+// rows of that fraction of the orders (1: every row).
+func WithOmittedClientOrderIDs(fraction float64) Option {
+	return func(c *config) error {
+		if !(fraction >= 0 && fraction <= 1) {
+			return fmt.Errorf("brokertest: omitted fraction %v is outside [0, 1]", fraction)
+		}
+		c.cfg.Hostile.OmitClientOrderID = fraction
+		return nil
+	}
+}
+
+// WithDroppedNext nulls the "next" link of that fraction of the
+// orders-list pages that should have one (1: every such page).
+func WithDroppedNext(fraction float64) Option {
+	return func(c *config) error {
+		if !(fraction >= 0 && fraction <= 1) {
+			return fmt.Errorf("brokertest: dropped-next fraction %v is outside [0, 1]", fraction)
+		}
+		c.cfg.Hostile.DropNext = fraction
+		return nil
+	}
+}
+
+// WithHostile sets every hostile mode at once.
+func WithHostile(h Hostile) Option { return func(c *config) error { c.cfg.Hostile = h; return nil } }
+
 // WithPublicBaseURL makes pagination links use base instead of the
 // request's own scheme and host.
 func WithPublicBaseURL(base string) Option {
@@ -216,12 +277,21 @@ func New(opts ...Option) (*Server, error) {
 		ThirtyDayVolume: decimal.RequireFromString("12480.55"),
 	}
 	c.cfg.Accounts = []venue.Account{acct}
+	c.cfg.StreamAbort = streamAbort
+	plan := c.plan
+	if plan != nil && plan.Hostile != nil {
+		// Set at construction, so the seeded history is on the venue's clock.
+		c.cfg.Hostile = *plan.Hostile
+		p := *plan
+		p.Hostile = nil
+		plan = &p
+	}
 	v, err := venue.New(c.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("brokertest: %w", err)
 	}
-	if c.plan != nil {
-		if err := v.Apply(*c.plan); err != nil {
+	if plan != nil {
+		if err := v.Apply(*plan); err != nil {
 			return nil, fmt.Errorf("brokertest: %w", err)
 		}
 	}
@@ -248,6 +318,9 @@ func (s *Server) Close() {
 	if s.ts != nil {
 		s.ts.Close()
 	}
+	if s.tls != nil {
+		s.tls.close()
+	}
 }
 
 // Handler returns the venue as an http.Handler.
@@ -258,6 +331,9 @@ func (s *Server) Inject(f ...Fault) error { return s.v.Inject(f...) }
 
 // SetMix installs a probabilistic fault mix; the zero Mix removes it.
 func (s *Server) SetMix(m Mix) error { return s.v.SetMix(m) }
+
+// SetHostile replaces the venue's hostile modes.
+func (s *Server) SetHostile(h Hostile) error { return s.v.SetHostile(h) }
 
 // SetDuplicateMode changes what a reused client_order_id does.
 func (s *Server) SetDuplicateMode(m DuplicateMode) error { return s.v.SetDuplicateMode(m) }
@@ -271,9 +347,16 @@ func (s *Server) Ledger() *Ledger { return s.v.Ledger() }
 // Quote returns the venue's bid and ask for symbol now.
 func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.Quote(symbol) }
 
-// Client returns an *http.Client using Transport, with redirects not
-// followed, so a test sees a redirect fault as the client would.
+// Client returns an *http.Client with redirects not followed, so a test
+// sees a redirect fault as the client would. For a NewTLSServer it speaks
+// TLS + HTTP/2 to the listener and trusts only the server's certificate;
+// otherwise it uses Transport.
 func (s *Server) Client() *http.Client {
+	if s.client != nil {
+		c := *s.client
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		return &c
+	}
 	return &http.Client{Transport: s.Transport(),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }

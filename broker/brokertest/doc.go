@@ -5,7 +5,7 @@
 // does, rate-limits per account, validates orders strictly, fills them
 // against seeded, deterministic prices, and misbehaves on request.
 //
-// # Two ways in
+// # Three ways in
 //
 // NewServer listens on a loopback address; point any client at Server.URL
 // (http://127.0.0.1:port) and call Close when done:
@@ -24,6 +24,16 @@
 //	srv, err := brokertest.New(brokertest.WithClock(clk))
 //	httpClient := &http.Client{Transport: srv.Transport()}
 //
+// NewTLSServer serves the venue as the real one is served: TLS with HTTP/2
+// on a loopback address (https://127.0.0.1:port). Server.Client speaks
+// HTTP/2 to it and trusts only its self-signed certificate; CACertPEM is
+// that certificate for any other client. Only there do the HTTP/2 stream
+// faults end a stream rather than the connection.
+//
+//	srv := brokertest.NewTLSServer(brokertest.WithDuplicateMode(brokertest.CreateSecond))
+//	defer srv.Close()
+//	httpClient := srv.Client() // resp.Proto == "HTTP/2.0"
+//
 // # Time
 //
 // Everything the venue does happens lazily on requests, measured on its
@@ -39,7 +49,14 @@
 // (FaultLoseResponse: 429, 500, 502, 503, 504 or a dropped connection), latency on the
 // venue's clock (FaultLatency), a redirect to another host (FaultRedirect)
 // or a "next" link to another host (FaultForeignNext). SetMix (or WithMix)
-// adds a seeded random mix for simulation runs. WithDuplicateMode picks what
+// adds a seeded random mix for simulation runs. Some faults commit a create
+// and then lie about it: a 2xx with a body cut short (FaultTruncatedBody),
+// with another order's JSON (FaultOtherOrderBody) or under another
+// client_order_id (FaultWrongClientOrderID); or an HTTP/2 stream ended
+// after the commit with RST_STREAM REFUSED_STREAM (FaultRefusedStream),
+// RST_STREAM PROTOCOL_ERROR (FaultProtocolError) or a GOAWAY that claims
+// the request unprocessed (FaultGoAway), which Go's HTTP/2 client would
+// replay by itself if the request let it. WithDuplicateMode picks what
 // a reused client_order_id does: ReturnOriginal (the default), Reject400 or
 // CreateSecond (the dangerous venue). LoadFaultPlan reads the JSON file the
 // CLI's --faults flag takes:
@@ -56,12 +73,27 @@
 //	  ],
 //	  "mix": {"seed": 7, "rate_429": 0.05, "rate_5xx": 0.02, "rate_lost": 0.01,
 //	          "rate_latency": 0.1, "latency": "250ms"},
-//	  "duplicate": "return_original"
+//	  "duplicate": "create_second",
+//	  "hostile": {"clock_offset": "-3m", "list_lag": "90s", "omit_client_order_id": 0.5, "drop_next": 1}
 //	}
 //
+// The other kinds are truncated_body, other_order_body,
+// wrong_client_order_id, refused_stream, protocol_error and goaway.
 // path is a prefix, or a path.Match pattern when it holds '*', '?' or '[';
 // times defaults to 1; lose_response with status 0 drops the connection;
 // unknown fields are an error.
+//
+// # Hostile modes
+//
+// A hostile venue does not share the client's assumptions, for as long as
+// the mode is set (WithHostile, SetHostile, a plan's "hostile", or one
+// option each): WithClockOffset moves the venue's own now ahead or behind
+// its clock, for the 30 s signature window, the timestamps it writes and
+// the Date header it sets on every answer; WithListLag hides orders younger
+// than the lag from the orders list (GET .../orders/{id}/ shows them at
+// once); WithOmittedClientOrderIDs drops client_order_id from some or all
+// list rows; WithDroppedNext nulls the "next" link of some or all list pages
+// that should have one.
 //
 // # Assertions
 //

@@ -16,7 +16,6 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
-	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -28,7 +27,9 @@ import (
 // when its Placement field is non-nil.
 type Placement struct {
 	// Duplicate is what the venue does with a reused client_order_id:
-	// brokertest.ReturnOriginal (default), Reject400 or CreateSecond.
+	// brokertest.CreateSecond (default: the dangerous venue, so that "one
+	// order per key" rests on the Placer, not on the venue's kindness),
+	// ReturnOriginal or Reject400.
 	Duplicate brokertest.DuplicateMode
 	// Weight is the weight of the "place_keyed" step among the bots'
 	// steps (default DefaultPlacementWeight).
@@ -47,6 +48,12 @@ type Placement struct {
 	// or a 12 s delay that outlives the client's attempt timeout). It adds
 	// to the scenario's Mix, whose 429s and 5xx come before the commit.
 	CommitFaults float64
+	// CreateFaults, if set, are the faults CommitFaults draws from instead
+	// of the lost answers: for a hostile mode, a 2xx with a bad body
+	// (brokertest.FaultTruncatedBody, ...) or an HTTP/2 stream ended after
+	// the commit (brokertest.FaultRefusedStream, ...). Method and Path are
+	// set to the create's.
+	CreateFaults []brokertest.Fault
 	// RestartEvery is the mean time between restarts of the process: at a
 	// restart, every Place under way is cut off (its context cancelled
 	// while it waits on the clock, and its store refuses writes from then
@@ -54,6 +61,9 @@ type Placement struct {
 	// store and calls Recover first (default DefaultRestartEvery; a
 	// negative value never restarts).
 	RestartEvery time.Duration
+	// NoResend builds every Placer with orders.WithMaxSends(1): an
+	// intent is sent at most once, by any Place or Recover.
+	NoResend bool
 	// Crash is the probability that a Place carries a fuse, lit when it
 	// begins and burning 1 to 45 s of simulated time: if the Place is
 	// still under way when it burns out (waiting for its signatures to
@@ -95,7 +105,7 @@ func (p Placement) withDefaults() (Placement, error) {
 		return p, errors.New("Placement: Weight must not be negative; Reuse, Replay, CommitFaults and Crash are probabilities")
 	}
 	if p.Duplicate == "" {
-		p.Duplicate = brokertest.ReturnOriginal
+		p.Duplicate = brokertest.CreateSecond
 	}
 	if p.Weight == 0 {
 		p.Weight = DefaultPlacementWeight
@@ -114,6 +124,11 @@ func (p Placement) withDefaults() (Placement, error) {
 	}
 	if p.newPlacer == nil {
 		p.newPlacer = newOrdersPlacer
+		if p.NoResend {
+			p.newPlacer = func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
+				return orders.New(tc, store, account, orders.WithNamespace("sim"), orders.WithMaxSends(1))
+			}
+		}
 	}
 	return p, nil
 }
@@ -246,6 +261,8 @@ type process struct {
 	account string
 	rand    *rand.Rand // restart times; drawn in lockstep order
 	workers int
+	// settle is how long after the bots stop the final Recover begins.
+	settle time.Duration
 
 	mu         sync.Mutex
 	base       idempotency.Store
@@ -269,7 +286,8 @@ func newProcess(s Scenario, clk *lockstep, tc *transport.Client, srv *brokertest
 	copy(seed[:], fmt.Sprintf("tradewire sim process %d", s.Seed))
 	p := &process{cfg: cfg, clock: clk, tc: tc, srv: srv, account: srv.AccountNumber,
 		rand: rand.New(rand.NewChaCha8(seed)), workers: s.Workers, keys: map[string]*keyState{},
-		nextKey: make([]int, s.Workers), gen: &generation{deadAt: s.Start}}
+		nextKey: make([]int, s.Workers), gen: &generation{deadAt: s.Start},
+		settle: finalRecoverAfter + time.Second + s.Hostile.ListLag + s.Hostile.ClockOffset.Abs()}
 	if err := p.openStore(); err != nil {
 		return nil, err
 	}
@@ -534,7 +552,11 @@ func (p *process) step(ctx context.Context, b *Bot) error {
 	}
 	p.mu.Unlock()
 	if b.Rand.Float64() < p.cfg.CommitFaults {
-		f := commitFaults[b.Rand.IntN(len(commitFaults))]
+		faults := commitFaults
+		if len(p.cfg.CreateFaults) > 0 {
+			faults = p.cfg.CreateFaults
+		}
+		f := faults[b.Rand.IntN(len(faults))]
 		f.Method, f.Path = http.MethodPost, createPath
 		if err := p.srv.Inject(f); err != nil {
 			return err
@@ -607,10 +629,12 @@ func (p *process) botEnded(ctx context.Context, b *Bot) error {
 		return nil
 	}
 	// Every bot has stopped: nothing is sent from here on but the final
-	// Recover's lookups. The wait covers a signature's 30 s and the
-	// Placer's margin: its 10 s skew floor plus, while the venue's clock
-	// offset is not measured, the 10 min offset the transport allows for.
-	b.Sleep(ctx, signing.ValidFor+orders.DefaultSkewMargin+transport.MaxClockOffset+time.Second)
+	// Recover's lookups. 41 s covers a signature's 30 s and the Placer's
+	// 10 s skew margin; a lagging orders list (Scenario.Hostile.ListLag)
+	// adds its lag, so the final Recover can see every order, and a venue
+	// clock offset its size, so every signature has expired on the
+	// venue's clock too, whichever clock the client signed with.
+	b.Sleep(ctx, p.settle)
 	p.mu.Lock()
 	now := p.clock.Now()
 	if err := p.restart(p.nextDeath(now)); err != nil {

@@ -160,6 +160,20 @@ func checkNoUnknownAfterRecover(r *Run) error {
 	case pr.FinalRecover.Sub(pr.LastSend) < finalRecoverAfter:
 		p.addf("the final Recover began %v after the last create signature, under %v", pr.FinalRecover.Sub(pr.LastSend), finalRecoverAfter)
 	}
+	// On the venue's clock too: a client that signs with the venue's time
+	// (or a venue that is behind) moves when its signatures expire there.
+	if !pr.FinalRecover.IsZero() {
+		venueAt := pr.FinalRecover.Add(r.Scenario.Hostile.ClockOffset)
+		for _, e := range r.Events {
+			if e.Op == 0 || e.Method != http.MethodPost || e.ClientOrderID == "" {
+				continue
+			}
+			if ts, ok := unixSeconds(e.Timestamp); ok && venueAt.Sub(ts) < finalRecoverAfter {
+				p.addf("the final Recover began %v on the venue's clock after a create's x-timestamp %s, under %v", venueAt.Sub(ts), e.Timestamp, finalRecoverAfter)
+				break
+			}
+		}
+	}
 	if n := len(pr.Final.Unresolved) + len(pr.Final.InProgress); n > 0 {
 		p.addf("the final Recover left %d intent(s) unresolved or in progress", n)
 	}

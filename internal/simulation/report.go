@@ -105,16 +105,24 @@ func figures(r *Run, simulated, wall time.Duration, events int64) Figures {
 }
 
 // Fingerprint is a digest of everything the venue saw and the client
-// recorded, in order. Two runs of one Scenario have the same fingerprint.
+// recorded, in order. Two runs of one Scenario have the same fingerprint
+// (over TLS too: the listener's address is left out of error texts).
 func (r *Run) Fingerprint() string {
 	h := sha256.New()
+	errText := func(err error) string {
+		s := fmt.Sprint(err)
+		if r.base != "" {
+			s = strings.ReplaceAll(s, r.base, "<venue>")
+		}
+		return s
+	}
 	for _, e := range r.Events {
 		fmt.Fprintf(h, "%d|%s|%s|%s|%s|%t|%d|%t|%s|%s|%d\n", e.Time.UnixNano(), e.Method, e.Target, e.Timestamp,
 			e.Signature, e.SignatureValid, e.Status, e.Dropped, e.Fault, e.Created, e.Call)
 	}
 	for _, c := range r.Calls {
 		fmt.Fprintf(h, "%d|%d|%s|%s|%d|%d|%d|%d|%v\n", c.ID, c.Bot, c.Step, c.Target, c.Start.UnixNano(),
-			c.End.UnixNano(), c.Attempts, c.Status, c.Err)
+			c.End.UnixNano(), c.Attempts, c.Status, errText(c.Err))
 	}
 	if pr := r.Placement; pr != nil {
 		for _, e := range r.Events {
@@ -122,7 +130,7 @@ func (r *Run) Fingerprint() string {
 		}
 		for _, op := range pr.Ops {
 			fmt.Fprintf(h, "%d|%d|%d|%s|%s|%s|%d|%d|%s|%v|%d\n", op.ID, op.Bot, op.Gen, op.Op, op.ClientOrderID, op.Before,
-				op.Start.UnixNano(), op.End.UnixNano(), op.Outcome, op.Err, op.Settled)
+				op.Start.UnixNano(), op.End.UnixNano(), op.Outcome, errText(op.Err), op.Settled)
 		}
 		for _, rec := range pr.Records {
 			fmt.Fprintf(h, "%s|%s|%s|%d|%d\n", rec.ClientOrderID, rec.State, rec.OrderID, rec.Sends, rec.LastSignedAt.UnixNano())

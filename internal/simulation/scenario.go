@@ -81,6 +81,17 @@ type Scenario struct {
 	// Watchdog is how much wall time a bot may run without parking before
 	// the run is declared hung (default DefaultWatchdog).
 	Watchdog time.Duration
+	// Wire is how the client reaches the venue: WireMemory (the default,
+	// brokertest.New's in-memory RoundTripper) or WireTLS (a loopback
+	// listener speaking TLS + HTTP/2 as the real venue does,
+	// brokertest.NewTLSServer, with the client's http.Transport from
+	// Server.Client).
+	Wire Wire
+	// Hostile is the venue's hostile modes for the whole run (see
+	// brokertest.Hostile); the zero value is a well-behaved venue.
+	Hostile brokertest.Hostile
+	// PageSize is the venue's page size (default the venue's, 100).
+	PageSize int
 
 	// newCaller replaces the transport client, for negative controls.
 	newCaller func(env) (Caller, error)
@@ -105,6 +116,17 @@ func RealisticLoad() (think time.Duration, burst Burst) {
 	return 14 * time.Second, Burst{Every: 15 * time.Minute, For: time.Minute, Think: 1500 * time.Millisecond}
 }
 
+// Wire is how a scenario's client reaches the venue.
+type Wire string
+
+// The wires.
+const (
+	// WireMemory calls the venue's handler in memory (also the zero value "").
+	WireMemory Wire = "memory"
+	// WireTLS speaks TLS + HTTP/2 to a loopback listener.
+	WireTLS Wire = "tls"
+)
+
 // Caller is what the bots call the venue through: a *transport.Client.
 type Caller interface {
 	Do(ctx context.Context, method, target string, body []byte) (*transport.Response, error)
@@ -123,8 +145,15 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	if s.Duration <= 0 {
 		return s, fmt.Errorf("simulation: scenario %q: Duration %v must be positive", s.Name, s.Duration)
 	}
-	if s.Workers < 0 || s.Think < 0 || s.AttemptTimeout < 0 || s.Watchdog < 0 {
-		return s, fmt.Errorf("simulation: scenario %q: Workers, Think, AttemptTimeout and Watchdog must not be negative", s.Name)
+	if s.Workers < 0 || s.Think < 0 || s.AttemptTimeout < 0 || s.Watchdog < 0 || s.PageSize < 0 {
+		return s, fmt.Errorf("simulation: scenario %q: Workers, Think, AttemptTimeout, Watchdog and PageSize must not be negative", s.Name)
+	}
+	switch s.Wire {
+	case "":
+		s.Wire = WireMemory
+	case WireMemory, WireTLS:
+	default:
+		return s, fmt.Errorf("simulation: scenario %q: unknown Wire %q", s.Name, s.Wire)
 	}
 	if s.Workers == 0 {
 		s.Workers = DefaultWorkers
@@ -210,7 +239,8 @@ type Run struct {
 	// Violations lists each invariant that failed, in Invariants order.
 	Violations []Violation
 
-	begun      int // calls begun
+	begun      int    // calls begun
+	base       string // the venue's base URL
 	byCallOnce sync.Once
 	byCall     map[int][]Event
 }
@@ -248,6 +278,15 @@ type Event struct {
 	// Op is the ID of the PlaceOp (Place or Recover) that sent it; 0 if
 	// none did. A Placer's requests belong to an op, not to a Call.
 	Op int
+	// Replayed marks a request the venue received again beneath the
+	// client: the same method, target and x-timestamp as the one before
+	// it, with no new request on the wire (net/http's HTTP/2 client
+	// replays a request after REFUSED_STREAM or GOAWAY by itself). Call
+	// and Op are the original's.
+	Replayed bool
+	// Proto is the protocol the client's answer came over ("HTTP/2.0"
+	// over WireTLS), or "" when it had none.
+	Proto string
 }
 
 // Violation is an invariant that failed.
@@ -275,13 +314,23 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, err
 	}
 	clk := newLockstep(s.Start)
-	opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithMix(s.Mix)}
+	opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithMix(s.Mix),
+		brokertest.WithHostile(s.Hostile)}
 	if s.Placement != nil {
 		opts = append(opts, brokertest.WithDuplicateMode(s.Placement.Duplicate))
+	}
+	if s.PageSize > 0 {
+		opts = append(opts, brokertest.WithPageSize(s.PageSize))
 	}
 	srv, err := brokertest.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	baseURL, rt := brokertest.InMemoryURL, srv.Transport()
+	if s.Wire == WireTLS {
+		srv = brokertest.NewTLSServer(opts...)
+		defer srv.Close()
+		baseURL, rt = srv.URL, srv.Client().Transport
 	}
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {
@@ -291,8 +340,11 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
-	tp := &tap{next: srv.Transport()}
-	caller, err := s.newCaller(env{clock: clk, transport: tp, baseURL: brokertest.InMemoryURL,
+	tp := &tap{next: rt}
+	if s.Wire == WireTLS {
+		tp.ledger, tp.done, tp.recorded = srv.Ledger(), map[string]int{}, map[string]int{}
+	}
+	caller, err := s.newCaller(env{clock: clk, transport: tp, baseURL: baseURL,
 		signer: signer, attemptTimeout: s.AttemptTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
@@ -312,6 +364,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	tp.ctx = ctx // the watchdog's teardown ends the tap's waits
 	h := &history{}
 	end := s.Start.Add(s.Duration)
 	bots := make([]*Bot, s.Workers)
@@ -320,7 +373,8 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		copy(seed[:], fmt.Sprintf("tradewire sim %d/%d", s.Seed, i))
 		src := rand.NewChaCha8(seed)
 		bots[i] = &Bot{ID: i, Rand: rand.New(src), Account: srv.AccountNumber,
-			clock: clk, caller: caller, hist: h, src: src}
+			clock: clk, caller: caller, hist: h, src: src,
+			badBodies: s.Placement != nil && len(s.Placement.CreateFaults) > 0}
 	}
 	var stepErr error
 	var stepErrOnce sync.Once
@@ -356,7 +410,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, err
 	}
 
-	run := &Run{Scenario: s, Calls: h.calls, Orders: srv.Ledger().Orders(), begun: h.next}
+	run := &Run{Scenario: s, Calls: h.calls, Orders: srv.Ledger().Orders(), begun: h.next, base: baseURL}
 	if run.Events, err = join(srv.Ledger().Requests(), tp.records()); err != nil {
 		return nil, err
 	}
@@ -433,14 +487,28 @@ func callOf(ctx context.Context) int {
 // venue appends to its ledger, so the two line up one for one.
 type tap struct {
 	next http.RoundTripper
-	mu   sync.Mutex
-	wire []wireRecord
+	// ledger, over a socket (WireTLS), is the venue's: after each request
+	// the tap waits until the venue has recorded it, which it may do after
+	// the client gave up on it (a timeout), so the two stay in step. In
+	// memory the venue records a request before the RoundTrip returns.
+	ledger *brokertest.Ledger
+	ctx    context.Context // the run's: ends a wait when the run is torn down
+	mu     sync.Mutex
+	wire   []wireRecord
+
+	// Over a socket: requests whose RoundTrip returned, and requests the
+	// venue recorded, so far, by method, target and x-timestamp (two bots
+	// may send the same request in the same second, one of them still
+	// waiting at the venue), and how far the ledger has been read.
+	done, recorded map[string]int
+	scanned        int
 }
 
 type wireRecord struct {
 	call, op                  int
 	method, target, timestamp string
 	signature, clientOrderID  string
+	proto                     string
 }
 
 func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -457,10 +525,42 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	resp, err := t.next.RoundTrip(req)
+	if err == nil {
+		rec.proto = resp.Proto
+	}
+	if t.ledger != nil {
+		// Every request reaches the loopback venue, which records it,
+		// answered or not; a request given up on, maybe only after the
+		// client moved on. Wait until the venue has recorded as many of
+		// this request as have returned; another bot's identical one may
+		// still wait at the venue, on the clock, which cannot move now.
+		if werr := t.awaitRecorded(rec.method + " " + rec.target + " @" + rec.timestamp); werr != nil && err == nil {
+			resp.Body.Close()
+			return nil, werr
+		}
+	}
 	t.mu.Lock()
 	t.wire = append(t.wire, rec)
 	t.mu.Unlock()
 	return resp, err
+}
+
+// awaitRecorded waits until the venue has recorded every request sent
+// with key. Only the running bot calls it.
+func (t *tap) awaitRecorded(key string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done[key]++
+	if t.recorded[key] >= t.done[key] {
+		return nil
+	}
+	next, err := t.ledger.AwaitRequests(t.ctx, t.scanned, func(r brokertest.Request) bool {
+		k := r.Method + " " + r.Target + " @" + r.Timestamp
+		t.recorded[k]++
+		return k == key && t.recorded[k] >= t.done[k]
+	})
+	t.scanned = next
+	return err
 }
 
 func (t *tap) records() []wireRecord {
@@ -482,18 +582,35 @@ func clientOrderID(body []byte) string {
 
 // join lines the venue's ledger up with the wire, one for one, and fails
 // if they disagree: the attribution of requests to calls would be wrong.
+// A request the venue received again with no new request on the wire (a
+// replay beneath the client, the same method, target and x-timestamp as
+// the wire's last) is joined to that wire record and marked Replayed.
 func join(ledger []brokertest.Request, wire []wireRecord) ([]Event, error) {
-	if len(ledger) != len(wire) {
-		return nil, fmt.Errorf("simulation: the venue recorded %d requests, the wire %d", len(ledger), len(wire))
-	}
 	out := make([]Event, len(ledger))
+	j := 0
+	same := func(r brokertest.Request, w wireRecord) bool {
+		return r.Method == w.method && r.Target == w.target && r.Timestamp == w.timestamp
+	}
 	for i, r := range ledger {
-		w := wire[i]
-		if r.Method != w.method || r.Target != w.target || r.Timestamp != w.timestamp {
+		replay := false
+		switch {
+		case j < len(wire) && same(r, wire[j]):
+			j++
+		case j > 0 && same(r, wire[j-1]):
+			replay = true
+		case j < len(wire):
+			w := wire[j]
 			return nil, fmt.Errorf("simulation: request %d: venue saw %s %s @%s, wire had %s %s @%s",
 				i, r.Method, r.Target, r.Timestamp, w.method, w.target, w.timestamp)
+		default:
+			return nil, fmt.Errorf("simulation: the venue recorded %d requests, the wire %d", len(ledger), len(wire))
 		}
-		out[i] = Event{Request: r, Call: w.call, Op: w.op, Signature: w.signature, ClientOrderID: w.clientOrderID}
+		w := wire[j-1]
+		out[i] = Event{Request: r, Call: w.call, Op: w.op, Signature: w.signature, ClientOrderID: w.clientOrderID, Replayed: replay,
+			Proto: w.proto}
+	}
+	if j != len(wire) {
+		return nil, fmt.Errorf("simulation: the venue recorded %d requests, the wire %d", len(ledger), len(wire))
 	}
 	return out, nil
 }

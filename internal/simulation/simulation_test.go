@@ -320,23 +320,28 @@ func burst(ev func(int, string, time.Duration, int, ...func(*Event)) Event, n in
 // matrixScenarios is the full matrix, per seed: every standard mix under
 // the realistic load for dur; one saturated run (the default Think, the
 // "all" mix) for sat, so the rate budget is held at its limit; and the
-// placement scenarios (every placement mix × every duplicate mode, with
-// restarts) under the realistic load for dur.
-func matrixScenarios(seeds int, dur, sat time.Duration) []Scenario {
+// placement scenarios (every placement mix on the venue that creates a
+// second order for a reused client_order_id, with restarts) under the
+// realistic load for dur; and every hostile mode (HostileModes) for
+// hostile; all over wire (the h2 modes always over TLS).
+func matrixScenarios(seeds int, dur, sat, hostile time.Duration, wire Wire) []Scenario {
 	think, burst := RealisticLoad()
 	all := StandardMixes()[len(StandardMixes())-1]
 	var out []Scenario
 	for seed := int64(1); seed <= int64(seeds); seed++ {
 		for _, m := range StandardMixes() {
-			out = append(out, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: dur, Think: think, Burst: burst})
+			out = append(out, Scenario{Name: m.Name, Seed: seed, Mix: m.Mix, Duration: dur, Think: think, Burst: burst, Wire: wire})
 		}
-		out = append(out, Scenario{Name: "saturated/" + all.Name, Seed: seed, Mix: all.Mix, Duration: sat})
+		out = append(out, Scenario{Name: "saturated/" + all.Name, Seed: seed, Mix: all.Mix, Duration: sat, Wire: wire})
 		for _, m := range placementMixes() {
 			for _, dup := range duplicateModes {
 				sc := placementScenario(seed, m, dup, dur, DefaultRestartEvery)
-				sc.Think, sc.Burst = think, burst
+				sc.Think, sc.Burst, sc.Wire = think, burst, wire
 				out = append(out, sc)
 			}
+		}
+		for _, m := range HostileModes() {
+			out = append(out, HostileScenario(m, seed, wire, hostile, DefaultRestartEvery/4))
 		}
 	}
 	return out
@@ -345,9 +350,12 @@ func matrixScenarios(seeds int, dur, sat time.Duration) []Scenario {
 // TestMatrix is the full matrix `make sim` runs (matrixScenarios):
 // TRADEWIRE_SIM_SEEDS seeds (default 5), realistic runs of
 // TRADEWIRE_SIM_DURATION (default 24h) and saturated ones of
-// TRADEWIRE_SIM_SATURATED (default 2h). It prints the figures of every
-// run, the placement figures, and the ratio of simulated to wall time,
-// and fails if any invariant broke.
+// TRADEWIRE_SIM_SATURATED (default 2h), and hostile runs of
+// TRADEWIRE_SIM_HOSTILE (default 1h), all over TRADEWIRE_SIM_WIRE (memory,
+// the default, or tls: TLS + HTTP/2 on loopback; the h2 modes always run
+// over TLS). It prints the
+// figures of every run, the placement figures, the hostile ledger, and
+// the ratio of simulated to wall time, and fails if any invariant broke.
 func TestMatrix(t *testing.T) {
 	if os.Getenv("TRADEWIRE_SIM_FULL") == "" {
 		t.Skip("set TRADEWIRE_SIM_FULL=1 (or run make sim) for the full matrix")
@@ -364,6 +372,14 @@ func TestMatrix(t *testing.T) {
 		return d
 	}
 	dur, sat := env("TRADEWIRE_SIM_DURATION", 24*time.Hour), env("TRADEWIRE_SIM_SATURATED", 2*time.Hour)
+	hostile := env("TRADEWIRE_SIM_HOSTILE", time.Hour)
+	wire := Wire(os.Getenv("TRADEWIRE_SIM_WIRE"))
+	if wire != "" && wire != WireMemory && wire != WireTLS {
+		t.Fatalf("TRADEWIRE_SIM_WIRE=%q: want memory or tls", wire)
+	}
+	if wire == "" {
+		wire = WireMemory
+	}
 	seeds := 5
 	if s := os.Getenv("TRADEWIRE_SIM_SEEDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -375,14 +391,14 @@ func TestMatrix(t *testing.T) {
 	// The runs keep their whole ledger until the end: collecting garbage
 	// less often is a cheap win for the harness (about 10 % of the wall).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	scenarios := matrixScenarios(seeds, dur, sat)
+	scenarios := matrixScenarios(seeds, dur, sat, hostile, wire)
 	runs := make([]*Run, len(scenarios))
 	start := time.Now()
 	t.Run("runs", func(t *testing.T) {
 		for i, sc := range scenarios {
 			name := fmt.Sprintf("%s/seed%d", sc.Name, sc.Seed)
 			if sc.Placement != nil {
-				name = fmt.Sprintf("%s/%s/seed%d", sc.Name, sc.Placement.Duplicate, sc.Seed)
+				name = fmt.Sprintf("%s/%s/%s/seed%d", sc.Name, sc.Placement.Duplicate, sc.Wire, sc.Seed)
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
@@ -407,6 +423,14 @@ func TestMatrix(t *testing.T) {
 	fmt.Fprintln(&buf)
 	WritePlacementTable(&buf, done)
 	fmt.Fprintln(&buf)
+	var hostileRuns []*Run
+	for _, r := range done {
+		if strings.HasPrefix(r.Scenario.Name, "hostile/") {
+			hostileRuns = append(hostileRuns, r)
+		}
+	}
+	WriteHostileTable(&buf, hostileRuns)
+	fmt.Fprintln(&buf)
 	writeRatios(&buf, done)
 	parallel := "?"
 	if f := flag.Lookup("test.parallel"); f != nil {
@@ -425,12 +449,14 @@ func writeRatios(w io.Writer, runs []*Run) {
 	kinds := map[string][]float64{}
 	var names []string
 	for _, r := range runs {
-		k := "realistic"
+		k := "realistic/" + string(r.Scenario.Wire)
 		switch {
 		case strings.HasPrefix(r.Scenario.Name, "saturated"):
-			k = "saturated"
+			k = "saturated/" + string(r.Scenario.Wire)
+		case strings.HasPrefix(r.Scenario.Name, "hostile"):
+			k = "hostile+placement/" + string(r.Scenario.Wire)
 		case r.Placement != nil:
-			k = "realistic+placement"
+			k = "realistic+placement/" + string(r.Scenario.Wire)
 		}
 		if _, ok := kinds[k]; !ok {
 			names = append(names, k)

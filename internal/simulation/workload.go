@@ -52,6 +52,9 @@ type Bot struct {
 	hist   *history
 	src    *rand.ChaCha8
 	step   string
+	// badBodies: the venue may answer a committed create 2xx with a bad
+	// body (a hostile mode's create faults).
+	badBodies bool
 }
 
 // Now returns the simulated time.
@@ -217,11 +220,17 @@ func place(ctx context.Context, b *Bot, body orderBody) error {
 		return nil
 	}
 	var o struct {
-		ID    string `json:"id"`
-		State string `json:"state"`
+		ID            string `json:"id"`
+		State         string `json:"state"`
+		ClientOrderID string `json:"client_order_id"`
 	}
-	if err := json.Unmarshal(resp.Body, &o); err != nil || o.ID == "" {
-		return fmt.Errorf("create answered %d without an order id: %v", resp.StatusCode, err)
+	if err := json.Unmarshal(resp.Body, &o); err != nil || o.ID == "" || o.ClientOrderID != body.ClientOrderID {
+		if b.badBodies {
+			// A hostile venue answered a committed create 2xx with a bad
+			// body: the bot cannot know the order's id to cancel it.
+			return nil
+		}
+		return fmt.Errorf("create answered %d without its order: %v", resp.StatusCode, err)
 	}
 	if body.Type == "limit" && o.State != "failed" {
 		b.Orders = append(b.Orders, o.ID)

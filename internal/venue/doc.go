@@ -41,6 +41,28 @@
 // seeded random mix of 429s, 5xx, lost responses and latency.
 // SetDuplicateMode picks what a reused client_order_id does.
 //
+// Some faults commit a create and then lie about it: truncated_body,
+// other_order_body and wrong_client_order_id answer the 2xx with a body cut
+// in half, with another order's JSON, or with the new order under another
+// client_order_id; refused_stream, protocol_error and goaway end the HTTP/2
+// stream after the commit with RST_STREAM REFUSED_STREAM, RST_STREAM
+// PROTOCOL_ERROR or a GOAWAY that claims the request unprocessed (through
+// Config.StreamAbort, which a frame-level server provides; without one they
+// drop the connection, as lose_response status 0 does).
+//
+// # Hostile modes
+//
+// Hostile (Config.Hostile, SetHostile, or a fault plan's "hostile") makes
+// the venue disagree with the client's assumptions for as long as it is
+// set: ClockOffset moves the venue's own now (the signature window, every
+// timestamp it writes, the ledger's times, and the Date header, which the
+// venue sets from its own clock on every answer it gives, whatever the
+// server underneath would write); ListLag hides orders younger than the
+// lag from the orders list while GET .../orders/{id}/ shows them at once;
+// OmitClientOrderID drops the client_order_id field from that fraction of
+// the orders' list rows (the same orders on every list); DropNext nulls the
+// "next" link of that fraction of the list pages that should have one.
+//
 // A fault plan file (for the CLI's --faults FILE) is JSON:
 //
 //	{
@@ -52,17 +74,26 @@
 //	    {"kind": "latency", "path": "/api/v2/crypto/marketdata/*/", "delay": "1.5s", "times": 3},
 //	    {"kind": "latency", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "delay": "15s", "after_commit": true},
 //	    {"kind": "redirect", "status": 302, "location": "https://elsewhere.example"},
-//	    {"kind": "foreign_next", "path": "/api/v2/crypto/trading/orders/", "location": "https://evil.example"}
+//	    {"kind": "foreign_next", "path": "/api/v2/crypto/trading/orders/", "location": "https://evil.example"},
+//	    {"kind": "truncated_body", "method": "POST", "path": "/api/v2/crypto/trading/orders/"},
+//	    {"kind": "refused_stream", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "times": 3}
 //	  ],
 //	  "mix": {"seed": 7, "rate_429": 0.05, "rate_5xx": 0.02, "rate_lost": 0.01,
 //	          "rate_latency": 0.1, "latency": "250ms"},
-//	  "duplicate": "return_original"
+//	  "duplicate": "create_second",
+//	  "hostile": {"clock_offset": "-3m", "list_lag": "90s",
+//	              "omit_client_order_id": 0.5, "drop_next": 1}
 //	}
 //
-// kind is one of respond, lose_response, latency, redirect, foreign_next;
+// kind is one of respond, lose_response, latency, redirect, foreign_next,
+// truncated_body, other_order_body, wrong_client_order_id, refused_stream,
+// protocol_error, goaway;
 // path is a prefix, or a path.Match pattern when it holds '*', '?' or '[';
 // times defaults to 1; lose_response status 0 drops the connection;
-// duplicate is return_original, reject or create_second. ParseFaultPlan
+// duplicate is return_original, reject or create_second; in hostile,
+// clock_offset and list_lag are Go durations (clock_offset negative when
+// the venue is behind) and omit_client_order_id and drop_next fractions in
+// [0, 1]. ParseFaultPlan
 // reads it (unknown fields are an error) and Apply installs it.
 //
 // # Ledger

@@ -31,6 +31,31 @@ const (
 	// FaultForeignNext serves normally but points the page's "next" link
 	// at Location (scheme and host) instead of the venue.
 	FaultForeignNext FaultKind = "foreign_next"
+
+	// FaultTruncatedBody serves the request (a create is committed) and
+	// answers its 2xx with the body cut to half its length.
+	FaultTruncatedBody FaultKind = "truncated_body"
+	// FaultOtherOrderBody serves the request (a create is committed) and
+	// answers its 2xx with another order's JSON: the account's newest other
+	// order, or, when it has none, an order the venue does not hold.
+	FaultOtherOrderBody FaultKind = "other_order_body"
+	// FaultWrongClientOrderID serves the request (a create is committed)
+	// and answers its 2xx with the new order's JSON under another
+	// client_order_id.
+	FaultWrongClientOrderID FaultKind = "wrong_client_order_id"
+
+	// FaultRefusedStream serves the request (a create is committed), then
+	// resets its HTTP/2 stream with RST_STREAM REFUSED_STREAM, which tells
+	// the client the request was not processed: Go's HTTP/2 client
+	// replays such a request by itself. It needs a server that can
+	// (Config.StreamAbort); elsewhere the connection is dropped, as by
+	// lose_response status 0.
+	FaultRefusedStream FaultKind = "refused_stream"
+	// FaultProtocolError is FaultRefusedStream with RST_STREAM PROTOCOL_ERROR.
+	FaultProtocolError FaultKind = "protocol_error"
+	// FaultGoAway is FaultRefusedStream with a GOAWAY whose last stream id
+	// is below the request's: the server claims it never processed it.
+	FaultGoAway FaultKind = "goaway"
 )
 
 // Fault is one scripted misbehaviour: the next Times requests that match
@@ -75,6 +100,8 @@ func (f *Fault) validate() error {
 		if f.Delay <= 0 {
 			return fmt.Errorf("venue: latency fault needs a positive delay")
 		}
+	case FaultTruncatedBody, FaultOtherOrderBody, FaultWrongClientOrderID,
+		FaultRefusedStream, FaultProtocolError, FaultGoAway:
 	case FaultRedirect, FaultForeignNext:
 		if !strings.HasPrefix(f.Location, "http://") && !strings.HasPrefix(f.Location, "https://") {
 			return fmt.Errorf("venue: %s fault needs an absolute http(s) location, got %q", f.Kind, f.Location)
@@ -203,6 +230,8 @@ type action struct {
 	lose        bool
 	loseStatus  int
 	foreignNext string
+	badBody     FaultKind // a 2xx create answered with a bad body
+	stream      FaultKind // the stream ended after the commit
 }
 
 // matchFault consumes the first scripted fault matching the request (and
@@ -250,6 +279,10 @@ func (v *Venue) matchFault(method, p, target string) action {
 			act.lose, act.loseStatus = true, f.Status
 		case FaultForeignNext:
 			act.foreignNext = strings.TrimRight(f.Location, "/")
+		case FaultTruncatedBody, FaultOtherOrderBody, FaultWrongClientOrderID:
+			act.badBody = f.Kind
+		case FaultRefusedStream, FaultProtocolError, FaultGoAway:
+			act.stream = f.Kind
 		}
 		return act
 	}
@@ -282,6 +315,8 @@ type FaultPlan struct {
 	Faults    []Fault
 	Mix       *Mix
 	Duplicate DuplicateMode
+	// Hostile, if set, replaces the venue's hostile modes.
+	Hostile *Hostile
 }
 
 type faultJSON struct {
@@ -294,10 +329,18 @@ type mixJSON struct {
 	Latency string `json:"latency,omitempty"`
 }
 
+type hostileJSON struct {
+	ClockOffset       string  `json:"clock_offset,omitempty"`
+	ListLag           string  `json:"list_lag,omitempty"`
+	OmitClientOrderID float64 `json:"omit_client_order_id,omitempty"`
+	DropNext          float64 `json:"drop_next,omitempty"`
+}
+
 type planJSON struct {
 	Faults    []faultJSON   `json:"faults"`
 	Mix       *mixJSON      `json:"mix,omitempty"`
 	Duplicate DuplicateMode `json:"duplicate,omitempty"`
+	Hostile   *hostileJSON  `json:"hostile,omitempty"`
 }
 
 // ParseFaultPlan decodes and validates a JSON fault plan. Unknown fields
@@ -339,11 +382,37 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 		return FaultPlan{}, err
 	}
 	plan.Duplicate = pj.Duplicate
+	if hj := pj.Hostile; hj != nil {
+		h := Hostile{OmitClientOrderID: hj.OmitClientOrderID, DropNext: hj.DropNext}
+		for _, d := range []struct {
+			name, s string
+			dst     *time.Duration
+		}{{"clock_offset", hj.ClockOffset, &h.ClockOffset}, {"list_lag", hj.ListLag, &h.ListLag}} {
+			if d.s == "" {
+				continue
+			}
+			x, err := time.ParseDuration(d.s)
+			if err != nil {
+				return FaultPlan{}, fmt.Errorf("venue: fault plan: hostile.%s: %w", d.name, err)
+			}
+			*d.dst = x
+		}
+		if err := h.validate(); err != nil {
+			return FaultPlan{}, fmt.Errorf("venue: fault plan: %w", err)
+		}
+		plan.Hostile = &h
+	}
 	return plan, nil
 }
 
-// Apply installs a parsed plan: its faults, its mix and its duplicate mode.
+// Apply installs a parsed plan: its faults, its mix, its duplicate mode
+// and its hostile modes.
 func (v *Venue) Apply(p FaultPlan) error {
+	if p.Hostile != nil {
+		if err := v.SetHostile(*p.Hostile); err != nil {
+			return err
+		}
+	}
 	if err := v.Inject(p.Faults...); err != nil {
 		return err
 	}

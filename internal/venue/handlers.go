@@ -368,6 +368,8 @@ func (v *Venue) offsetPage(r *http.Request, items []any, foreign string) *reply 
 type orderFilter struct {
 	cStart, cEnd, uStart, uEnd             time.Time // zero: unset
 	symbol, id, side, state, typ, accountN string
+	// visible, if set, hides orders created after it (Hostile.ListLag).
+	visible time.Time
 }
 
 func (f *orderFilter) match(o *order) bool {
@@ -376,7 +378,8 @@ func (f *orderFilter) match(o *order) bool {
 		(f.side == "" || o.side == f.side) && (f.state == "" || o.state == f.state) &&
 		(f.typ == "" || o.typ == f.typ) &&
 		(f.cStart.IsZero() || !o.created.Before(f.cStart)) && (f.cEnd.IsZero() || !o.created.After(f.cEnd)) &&
-		(f.uStart.IsZero() || !o.updated.Before(f.uStart)) && (f.uEnd.IsZero() || !o.updated.After(f.uEnd))
+		(f.uStart.IsZero() || !o.updated.Before(f.uStart)) && (f.uEnd.IsZero() || !o.updated.After(f.uEnd)) &&
+		(f.visible.IsZero() || !o.created.After(f.visible))
 }
 
 var validStates = map[string]bool{"open": true, "pending": true, "partially_filled": true, "filled": true, "canceled": true, "failed": true}
@@ -385,6 +388,9 @@ func (v *Venue) listOrders(r *http.Request, a *account, now time.Time, foreign s
 	q := r.URL.Query()
 	f := orderFilter{symbol: q.Get("symbol"), id: q.Get("id"), side: q.Get("side"), state: q.Get("state"),
 		typ: q.Get("type"), accountN: a.Number}
+	if lag := v.hostile.ListLag; lag > 0 {
+		f.visible = now.Add(-lag)
+	}
 	for _, tf := range []struct {
 		name string
 		dst  *time.Time
@@ -421,12 +427,16 @@ func (v *Venue) listOrders(r *http.Request, a *account, now time.Time, foreign s
 	}
 	out, more := v.collect(&f, after, v.pageSize)
 	pg := pageJSON{}
-	res := make([]orderJSON, len(out))
+	res := make([]any, len(out))
 	for i, o := range out {
-		res[i] = v.orderJSON(o, now)
+		if j := v.orderJSON(o, now); v.omitted(o.id) {
+			res[i] = withoutClientOrderID(j)
+		} else {
+			res[i] = j
+		}
 	}
 	pg.Results = res
-	if more && len(out) > 0 {
+	if more && len(out) > 0 && !v.dropNext() {
 		last := out[len(out)-1]
 		next := v.nextURL(r, encodeCursor("k:"+strconv.FormatInt(last.created.UnixNano(), 10)+":"+strconv.FormatInt(last.seq, 10)), foreign)
 		pg.Next = &next

@@ -1,6 +1,7 @@
 package venue
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -50,12 +51,55 @@ type Ledger struct {
 	mu       sync.Mutex
 	requests []Request
 	orders   []OrderRecord
+	// added, when set, is closed at the next request recorded.
+	added chan struct{}
 }
 
 func (l *Ledger) add(r Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.requests = append(l.requests, r)
+	if l.added != nil {
+		close(l.added)
+		l.added = nil
+	}
+}
+
+// Len returns how many requests the ledger holds.
+func (l *Ledger) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.requests)
+}
+
+// AwaitRequests calls f with each request from index from on (in arrival
+// order, from 0), waiting for the venue to record more, until f returns
+// true or ctx ends. It returns the index after the last request f saw.
+// Over a socket the venue may record a request its client gave up on (a
+// timeout, a cancel) after the client has moved on: a harness that must
+// see the ledger in the client's order waits for it here.
+func (l *Ledger) AwaitRequests(ctx context.Context, from int, f func(Request) bool) (int, error) {
+	for {
+		l.mu.Lock()
+		for from < len(l.requests) {
+			r := l.requests[from]
+			from++
+			if f(r) {
+				l.mu.Unlock()
+				return from, nil
+			}
+		}
+		if l.added == nil {
+			l.added = make(chan struct{})
+		}
+		ch := l.added
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return from, ctx.Err()
+		}
+	}
 }
 
 func (l *Ledger) addOrder(o OrderRecord) {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -102,6 +103,14 @@ type Config struct {
 	Faults []Fault
 	// Mix, if set, is a probabilistic fault mix, as if by SetMix.
 	Mix *Mix
+	// Hostile selects the hostile modes: a clock offset, a lagging orders
+	// list, list rows without client_order_id, pages without their next
+	// link. The zero value is a well-behaved venue.
+	Hostile Hostile
+	// StreamAbort, if set, is how the HTTP/2 stream faults (FaultRefusedStream,
+	// FaultProtocolError, FaultGoAway) end a stream. Without it, or when it
+	// answers false, they drop the connection like lose_response status 0.
+	StreamAbort StreamAbort
 }
 
 // Venue is a simulated Robinhood Crypto Trading API v2 served as an
@@ -137,6 +146,12 @@ type Venue struct {
 	mixRNG    *rand.Rand
 	duplicate DuplicateMode
 	bulk      bulkSpec
+	hostile   Hostile
+	// hostileRNG draws DropNext; seeded from the seed.
+	hostileRNG *rand.Rand
+
+	offset atomic.Int64 // Hostile.ClockOffset, read without mu
+	abort  StreamAbort
 }
 
 type account struct {
@@ -168,7 +183,14 @@ func New(cfg Config) (*Venue, error) {
 		byID:      map[string]*order{},
 		byClient:  map[string][]*order{},
 		duplicate: cfg.Duplicate,
+		hostile:   cfg.Hostile,
+		abort:     cfg.StreamAbort,
 	}
+	v.hostileRNG = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x686f7374696c65))
+	if err := cfg.Hostile.validate(); err != nil {
+		return nil, err
+	}
+	v.offset.Store(int64(cfg.Hostile.ClockOffset))
 	if v.clock == nil {
 		v.clock = clockwork.NewRealClock()
 	}
@@ -196,7 +218,7 @@ func New(cfg Config) (*Venue, error) {
 	for _, p := range v.pairs {
 		v.bySymbol[p.symbol] = p
 	}
-	v.start = v.clock.Now().Truncate(time.Microsecond)
+	v.start = v.now().Truncate(time.Microsecond)
 	accts := cfg.Accounts
 	if len(accts) == 0 {
 		accts = []Account{{
@@ -249,7 +271,7 @@ func New(cfg Config) (*Venue, error) {
 	return v, nil
 }
 
-// Clock returns the venue's clock.
+// Clock returns the venue's clock (without Hostile.ClockOffset).
 func (v *Venue) Clock() clockwork.Clock { return v.clock }
 
 // Ledger returns the record of everything the venue received and created.
@@ -270,7 +292,7 @@ func (v *Venue) Quote(symbol string) (bid, ask decimal.Decimal, err error) {
 	if p == nil {
 		return bid, ask, fmt.Errorf("venue: unknown symbol %q", symbol)
 	}
-	bid, ask = p.quoteAt(v.seed, v.clock.Now())
+	bid, ask = p.quoteAt(v.seed, v.now())
 	return bid, ask, nil
 }
 
@@ -313,7 +335,7 @@ func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		target = r.URL.RequestURI()
 	}
 	rec := Request{
-		Time: v.clock.Now(), Method: r.Method, Target: target,
+		Time: v.now(), Method: r.Method, Target: target,
 		APIKey: r.Header.Get("x-api-key"), Timestamp: r.Header.Get("x-timestamp"),
 	}
 
@@ -334,11 +356,11 @@ func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if act.respond != nil {
 		rec.Status = act.respond.status
 		v.ledger.add(rec)
-		write(w, act.respond)
+		v.write(w, act.respond)
 		return
 	}
 
-	now := v.clock.Now()
+	now := v.now()
 	// Authentication is judged on arrival; injected latency delays the answer.
 	acct, authReply := v.authenticate(r, target, body, rec.Time)
 	rec.SignatureValid = authReply == nil
@@ -352,11 +374,23 @@ func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rep == nil {
 			rep, created = v.route(r, acct, body, now, act.foreignNext)
 		}
+		if created != nil && act.badBody != "" && rep.status/100 == 2 {
+			v.badBody(act.badBody, rep, created, now)
+		}
 		v.mu.Unlock()
 	}
 	if created != nil {
 		v.ledger.addOrder(created.record())
 		rec.Created = created.id
+	}
+	if act.stream != "" {
+		// The create is committed; the stream ends without an answer.
+		rec.Dropped = true
+		v.ledger.add(rec)
+		if v.abort != nil && v.abort(r, act.stream) {
+			return
+		}
+		panic(http.ErrAbortHandler)
 	}
 	if act.lose {
 		if act.loseStatus == 0 {
@@ -383,14 +417,19 @@ func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Status = rep.status
 	v.ledger.add(rec)
-	write(w, rep)
+	v.write(w, rep)
 }
 
-func write(w http.ResponseWriter, rep *reply) {
+// write sends rep, with a Date header from the venue's own clock on every
+// answer, whatever the server underneath would set.
+func (v *Venue) write(w http.ResponseWriter, rep *reply) {
 	for k, vs := range rep.header {
 		for _, s := range vs {
 			w.Header().Add(k, s)
 		}
+	}
+	if w.Header().Get("Date") == "" {
+		w.Header().Set("Date", v.now().UTC().Format(http.TimeFormat))
 	}
 	if w.Header().Get("Content-Type") == "" {
 		if rep.text {
@@ -404,7 +443,7 @@ func write(w http.ResponseWriter, rep *reply) {
 }
 
 // authenticate checks the three headers and the signature exactly as the
-// venue does. It returns the account, or the reply refusing the request.
+// venue does, at now on the venue's own clock. It returns the account, or the reply refusing the request.
 func (v *Venue) authenticate(r *http.Request, target string, body []byte, now time.Time) (*account, *reply) {
 	key, ts, sig := r.Header.Get("x-api-key"), r.Header.Get("x-timestamp"), r.Header.Get("x-signature")
 	var missing []string

@@ -8,6 +8,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/h2front"
 )
 
 const (
@@ -52,14 +55,17 @@ type simServeFlags struct {
 	pageSize int
 	history  int
 	faults   string
+	tls      bool
+	caFile   string
 }
 
 func newSimServeCmd(a *app) *cobra.Command {
 	var f simServeFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE]",
-		Short: "Serve the simulated venue over HTTP on a loopback address",
-		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted.
+		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--tls [--ca-file FILE]]",
+		Short: "Serve the simulated venue over HTTP, or HTTPS + HTTP/2, on a loopback address",
+		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted;
+with --tls, over HTTPS with HTTP/2, as the real venue is served.
 
 It first prints, on stdout, a comment line and three lines a shell can eval:
 
@@ -74,12 +80,26 @@ and a seeded history of orders over the past 30 days.
 
 --addr must be on a loopback host (127.0.0.1, ::1, localhost); port 0 picks a
 free port. --faults FILE installs a JSON fault plan (scripted 5xx, 429, lost
-answers, latency; see "go doc github.com/tradewire/tradewire/broker/brokertest").
+answers, latency, 2xx answers with a bad body, HTTP/2 stream faults, and the
+hostile modes: a clock offset, a lagging orders list, rows without
+client_order_id, pages without next; see
+"go doc github.com/tradewire/tradewire/broker/brokertest").
+
+--tls serves HTTPS + HTTP/2 (h2 only, as the real venue is served) with a
+fresh self-signed certificate for 127.0.0.1, ::1 and localhost, writes that
+certificate (PEM) to --ca-file (by default a new file in the temporary
+directory, removed at exit), and prints a fourth line, export
+SSL_CERT_FILE='…', which makes Go programs (tradewire included), curl and
+OpenSSL trust it. SSL_CERT_FILE replaces the system's roots for those
+programs: set it only for commands aimed at the simulator. Only over --tls do
+the HTTP/2 stream faults (refused_stream, protocol_error, goaway) end the
+stream with that frame after the commit; over HTTP they drop the connection.
 
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
   tradewire api GET /api/v2/crypto/trading/accounts/
-  tradewire sim serve --addr 127.0.0.1:0 --seed 7 --faults storm.json`,
+  tradewire sim serve --addr 127.0.0.1:0 --seed 7 --faults storm.json
+  tradewire sim serve --tls > sim.env &   # . ./sim.env exports SSL_CERT_FILE too`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			return a.simServe(cmd.Context(), f)
@@ -91,6 +111,8 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.IntVar(&f.pageSize, "page-size", 100, "results per page of a list")
 	fs.IntVar(&f.history, "history", simHistory, "orders to seed over the past 30 days")
 	fs.StringVar(&f.faults, "faults", "", "JSON fault plan file to install")
+	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS + HTTP/2 with a self-signed certificate, written to --ca-file")
+	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the certificate clients must trust (default: a new temporary file)")
 	return cmd
 }
 
@@ -105,6 +127,9 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	if f.history < 0 {
 		return usagef("--history %d: want 0 or more", f.history)
+	}
+	if f.caFile != "" && !f.tls {
+		return usagef("--ca-file without --tls: only the HTTPS simulator has a certificate")
 	}
 	clk := a.opts.Clock
 	if clk == nil {
@@ -133,11 +158,17 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		return fmt.Errorf("sim serve: cannot listen on %s: %w", f.addr, err)
 	}
 	base := "http://" + ln.Addr().String()
+	if f.tls {
+		base = "https://" + ln.Addr().String()
+	}
 	// The venue writes its "next" links on the address it listens on.
 	srv, err := brokertest.New(append(opts, brokertest.WithPublicBaseURL(base))...)
 	if err != nil {
 		ln.Close()
 		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))
+	}
+	if f.tls {
+		return a.simServeTLS(ctx, ln, base, srv, f)
 	}
 
 	hs := &http.Server{
@@ -148,7 +179,7 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
-	if err := writeSimExports(a.opts.Stdout, base, srv); err != nil {
+	if err := writeSimExports(a.opts.Stdout, base, srv, ""); err != nil {
 		_ = hs.Close()
 		<-served
 		return err
@@ -191,15 +222,20 @@ func checkLoopbackAddr(addr string) error {
 	return nil
 }
 
-// writeSimExports prints the comment line and the three export lines.
-func writeSimExports(w io.Writer, base string, srv *brokertest.Server) error {
+// writeSimExports prints the comment line and the three export lines,
+// and with a CA certificate file a fourth, SSL_CERT_FILE.
+func writeSimExports(w io.Writer, base string, srv *brokertest.Server, caPath string) error {
 	var b strings.Builder
 	b.WriteString("# simulated venue demo credentials (throwaway: only this simulator accepts them)\n")
-	for _, kv := range [][2]string{
+	vars := [][2]string{
 		{envBaseURL, base},
 		{envAPIKey, srv.APIKey},
 		{envPrivateKey, srv.PrivateKeyBase64},
-	} {
+	}
+	if caPath != "" {
+		vars = append(vars, [2]string{envSSLCertFile, caPath})
+	}
+	for _, kv := range vars {
 		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -240,4 +276,62 @@ func byStatus(m map[int]int) string {
 		parts[i] = fmt.Sprintf("%s ×%d", label, m[code])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// envSSLCertFile is the variable Go's crypto/x509 (and curl, OpenSSL)
+// read the trusted roots from on Unix.
+const envSSLCertFile = "SSL_CERT_FILE"
+
+// simServeTLS serves srv over TLS + HTTP/2 on ln with internal/h2front,
+// which controls HTTP/2 at the frame level (so the stream faults refuse the
+// stream or send GOAWAY), writes its certificate to --ca-file or a
+// temporary file, prints the exports with SSL_CERT_FILE, and serves until
+// ctx ends.
+func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv *brokertest.Server, f simServeFlags) error {
+	hs := h2front.NewServerListener(ln, srv.Handler())
+	defer hs.Close()
+	path, temp, err := writeSimCA(f.caFile, hs.CACertPEM())
+	if err != nil {
+		return err
+	}
+	if temp {
+		defer os.Remove(path)
+	}
+	if err := writeSimExports(a.opts.Stdout, base, srv, path); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s (HTTPS + HTTP/2), account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
+	fmt.Fprintf(a.opts.Stderr, "sim serve: trust the certificate in %s (%s=%s, curl --cacert %s)\n", path, envSSLCertFile, path, path)
+	<-ctx.Done()
+	hs.Close() // ends the connections and waits for the handlers
+	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
+	return nil
+}
+
+// writeSimCA writes the certificate PEM to path, or, when path is empty,
+// to a new temporary file (temp: remove it at exit), and returns the
+// absolute path written.
+func writeSimCA(path string, pemBytes []byte) (written string, temp bool, err error) {
+	if path == "" {
+		fh, err := os.CreateTemp("", "tradewire-sim-ca-*.pem")
+		if err != nil {
+			return "", false, fmt.Errorf("sim serve: writing the CA certificate: %w", err)
+		}
+		_, werr := fh.Write(pemBytes)
+		if cerr := fh.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(fh.Name())
+			return "", false, fmt.Errorf("sim serve: writing the CA certificate: %w", werr)
+		}
+		return fh.Name(), true, nil
+	}
+	if err := os.WriteFile(path, pemBytes, 0o644); err != nil {
+		return "", false, usagef("--ca-file %s: %v", path, err)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path, false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,9 +81,13 @@ func startSimServe(t *testing.T, args ...string) (env map[string]string, header 
 		stop()
 	})
 
+	want := 3
+	if slices.Contains(args, "--tls") {
+		want = 4 // and SSL_CERT_FILE
+	}
 	env = map[string]string{}
 	sc := bufio.NewScanner(pr)
-	for len(env) < 3 && sc.Scan() {
+	for len(env) < want && sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "#") {
 			header = line
@@ -94,7 +99,7 @@ func startSimServe(t *testing.T, args ...string) (env map[string]string, header 
 		}
 		env[name] = unquoteShell(t, value)
 	}
-	if len(env) < 3 {
+	if len(env) < want {
 		r := finish()
 		t.Fatalf("sim serve exported %v, then exit %d, stderr %q", env, r.code, r.stderr)
 	}
@@ -221,6 +226,7 @@ func TestSimServe_UsageErrors(t *testing.T) {
 		{"faults not JSON", []string{"--addr", "127.0.0.1:0", "--faults", badJSON}, "--faults"},
 		{"unknown fault kind", []string{"--addr", "127.0.0.1:0", "--faults", unknownKind}, "explode"},
 		{"page size", []string{"--addr", "127.0.0.1:0", "--page-size", "0"}, "--page-size"},
+		{"ca file without tls", []string{"--addr", "127.0.0.1:0", "--ca-file", filepath.Join(dir, "ca.pem")}, "--ca-file without --tls"},
 		{"argument", []string{"now"}, "unexpected argument"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,67 @@
+package brokertest
+
+import (
+	"crypto/x509"
+	"net/http"
+
+	"github.com/tradewire/tradewire/internal/h2front"
+	"github.com/tradewire/tradewire/internal/venue"
+)
+
+// tlsFront is the TLS + HTTP/2 listener of a NewTLSServer.
+type tlsFront struct {
+	close func()
+	caPEM []byte
+	cert  *x509.Certificate
+}
+
+// NewTLSServer starts a Server served over TLS with HTTP/2 on a loopback
+// address, as the real venue is served, and sets URL to it
+// (https://127.0.0.1:port). Client speaks HTTP/2 to it and trusts only its
+// self-signed certificate (CACertPEM, Certificate). The server controls
+// HTTP/2 at the frame level, so the stream faults (FaultRefusedStream,
+// FaultProtocolError, FaultGoAway) end the stream as they say. Like
+// httptest.NewTLSServer it panics if it cannot start, including on an
+// invalid Option. Call Close when done.
+func NewTLSServer(opts ...Option) *Server {
+	s, err := New(opts...)
+	if err != nil {
+		panic(err)
+	}
+	hs := h2front.NewServer(s.v)
+	s.URL = hs.URL
+	s.client = hs.Client()
+	s.tls = &tlsFront{close: hs.Close, cert: hs.Certificate(), caPEM: hs.CACertPEM()}
+	return s
+}
+
+// CACertPEM returns the PEM of the certificate a NewTLSServer presents,
+// which a client must trust (for the CLI: --ca-cert FILE or
+// SSL_CERT_FILE), or nil for a Server without TLS.
+func (s *Server) CACertPEM() []byte {
+	if s.tls == nil {
+		return nil
+	}
+	return append([]byte(nil), s.tls.caPEM...)
+}
+
+// Certificate returns the certificate a NewTLSServer presents, or nil.
+func (s *Server) Certificate() *x509.Certificate {
+	if s.tls == nil {
+		return nil
+	}
+	return s.tls.cert
+}
+
+// streamAbort ends a request's HTTP/2 stream for the venue's stream
+// faults when h2front serves it; false otherwise (in memory, HTTP/1.1),
+// and the venue drops the connection instead.
+func streamAbort(r *http.Request, k venue.FaultKind) bool {
+	kinds := map[venue.FaultKind]h2front.Kind{
+		venue.FaultRefusedStream: h2front.RefusedStream,
+		venue.FaultProtocolError: h2front.ProtocolError,
+		venue.FaultGoAway:        h2front.GoAway,
+	}
+	hk, ok := kinds[k]
+	return ok && h2front.Abort(r, hk)
+}

@@ -1,0 +1,138 @@
+package brokertest_test
+
+import (
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/tradewire/tradewire/broker/brokertest"
+)
+
+const createBody = `{"client_order_id":"2b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"limit","symbol":"DOGE-USD","limit_order_config":{"asset_quantity":"10","limit_price":"0.01"}}`
+
+func TestTLSServerSpeaksHTTP2(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	s := brokertest.NewTLSServer(brokertest.WithClock(clk), brokertest.WithPageSize(1), brokertest.WithHistory(3))
+	defer s.Close()
+	if !strings.HasPrefix(s.URL, "https://127.0.0.1:") {
+		t.Fatalf("URL %s", s.URL)
+	}
+	resp, err := s.Client().Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct{ Next *string }
+	json.NewDecoder(resp.Body).Decode(&page)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Proto != "HTTP/2.0" {
+		t.Fatalf("status %d over %s, want 200 over HTTP/2.0", resp.StatusCode, resp.Proto)
+	}
+	if page.Next == nil || !strings.HasPrefix(*page.Next, s.URL+"/") {
+		t.Errorf("next %v, want a link on %s", page.Next, s.URL)
+	}
+	if got, want := resp.Header.Get("Date"), clk.Now().UTC().Format(http.TimeFormat); got != want {
+		t.Errorf("Date %q, want the venue's clock %q", got, want)
+	}
+	// The PEM is what a client must trust, and it is enough.
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(s.CACertPEM()) || s.Certificate() == nil {
+		t.Fatal("no usable CA certificate")
+	}
+	// A client that does not trust it is refused.
+	if _, err := http.DefaultClient.Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/accounts/", "")); err == nil {
+		t.Error("a client without the CA certificate was served")
+	}
+}
+
+func TestTLSServerStreamFaultsCommit(t *testing.T) {
+	t.Parallel()
+	for _, k := range []brokertest.FaultKind{brokertest.FaultRefusedStream, brokertest.FaultProtocolError, brokertest.FaultGoAway} {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			s := brokertest.NewTLSServer()
+			defer s.Close()
+			s.Inject(brokertest.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
+			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
+			req.GetBody = nil // nothing beneath may replay it: count the venue's creates
+			if resp, err := s.Client().Do(req); err == nil {
+				resp.Body.Close()
+				t.Fatalf("answered %d, want the stream ended", resp.StatusCode)
+			}
+			if n := len(s.Ledger().OrdersByClientID("2b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f")); n != 1 {
+				t.Errorf("%d orders, want the create committed once", n)
+			}
+		})
+	}
+}
+
+// TestTLSServerStreamFaultsInviteReplays shows why the stream faults
+// matter: a request that net/http may rebuild (GetBody set, as
+// http.NewRequest sets it for a bytes.Reader) is sent again beneath the
+// caller after each of them, and a venue that creates a second order for a
+// reused client_order_id holds two. tradewire's transport must not allow it.
+func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
+	t.Parallel()
+	for _, k := range []brokertest.FaultKind{brokertest.FaultRefusedStream, brokertest.FaultProtocolError, brokertest.FaultGoAway} {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			s := brokertest.NewTLSServer(brokertest.WithDuplicateMode(brokertest.CreateSecond))
+			defer s.Close()
+			s.Inject(brokertest.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
+			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
+			resp, err := s.Client().Do(req)
+			if err != nil {
+				t.Fatalf("net/http did not replay: %v", err)
+			}
+			resp.Body.Close()
+			if n := len(s.Ledger().OrdersByClientID("2b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f")); resp.StatusCode != 201 || n != 2 {
+				t.Errorf("answered %d with %d orders at the venue; want 201 after a silent replay, 2 orders", resp.StatusCode, n)
+			}
+		})
+	}
+}
+
+func TestHostileOptions(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithClockOffset(-20*time.Second),
+		brokertest.WithListLag(time.Minute), brokertest.WithOmittedClientOrderIDs(1), brokertest.WithDroppedNext(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Client().Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/accounts/", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := resp.Header.Get("Date"), clk.Now().Add(-20*time.Second).UTC().Format(http.TimeFormat); got != want {
+		t.Errorf("Date %q, want %q (20 s behind)", got, want)
+	}
+	for _, o := range []brokertest.Option{brokertest.WithListLag(-time.Second), brokertest.WithOmittedClientOrderIDs(2),
+		brokertest.WithDroppedNext(-1)} {
+		if _, err := brokertest.New(o); err == nil {
+			t.Error("option accepted")
+		}
+	}
+	p, err := brokertest.ParseFaultPlan([]byte(`{"hostile":{"clock_offset":"1m"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bid, _, _ := s.Quote("BTC-USD")
+	later, err := brokertest.New(brokertest.WithClock(clockwork.NewFakeClockAt(clk.Now().Add(time.Minute))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead, _, _ := later.Quote("BTC-USD")
+	if !bid.Equal(ahead) {
+		t.Errorf("a venue a minute ahead quotes %s, a venue at that time %s", bid, ahead)
+	}
+}

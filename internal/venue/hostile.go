@@ -1,0 +1,157 @@
+package venue
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"time"
+)
+
+// Hostile is a venue that does not share the client's assumptions: its
+// clock is off, its orders list lags behind its creates, and its list
+// pages lose fields and links. Each field is one hostile mode; the zero
+// value is a well-behaved venue.
+//
+// A Hostile is set at construction (Config.Hostile) or by Apply with a
+// fault plan; the orders list's lag, omissions and dropped links apply to
+// GET .../orders/ only. GET .../orders/{id}/ always shows the order as it
+// is now, with its client_order_id: a venue whose list is served from a
+// lagging index while reads by primary key are current.
+type Hostile struct {
+	// ClockOffset moves the venue's own notion of now from its Clock:
+	// now = Clock.Now() + ClockOffset, positive when the venue is ahead.
+	// It governs the 30 s signature window, every timestamp the venue
+	// writes (created_at, updated_at, best_bid_ask), the prices, and the
+	// Date header it sets on every answer.
+	ClockOffset time.Duration
+	// ListLag hides orders created less than ListLag ago (on the venue's
+	// clock) from the orders list.
+	ListLag time.Duration
+	// OmitClientOrderID is the fraction, in [0, 1], of the orders whose
+	// list rows lack the client_order_id field; 1 is every row. Which
+	// orders are chosen is a function of the seed and the order's id, so
+	// an order that lacks it lacks it on every list.
+	OmitClientOrderID float64
+	// DropNext is the probability, in [0, 1], that a page of the orders
+	// list that should carry a "next" link carries null instead; 1 is
+	// every such page. The draws come from an RNG seeded with the seed.
+	DropNext float64
+}
+
+func (h Hostile) validate() error {
+	if h.ListLag < 0 {
+		return fmt.Errorf("venue: hostile list_lag %v is negative", h.ListLag)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"omit_client_order_id", h.OmitClientOrderID}, {"drop_next", h.DropNext}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("venue: hostile %s %v is outside [0, 1]", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// now is the venue's own notion of the time: its clock plus the offset.
+func (v *Venue) now() time.Time {
+	return v.clock.Now().Add(time.Duration(v.offset.Load()))
+}
+
+// SetHostile replaces the venue's hostile modes. The clock offset moves
+// the venue's time from the next request on (the start of the seeded
+// history does not move).
+func (v *Venue) SetHostile(h Hostile) error {
+	if err := h.validate(); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.hostile = h
+	v.offset.Store(int64(h.ClockOffset))
+	return nil
+}
+
+// omitted reports whether the order's list rows lack client_order_id.
+// Caller holds mu.
+func (v *Venue) omitted(id string) bool {
+	f := v.hostile.OmitClientOrderID
+	if f <= 0 {
+		return false
+	}
+	if f >= 1 {
+		return true
+	}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v.seed)
+	h.Write(b[:])
+	h.Write([]byte(id))
+	return float64(h.Sum64()>>11)/float64(1<<53) < f
+}
+
+// dropNext draws whether a page that has a next link loses it. Caller
+// holds mu.
+func (v *Venue) dropNext() bool {
+	switch p := v.hostile.DropNext; {
+	case p <= 0:
+		return false
+	case p >= 1:
+		return true
+	default:
+		return v.hostileRNG.Float64() < p
+	}
+}
+
+// withoutClientOrderID re-encodes an order's JSON without the field.
+func withoutClientOrderID(o orderJSON) json.RawMessage {
+	b, _ := json.Marshal(o)
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	delete(m, "client_order_id")
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// badBody rewrites the 2xx answer to a committed create as the fault
+// says: cut short, another order's JSON, or the order's own JSON under
+// another client_order_id. Caller holds mu.
+func (v *Venue) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
+	switch kind {
+	case FaultTruncatedBody:
+		rep.body = rep.body[:len(rep.body)/2]
+	case FaultOtherOrderBody:
+		// The newest other order of the account, or, if it has none, a
+		// made-up one that the venue does not hold.
+		var other orderJSON
+		found := false
+		for i := len(v.orders) - 1; i >= 0; i-- {
+			if p := v.orders[i]; p != o && p.account == o.account {
+				other, found = v.orderJSON(p, now), true
+				break
+			}
+		}
+		if !found {
+			other = v.orderJSON(o, now)
+			other.ID = newID(v.seed, 0x6f74686572, uint64(o.seq))
+			other.ClientOrderID = newID(v.seed, 0x636c69656e74, uint64(o.seq))
+		}
+		b, _ := json.Marshal(other)
+		rep.body = b
+	case FaultWrongClientOrderID:
+		j := v.orderJSON(o, now)
+		j.ClientOrderID = newID(v.seed, 0x636c69656e74, uint64(o.seq))
+		b, _ := json.Marshal(j)
+		rep.body = b
+	}
+}
+
+// StreamAbort ends the HTTP/2 stream of r the way kind says
+// (FaultRefusedStream, FaultProtocolError or FaultGoAway) once the
+// handler returns, and reports whether it could: false when r was not
+// served by a server that can. Config.StreamAbort installs one.
+type StreamAbort func(r *http.Request, kind FaultKind) bool
