@@ -83,11 +83,12 @@ func demoIdempotentPlacement(ctx context.Context, d *demoRun) error {
 	d.w.detail("Place(key %q) -> order %s, state %s", "entry-2", o.ID, o.State)
 	d.w.detail("creates sent: %d (at +%s); lookups: %d; orders with client_order_id %s: %d", sends,
 		strings.Join(createTimes, " and +"), lookups, o.ClientOrderID, len(d.venue.Ledger().OrdersByClientID(o.ClientOrderID)))
+	off, _ := d.client.ClockOffset()
 	d.w.say(fmt.Sprintf("The first lookup found nothing. A signature is valid for %v, so the first create could still "+
-		"have landed: Place waited until it had expired (plus a margin for the venue's clock: %v, and the %v the "+
-		"transport allows for while it has not measured the venue's clock offset), looked again, and only then sent "+
+		"have landed: Place waited until it had expired on the venue's clock (which the transport reads from the Date "+
+		"header of every answer: %v from this machine's here), plus a margin of %v, looked again, and only then sent "+
 		"the same bytes with the same client_order_id, %v after the first. Even this venue holds one order.",
-		signing.ValidFor, orders.DefaultSkewMargin, last.Sub(first)-signing.ValidFor-orders.DefaultSkewMargin, last.Sub(first)))
+		signing.ValidFor, off, orders.DefaultSkewMargin, last.Sub(first)))
 
 	// C: the same key again.
 	start = len(d.venue.Ledger().Requests())
