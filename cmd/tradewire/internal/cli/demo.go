@@ -113,8 +113,10 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) error {
 	if err != nil {
 		return err
 	}
-	d.w.printf("tradewire demo: a scripted tour on the in-memory simulated venue (seed %d)\n\n", seed)
-	d.w.say("No credentials and no network: the venue runs inside this process, checks every " +
+	defer d.venue.Close()
+	d.w.printf("tradewire demo: a scripted tour on the embedded simulated venue (seed %d)\n\n", seed)
+	d.w.say("No credentials and no network: the venue runs inside this process, served over TLS + HTTP/2 " +
+		"on a loopback port as the real one is, checks every " +
 		"signature as the real one does, and misbehaves on cue. Its budget is " +
 		fmt.Sprintf("%d requests a minute in bursts of %d; the client's token bucket is set to the same, refilling 1%% under the rate so that it never meets the limit exactly. ", demoRatePerMinute, demoBurst) +
 		"The venue and the client share a simulated clock, so waits cost no wall time.")
@@ -132,17 +134,17 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) error {
 
 func newDemoRun(out io.Writer, seed int64) (*demoRun, error) {
 	clk := skipclock.New(demoStart)
-	srv, err := brokertest.New(
+	// Served over TLS + HTTP/2 on a loopback port, as the real venue is.
+	srv := brokertest.NewTLSServer(
 		brokertest.WithClock(clk),
 		brokertest.WithSeed(seed),
 		brokertest.WithHistory(demoHistory),
 		brokertest.WithRateLimit(demoRatePerMinute, demoBurst),
 	)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
 	d := &demoRun{w: &demoWriter{w: out}, seed: seed, clock: clk, venue: srv, log: &attemptLog{}, account: srv.AccountNumber}
+	var err error
 	if d.client, err = d.newClient(srv, transport.WithRateLimit(demoRatePerMinute, demoBurst)); err != nil {
+		srv.Close()
 		return nil, err
 	}
 	return d, nil
@@ -157,7 +159,7 @@ func (d *demoRun) newClient(srv *brokertest.Server, opts ...transport.Option) (*
 	}
 	opts = append([]transport.Option{
 		transport.WithClock(d.clock),
-		transport.WithRoundTripper(srv.Transport()),
+		transport.WithHTTPClient(srv.Client()),
 		transport.WithLogger(zerolog.New(d.log).Level(zerolog.DebugLevel)),
 	}, opts...)
 	c, err := transport.New(srv.URL, signer, opts...)
@@ -276,11 +278,9 @@ func demoThrottle(ctx context.Context, d *demoRun) error {
 
 	// For contrast: the same burst from a client whose bucket is off,
 	// against a fresh venue with the same budget.
-	other, err := brokertest.New(brokertest.WithClock(d.clock), brokertest.WithSeed(d.seed),
+	other := brokertest.NewTLSServer(brokertest.WithClock(d.clock), brokertest.WithSeed(d.seed),
 		brokertest.WithRateLimit(demoRatePerMinute, demoBurst))
-	if err != nil {
-		return err
-	}
+	defer other.Close()
 	unthrottled, err := d.newClient(other, transport.WithRateLimit(0, 0))
 	if err != nil {
 		return err
