@@ -302,11 +302,17 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 	if err != nil {
 		return nil, err
 	}
+	// last is the previous attempt's stamp: an attempt made in a later
+	// second than the one before is stamped later too, even when a new
+	// clock offset would stamp it the same second, so it does not repeat
+	// an earlier signature.
+	var last stamp
 	for attempt := 1; ; attempt++ {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
 		}
-		ans, sendErr := c.attempt(ctx, method, target, body, beforeSend)
+		ans, sendErr := c.attempt(ctx, method, target, body, beforeSend, last)
+		last = ans.stamp
 		var ns *NotSentError
 		if errors.As(sendErr, &ns) {
 			return nil, sendErr
@@ -366,7 +372,13 @@ type answer struct {
 	applied time.Duration
 	// elapsed runs from the signature to the end of the body.
 	elapsed time.Duration
+	// stamp is when the attempt was signed.
+	stamp stamp
 }
+
+// stamp is when an attempt was signed, in Unix seconds: on the client's
+// clock, and as sent in x-timestamp.
+type stamp struct{ local, signed int64 }
 
 // writeBody is a write's request body. It is deliberately not one of the
 // types net/http knows how to rewind, and the request carries no GetBody,
@@ -403,7 +415,7 @@ func newRequest(ctx context.Context, method, url string, body []byte) (*http.Req
 
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
-func (c *Client) attempt(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (answer, error) {
+func (c *Client) attempt(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
@@ -418,7 +430,12 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "tradewire")
 	applied, _ := c.ClockOffset()
-	signedAt := c.clock.Now().Add(applied)
+	now := c.clock.Now()
+	signedAt := now.Add(applied)
+	if last.local != 0 && now.Unix() > last.local && signedAt.Unix() <= last.signed {
+		signedAt = signedAt.Add(time.Duration(last.signed+1-signedAt.Unix()) * time.Second)
+	}
+	st := stamp{local: now.Unix(), signed: signedAt.Unix()}
 	if beforeSend != nil {
 		if err := beforeSend(signedAt); err != nil {
 			return answer{}, &NotSentError{Method: method, Path: req.URL.Path, Err: err}
@@ -429,10 +446,10 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	start := c.clock.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return answer{elapsed: c.clock.Now().Sub(start)}, attemptError(actx, err)
+		return answer{elapsed: c.clock.Now().Sub(start), stamp: st}, attemptError(actx, err)
 	}
 	defer resp.Body.Close()
-	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied}
+	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: st}
 	ans.sample, ans.hasSample = c.learnClock(resp.Header, c.clock.Now())
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	ans.elapsed = c.clock.Now().Sub(start)

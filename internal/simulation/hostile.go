@@ -100,10 +100,11 @@ func HostileScenario(m HostileMode, seed int64, wire Wire, d, restartEvery time.
 		wire = m.Wire
 	}
 	inv := append(append(DefaultInvariants(), PlacementInvariants()...), HostileInvariants()...)
-	if m.NoResend {
-		// Where re-sends are forbidden because the venue's list cannot be
-		// trusted, an intent the lookups never find stays unknown: that
-		// is the true answer, not a failure to settle.
+	if m.NoResend || m.Hostile.OmitClientOrderID > 0 {
+		// Where the venue's list cannot be trusted (re-sends forbidden),
+		// or hides the client_order_ids a lookup matches on, an intent
+		// the lookups never find stays unknown: that is the true answer,
+		// not a failure to settle.
 		inv = slices.DeleteFunc(inv, func(i Invariant) bool { return i.Name == "no-unknown-after-recover" })
 	}
 	return Scenario{Name: "hostile/" + m.Name, Seed: seed, Mix: hostileMix, Duration: d, Wire: wire,
