@@ -74,18 +74,7 @@ func ParseAmount(field, s string) (decimal.Decimal, error) {
 	if len(s) > maxAmountText {
 		return decimal.Decimal{}, bad(fmt.Sprintf("%d characters; at most %d", len(s), maxAmountText))
 	}
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	intDigits := digits(s[i:])
-	i += intDigits
-	fracDigits := 0
-	if i < len(s) && s[i] == '.' {
-		i++
-		fracDigits = digits(s[i:])
-		i += fracDigits
-	}
+	i, intDigits, fracDigits := scanMantissa(s)
 	if intDigits == 0 && fracDigits == 0 || i != len(s) {
 		return decimal.Decimal{}, bad(fmt.Sprintf("%q is not a decimal number such as 0.001 (digits and one point; no exponent, sign or spaces)", s))
 	}

@@ -31,18 +31,7 @@ func ParseDecimal(s string) (decimal.Decimal, error) {
 	if len(s) == 0 || len(s) > maxDecimalLen {
 		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, Clip(s))
 	}
-	i := 0
-	if s[0] == '-' {
-		i++
-	}
-	intDigits := digits(s[i:])
-	i += intDigits
-	fracDigits := 0
-	if i < len(s) && s[i] == '.' {
-		i++
-		fracDigits = digits(s[i:])
-		i += fracDigits
-	}
+	i, intDigits, fracDigits := scanMantissa(s)
 	if intDigits == 0 && fracDigits == 0 {
 		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrDecimalSyntax, Clip(s))
 	}
@@ -134,4 +123,21 @@ func (x Decimal) Val() decimal.Decimal {
 // null or left the field out.
 func (x Decimal) Null() decimal.NullDecimal {
 	return decimal.NullDecimal{Decimal: x.d, Valid: x.valid}
+}
+
+// scanMantissa reads an optional leading minus, digits and an optional
+// fraction at the start of s. It returns where it stopped and how many
+// digits it read before and after the point.
+func scanMantissa(s string) (end, intDigits, fracDigits int) {
+	if len(s) > 0 && s[0] == '-' {
+		end++
+	}
+	intDigits = digits(s[end:])
+	end += intDigits
+	if end < len(s) && s[end] == '.' {
+		end++
+		fracDigits = digits(s[end:])
+		end += fracDigits
+	}
+	return end, intDigits, fracDigits
 }
