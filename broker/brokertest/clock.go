@@ -268,15 +268,10 @@ func (k clockTicker) Reset(d time.Duration) {
 	k.t.c.mu.Unlock()
 }
 
-// ErrDeadlineExceeded is the error of a context made by WithTimeout once
-// its deadline passes on its clock. It matches context.DeadlineExceeded.
-var ErrDeadlineExceeded = fmt.Errorf("brokertest: deadline passed on the injected clock: %w", context.DeadlineExceeded)
-
 // WithTimeout returns a context that is done once d has passed on clock,
 // or when parent is done or cancel is called, whichever is first; its
 // Deadline is clock's now plus d (or parent's, when earlier). Err returns
-// ErrDeadlineExceeded (matching context.DeadlineExceeded) when the
-// deadline ended it, and never blocks.
+// context.DeadlineExceeded when the deadline ended it, and never blocks.
 //
 // Use it, not clockwork.WithTimeout, with a Clock: clockwork's falls back
 // to the wall clock for any clock but its own FakeClock, and (v0.5.0) its
@@ -289,12 +284,14 @@ func WithTimeout(parent context.Context, clock clockwork.Clock, d time.Duration)
 	if pd, ok := parent.Deadline(); ok && pd.Before(ctx.deadline) {
 		ctx.deadline = pd
 	}
-	if err := parent.Err(); err != nil {
-		ctx.end(err)
+	select {
+	case <-parent.Done(): // not Err, which blocks on some contexts
+		ctx.end(parent.Err())
 		return ctx, func() {}
+	default:
 	}
 	stopParent := context.AfterFunc(parent, func() { ctx.end(parent.Err()) })
-	timer := clock.AfterFunc(d, func() { ctx.end(ErrDeadlineExceeded) })
+	timer := clock.AfterFunc(d, func() { ctx.end(context.DeadlineExceeded) })
 	return ctx, func() {
 		stopParent()
 		timer.Stop()
