@@ -59,7 +59,8 @@ type config struct {
 	buyingPower decimal.Decimal
 }
 
-// WithClock sets the venue's clock (default: the real clock).
+// WithClock sets the venue's clock (default: the real clock). For a
+// simulation test, share one Clock (NewClock) with the client.
 func WithClock(c clockwork.Clock) Option {
 	return func(c2 *config) error { c2.cfg.Clock = c; return nil }
 }
