@@ -96,7 +96,9 @@ func WithRateLimit(perMinute float64, burst int) Option {
 func WithLimiter(l Limiter) Option { return func(o *config) { o.limiter = l } }
 
 // WithAttemptTimeout bounds each attempt, from sending to the end of the
-// body (default 10 s).
+// body (default 10 s). The bound is an AfterFunc on the client's clock: a
+// deadline, not a wait (brokertest.Clock does not count it as a waiter; a
+// clockwork.FakeClock does).
 func WithAttemptTimeout(d time.Duration) Option { return func(o *config) { o.attemptTimeout = d } }
 
 // WithMaxResponseBytes bounds a response body (default 4 MiB); a larger
@@ -446,7 +448,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	start := c.clock.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return answer{elapsed: c.clock.Now().Sub(start), stamp: st}, attemptError(actx, err)
+		return answer{elapsed: c.clock.Now().Sub(start), stamp: st}, c.attemptError(actx, err)
 	}
 	defer resp.Body.Close()
 	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: st}
@@ -454,7 +456,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	ans.elapsed = c.clock.Now().Sub(start)
 	if err != nil {
-		return ans, attemptError(actx, err)
+		return ans, c.attemptError(actx, err)
 	}
 	if int64(len(data)) > c.maxBody {
 		return ans, errResponseTooLarge
@@ -475,13 +477,13 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts int, 
 		}
 		return nil, tooLarge
 	case sendErr != nil && write:
-		if isDialError(sendErr) && ctx.Err() == nil {
+		if isDialError(sendErr) && ctxErr(ctx) == nil {
 			// Nothing reached the venue.
 			return nil, &NotSentError{Method: method, Path: path, Err: sendErr}
 		}
 		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: sendErr}
 	case sendErr != nil:
-		if err := ctx.Err(); err != nil {
+		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
 		return nil, &NetworkError{Method: method, Path: path, Attempts: attempts, Err: sendErr}
@@ -524,10 +526,22 @@ func (c *Client) notSent(method, path string, attempt int, err error) error {
 
 var errAttemptTimeout = errors.New("attempt timed out")
 
+// fakeClockHint follows an attempt timeout on a *clockwork.FakeClock. The
+// per-attempt timeout is a bound on the attempt, not a wait, but a
+// FakeClock counts every timer as a waiter, so the usual test idiom
+// (BlockUntilContext(ctx, 1) then Advance in a loop) moves the time while
+// the request is in flight and times it out.
+const fakeClockHint = "on a *clockwork.FakeClock, whose BlockUntilContext counts this deadline as a waiter, " +
+	"so a test advancing the clock while a request is in flight times it out; share a brokertest.NewClock, " +
+	"whose BlockUntilContext counts waits only"
+
 // attemptError names the attempt timeout when it is what ended err.
-func attemptError(actx context.Context, err error) error {
+func (c *Client) attemptError(actx context.Context, err error) error {
 	if cause := context.Cause(actx); errors.Is(cause, errAttemptTimeout) {
-		return fmt.Errorf("%w: %w", errAttemptTimeout, err)
+		if _, fake := c.clock.(*clockwork.FakeClock); fake {
+			return fmt.Errorf("%w after %v (%s): %w", errAttemptTimeout, c.attemptTimeout, fakeClockHint, err)
+		}
+		return fmt.Errorf("%w after %v: %w", errAttemptTimeout, c.attemptTimeout, err)
 	}
 	return err
 }

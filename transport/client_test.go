@@ -332,6 +332,9 @@ func TestAttemptTimeoutOnPOSTIsUnknown(t *testing.T) {
 	if !errors.As(err, &uo) || uo.StatusCode != 0 || !errors.Is(uo.Err, errAttemptTimeout) {
 		t.Fatalf("err = %v, want an unknown outcome from the attempt timeout", err)
 	}
+	if !strings.Contains(err.Error(), "brokertest.NewClock") {
+		t.Errorf("err = %v: on a clockwork.FakeClock it should name brokertest.NewClock", err)
+	}
 	if n := len(v.requests()); n != 1 {
 		t.Fatalf("POST sent %d times", n)
 	}

@@ -64,10 +64,16 @@ func NewTokenBucket(clock clockwork.Clock, perMinute float64, burst int) *TokenB
 
 // Wait takes one token, waiting on the clock for it when the bucket is
 // empty or paused. It never starts a wait that would end after ctx's
-// deadline: it returns at once with an error instead.
+// deadline, read on the bucket's clock: it returns at once with an error
+// instead. A deadline on another clock (a wall-clock context.WithTimeout
+// with a fake clock) is compared as if it were on this one.
 func (b *TokenBucket) Wait(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	// Done, not Err: some contexts' Err blocks until they are done
+	// (clockwork.WithTimeout's, v0.5.0).
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
 	}
 	b.mu.Lock()
 	now := b.clock.Now()

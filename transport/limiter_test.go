@@ -211,3 +211,23 @@ func TestRateLimitedPausesWholeClient(t *testing.T) {
 		}
 	}
 }
+
+// clockwork.WithTimeout's context (v0.5.0) blocks in Err until it is done;
+// Wait must not ask it before waiting.
+func TestTokenBucketWaitsUnderClockworkTimeout(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	b := NewTokenBucket(clock, 60, 1)
+	cctx, cancel := clockwork.WithTimeout(ctx, clock, time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- b.Wait(cctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("first token: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Wait hung on a clockwork.WithTimeout context")
+	}
+}

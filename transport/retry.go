@@ -107,7 +107,7 @@ const (
 // that failed below HTTP (a GET has no effect to duplicate) while its
 // context is still live. Everything else is final.
 func shouldRetry(ctx context.Context, method string, status int, err error) (bool, string) {
-	if ctx.Err() != nil {
+	if ctxErr(ctx) != nil {
 		return false, reasonCanceled
 	}
 	if err == nil && status >= 200 && status < 300 {
@@ -128,4 +128,16 @@ func shouldRetry(ctx context.Context, method string, status int, err error) (boo
 		return true, reasonRetryableStatus
 	}
 	return false, reasonFinalStatus
+}
+
+// ctxErr is ctx.Err without blocking: it reads Err only once Done is
+// closed. (clockwork v0.5.0's WithTimeout contexts block in Err until
+// they are done.)
+func ctxErr(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+		return nil
+	}
 }

@@ -23,56 +23,6 @@ import (
 // client insisting on https for non-loopback hosts accepts it.
 const InMemoryURL = "https://venue.brokertest.invalid"
 
-// Re-exported venue types, so code outside this module can name them.
-type (
-	// Fault is one scripted misbehaviour; see the package documentation.
-	Fault = venue.Fault
-	// FaultKind names what a Fault does.
-	FaultKind = venue.FaultKind
-	// Mix is a seeded, probabilistic fault mix for simulation runs.
-	Mix = venue.Mix
-	// DuplicateMode selects what a reused client_order_id does.
-	DuplicateMode = venue.DuplicateMode
-	// FaultPlan is a parsed JSON fault file.
-	FaultPlan = venue.FaultPlan
-	// Ledger records every request and every created order.
-	Ledger = venue.Ledger
-	// Request is one Ledger entry.
-	Request = venue.Request
-	// OrderRecord is one created order in the Ledger.
-	OrderRecord = venue.OrderRecord
-	// Counts summarises a Ledger.
-	Counts = venue.Counts
-	// Hostile is the venue's hostile modes: a clock offset, a lagging
-	// orders list, list rows without client_order_id, pages without next.
-	Hostile = venue.Hostile
-)
-
-// Fault kinds.
-const (
-	FaultRespond      = venue.FaultRespond
-	FaultLoseResponse = venue.FaultLoseResponse
-	FaultLatency      = venue.FaultLatency
-	FaultRedirect     = venue.FaultRedirect
-	FaultForeignNext  = venue.FaultForeignNext
-	// A committed create answered 2xx with a bad body.
-	FaultTruncatedBody      = venue.FaultTruncatedBody
-	FaultOtherOrderBody     = venue.FaultOtherOrderBody
-	FaultWrongClientOrderID = venue.FaultWrongClientOrderID
-	// A committed create whose HTTP/2 stream is ended without an answer
-	// (NewTLSServer; elsewhere the connection is dropped).
-	FaultRefusedStream = venue.FaultRefusedStream
-	FaultProtocolError = venue.FaultProtocolError
-	FaultGoAway        = venue.FaultGoAway
-)
-
-// Duplicate client_order_id modes.
-const (
-	ReturnOriginal = venue.ReturnOriginal
-	Reject400      = venue.Reject400
-	CreateSecond   = venue.CreateSecond
-)
-
 // Server is a simulated venue reachable over a loopback listener
 // (NewServer) or only in memory (New). It is safe for concurrent use.
 type Server struct {
@@ -91,6 +41,7 @@ type Server struct {
 	Clock clockwork.Clock
 
 	v      *venue.Venue
+	ledger *Ledger
 	ts     *httptest.Server
 	tls    *tlsFront
 	client *http.Client // the TLS client, for NewTLSServer
@@ -103,12 +54,13 @@ type config struct {
 	cfg  venue.Config
 	priv ed25519.PrivateKey
 	key  string
-	plan *venue.FaultPlan
+	plan *FaultPlan
 
 	buyingPower decimal.Decimal
 }
 
-// WithClock sets the venue's clock (default: the real clock).
+// WithClock sets the venue's clock (default: the real clock). For a
+// simulation test, share one Clock (NewClock) with the client.
 func WithClock(c clockwork.Clock) Option {
 	return func(c2 *config) error { c2.cfg.Clock = c; return nil }
 }
@@ -156,16 +108,18 @@ func WithBulkOrders(n int) Option { return func(c *config) error { c.cfg.BulkOrd
 
 // WithDuplicateMode selects what a reused client_order_id does.
 func WithDuplicateMode(m DuplicateMode) Option {
-	return func(c *config) error { c.cfg.Duplicate = m; return nil }
+	return func(c *config) error { c.cfg.Duplicate = venue.DuplicateMode(m); return nil }
 }
 
 // WithFaults injects faults from the start.
 func WithFaults(f ...Fault) Option {
-	return func(c *config) error { c.cfg.Faults = append(c.cfg.Faults, f...); return nil }
+	return func(c *config) error { c.cfg.Faults = append(c.cfg.Faults, venueFaults(f)...); return nil }
 }
 
 // WithMix installs a probabilistic fault mix.
-func WithMix(m Mix) Option { return func(c *config) error { c.cfg.Mix = &m; return nil } }
+func WithMix(m Mix) Option {
+	return func(c *config) error { vm := venue.Mix(m); c.cfg.Mix = &vm; return nil }
+}
 
 // WithCredentials replaces the demo credentials with apiKey and key.
 func WithCredentials(apiKey string, key ed25519.PrivateKey) Option {
@@ -236,7 +190,9 @@ func WithDroppedNext(fraction float64) Option {
 }
 
 // WithHostile sets every hostile mode at once.
-func WithHostile(h Hostile) Option { return func(c *config) error { c.cfg.Hostile = h; return nil } }
+func WithHostile(h Hostile) Option {
+	return func(c *config) error { c.cfg.Hostile = venue.Hostile(h); return nil }
+}
 
 // WithPublicBaseURL makes pagination links use base instead of the
 // request's own scheme and host.
@@ -250,11 +206,17 @@ func LoadFaultPlan(path string) (FaultPlan, error) {
 	if err != nil {
 		return FaultPlan{}, fmt.Errorf("brokertest: %w", err)
 	}
-	return venue.ParseFaultPlan(b)
+	return ParseFaultPlan(b)
 }
 
 // ParseFaultPlan decodes and validates a JSON fault plan.
-func ParseFaultPlan(data []byte) (FaultPlan, error) { return venue.ParseFaultPlan(data) }
+func ParseFaultPlan(data []byte) (FaultPlan, error) {
+	p, err := venue.ParseFaultPlan(data)
+	if err != nil {
+		return FaultPlan{}, err
+	}
+	return planFromVenue(p), nil
+}
 
 // New returns a Server reachable only through Transport (no sockets), at
 // InMemoryURL. Use it inside testing/synctest bubbles.
@@ -278,12 +240,14 @@ func New(opts ...Option) (*Server, error) {
 	}
 	c.cfg.Accounts = []venue.Account{acct}
 	c.cfg.StreamAbort = streamAbort
-	plan := c.plan
-	if plan != nil && plan.Hostile != nil {
-		// Set at construction, so the seeded history is on the venue's clock.
-		c.cfg.Hostile = *plan.Hostile
-		p := *plan
-		p.Hostile = nil
+	var plan *venue.FaultPlan
+	if c.plan != nil {
+		p := c.plan.venue()
+		if p.Hostile != nil {
+			// Set at construction, so the seeded history is on the venue's clock.
+			c.cfg.Hostile = *p.Hostile
+			p.Hostile = nil
+		}
 		plan = &p
 	}
 	v, err := venue.New(c.cfg)
@@ -297,7 +261,7 @@ func New(opts ...Option) (*Server, error) {
 	}
 	return &Server{URL: InMemoryURL, APIKey: c.key, PrivateKey: c.priv,
 		PrivateKeyBase64: base64.StdEncoding.EncodeToString(c.priv.Seed()),
-		AccountNumber:    acct.Number, Clock: v.Clock(), v: v}, nil
+		AccountNumber:    acct.Number, Clock: v.Clock(), v: v, ledger: &Ledger{l: v.Ledger()}}, nil
 }
 
 // NewServer starts a Server listening on a loopback address and sets URL to
@@ -327,22 +291,24 @@ func (s *Server) Close() {
 func (s *Server) Handler() http.Handler { return s.v }
 
 // Inject adds scripted faults; see Fault.
-func (s *Server) Inject(f ...Fault) error { return s.v.Inject(f...) }
+func (s *Server) Inject(f ...Fault) error { return s.v.Inject(venueFaults(f)...) }
 
 // SetMix installs a probabilistic fault mix; the zero Mix removes it.
-func (s *Server) SetMix(m Mix) error { return s.v.SetMix(m) }
+func (s *Server) SetMix(m Mix) error { return s.v.SetMix(venue.Mix(m)) }
 
 // SetHostile replaces the venue's hostile modes.
-func (s *Server) SetHostile(h Hostile) error { return s.v.SetHostile(h) }
+func (s *Server) SetHostile(h Hostile) error { return s.v.SetHostile(venue.Hostile(h)) }
 
 // SetDuplicateMode changes what a reused client_order_id does.
-func (s *Server) SetDuplicateMode(m DuplicateMode) error { return s.v.SetDuplicateMode(m) }
+func (s *Server) SetDuplicateMode(m DuplicateMode) error {
+	return s.v.SetDuplicateMode(venue.DuplicateMode(m))
+}
 
 // PendingFaults reports how many scripted fault activations are unused.
 func (s *Server) PendingFaults() int { return s.v.PendingFaults() }
 
 // Ledger returns the record of requests and created orders.
-func (s *Server) Ledger() *Ledger { return s.v.Ledger() }
+func (s *Server) Ledger() *Ledger { return s.ledger }
 
 // Quote returns the venue's bid and ask for symbol now.
 func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.Quote(symbol) }

@@ -39,8 +39,36 @@
 // Everything the venue does happens lazily on requests, measured on its
 // clock (WithClock; default the real clock): price moves, fills, the ~1 s
 // cancel settlement, the token bucket, the 30 s signature window and
-// injected latency. With a clockwork.FakeClock, advance it to move the
-// market; nothing runs in the background.
+// injected latency. Nothing runs in the background.
+//
+// For a simulation test, share one Clock (NewClock) between the venue and
+// the client, and drive it with the usual clockwork idiom: waits cost no
+// wall time, and the test's advancing never times out a request in
+// flight, because Clock.BlockUntilContext counts waits (timers, sleeps)
+// but not bounds (the client's per-attempt timeout, a context deadline):
+//
+//	clk := brokertest.NewClock(start)
+//	srv, _ := brokertest.New(brokertest.WithClock(clk))
+//	client, _ := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+//		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
+//	ctx, cancel := brokertest.WithTimeout(t.Context(), clk, time.Minute)
+//	defer cancel()
+//	go func() {
+//		for clk.BlockUntilContext(ctx, 1) == nil { // n: how many goroutines wait
+//			clk.Advance(100 * time.Millisecond)
+//		}
+//	}()
+//	runBot(ctx, client, clk)
+//
+// A clockwork.FakeClock counts the per-attempt timeout as a waiter, so the
+// same idiom on it moves the time while a request runs and times the
+// request out (the error says so and names NewClock). Give a context a
+// deadline on the clock with WithTimeout, not context.WithTimeout (a wall
+// clock deadline compared with the fake clock's now) nor
+// clockwork.WithTimeout (wall clock for any clock but its FakeClock, and
+// its context's Err blocks until it is done). Inside a testing/synctest
+// bubble, New with the real clock (the default) works as it is: the
+// bubble's fake time drives everything.
 //
 // # Faults
 //

@@ -1,6 +1,7 @@
 package brokertest_test
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/signing"
 )
 
 // Example signs a request by hand with crypto/ed25519 and reads the
@@ -56,4 +59,47 @@ func Example() {
 	// Output:
 	// 200 TW0000000001 100000.00 0.0095
 	// signed requests: 1
+}
+
+// ExampleNewClock drives a bot's reads and waits on a shared Clock with
+// the usual clockwork idiom: the minute it waits costs no wall time.
+func ExampleNewClock() {
+	start := time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC)
+	clk := brokertest.NewClock(start)
+	srv, err := brokertest.New(brokertest.WithClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		panic(err)
+	}
+	client, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := brokertest.WithTimeout(context.Background(), clk, time.Hour)
+	defer cancel()
+	go func() {
+		for clk.BlockUntilContext(ctx, 1) == nil {
+			clk.Advance(time.Second)
+		}
+	}()
+
+	acct, err := client.Account(ctx)
+	if err != nil {
+		panic(err)
+	}
+	quotes := 0
+	for range 3 {
+		if _, err := client.BestBidAsk(ctx, "BTC-USD"); err != nil {
+			panic(err)
+		}
+		quotes++
+		<-clk.After(30 * time.Second)
+	}
+	fmt.Println(acct.AccountNumber, quotes, "quotes over", clk.Since(start))
+	// Output:
+	// TW0000000001 3 quotes over 1m30s
 }
