@@ -108,7 +108,11 @@ venue.`,
 		// instead of printing help (exit 0).
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	// "tradewire completion" is ours (completion.go), with its arguments
+	// checked as every command's are.
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = buildVersion()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return describeFlagError(err) })
 	a.addGlobalFlags(root)
 	a.addSimFlag(root)
@@ -131,6 +135,7 @@ venue.`,
 		newSimCmd(a),
 		newDemoCmd(a),
 		newDoctorCmd(a),
+		newCompletionCmd(a),
 	)
 	return root
 }
