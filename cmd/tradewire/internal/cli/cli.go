@@ -45,6 +45,8 @@ type app struct {
 	running bool
 	// closers release what commands opened (a fleet's Redis connection).
 	closers []func() error
+	// simClk is the --sim run's clock, made on first use (simClock).
+	simClk clockwork.Clock
 }
 
 // Run runs the tradewire command line with args (without the program

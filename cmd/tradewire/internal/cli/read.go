@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
@@ -20,15 +19,6 @@ import (
 // preview.go). Each resolves --output and its arguments before building a
 // client, so that a usage error sends nothing; each prints on stdout only
 // once everything was read, so that a failure leaves stdout empty.
-
-// clock is the clock commands read "now" from: Options.Clock, or the real
-// clock.
-func (a *app) clock() clockwork.Clock {
-	if a.opts.Clock != nil {
-		return a.opts.Clock
-	}
-	return clockwork.NewRealClock()
-}
 
 // ---- account ----
 
