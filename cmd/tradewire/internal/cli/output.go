@@ -194,11 +194,6 @@ func decOrNull(n decimal.NullDecimal) *string {
 	return &s
 }
 
-// givenOrNull is a request value for JSON: null when zero (not given).
-func givenOrNull(d decimal.Decimal) *string {
-	return decOrNull(decimal.NullDecimal{Decimal: d, Valid: !d.IsZero()})
-}
-
 // givenOrEmpty is a request value for a cell: empty when zero (not given).
 func givenOrEmpty(d decimal.Decimal) string {
 	if d.IsZero() {

@@ -39,10 +39,18 @@ var goldenRuns = []struct {
 	{"preview.table", []string{"preview", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit", "--quantity", "0.001", "--limit-price", "50000", "-o", "table"}},
 }
 
-// TestOutput_Golden compares each read command's output with its golden
-// file; go test -run TestOutput_Golden -update rewrites them.
+// TestOutput_Golden compares each read command's output, on a fake clock
+// at simNow, with its golden file; go test -run TestOutput_Golden -update
+// rewrites them.
 func TestOutput_Golden(t *testing.T) {
 	t.Parallel()
+	checkGolden(t, runSim, *updateGolden)
+}
+
+// checkGolden runs every goldenRuns command with run and compares its
+// stdout with the golden file, or rewrites the file when update is set.
+func checkGolden(t *testing.T, run func(t *testing.T, args ...string) result, update bool) {
+	t.Helper()
 	id := firstOrderID(t)
 	for _, g := range goldenRuns {
 		t.Run(g.name, func(t *testing.T) {
@@ -51,10 +59,10 @@ func TestOutput_Golden(t *testing.T) {
 			for i := range args {
 				args[i] = strings.ReplaceAll(args[i], "sim-order-placeholder", id)
 			}
-			r := runSim(t, args...)
+			r := run(t, args...)
 			ok(t, r)
 			path := filepath.Join("testdata", "golden", g.name)
-			if *updateGolden {
+			if update {
 				if err := os.WriteFile(path, []byte(r.stdout), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -65,7 +73,7 @@ func TestOutput_Golden(t *testing.T) {
 				t.Fatal(err)
 			}
 			if r.stdout != string(want) {
-				t.Errorf("tradewire %s differs from %s:\n%s", strings.Join(args, " "), path, r.stdout)
+				t.Errorf("tradewire --sim %s differs from %s:\n%s", strings.Join(args, " "), path, r.stdout)
 			}
 		})
 	}

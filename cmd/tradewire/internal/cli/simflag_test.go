@@ -2,8 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -114,25 +112,10 @@ func runSimReal(t *testing.T, args ...string) result {
 // command waits.
 func TestSimFlag_ReproducibleToTheByte(t *testing.T) {
 	t.Parallel()
-	id := firstOrderID(t)
-	for _, g := range goldenRuns {
-		t.Run(g.name, func(t *testing.T) {
-			t.Parallel()
-			args := append([]string(nil), g.args...)
-			for i := range args {
-				args[i] = strings.ReplaceAll(args[i], "sim-order-placeholder", id)
-			}
-			first := runSimReal(t, args...)
-			ok(t, first)
-			want, err := os.ReadFile(filepath.Join("testdata", "golden", g.name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first.stdout != string(want) {
-				t.Errorf("tradewire --sim %s on the wall clock differs from its golden file:\n%s", strings.Join(args, " "), first.stdout)
-			}
-		})
-	}
+	t.Run("golden", func(t *testing.T) {
+		t.Parallel()
+		checkGolden(t, runSimReal, false)
+	})
 	for _, args := range [][]string{{"fees", "-o", "json"}, {"orders", "-o", "csv"}, {"quote", "BTC-USD", "-o", "table"}, {"estimate", "ETH-USD", "--quantity", "1"}} {
 		t.Run("seed 7 "+args[0], func(t *testing.T) {
 			t.Parallel()
