@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -59,5 +63,57 @@ func TestMoney(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, tt.got, tt.want)
 		}
+	}
+}
+
+// fixture reads one of broker's v2 fixtures.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "broker", "testdata", "fixtures", "v2", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Only the table reads the trading pair, with one request after the
+// command's own; JSON and CSV print the venue's digits and read nothing
+// more. When the pair cannot be read the table prints exact amounts and
+// the command still succeeds.
+func TestMoney_PairReadForTheTableOnly(t *testing.T) {
+	t.Parallel()
+	quote, pairs := fixture(t, "best_bid_ask.json"), fixture(t, "trading_pairs.json")
+	tests := []struct {
+		name, format string
+		pairStatus   int
+		wantReqs     int
+		wantBid      string
+	}{
+		{"table", "table", 200, 2, "68329.20"},
+		{"json", "json", 200, 1, `"68329.2"`},
+		{"csv", "csv", 200, 1, "68329.2"},
+		{"table, pair unreadable", "table", 403, 2, "68329.2 "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := newFakeVenue(t, func(w http.ResponseWriter, n int) {
+				if n == 1 {
+					answer(200, quote)(w, n)
+				} else {
+					answer(tt.pairStatus, pairs)(w, n)
+				}
+			})
+			r := runCLI(t, credEnv(v.srv.URL), "", "--account-number", "TW0000000001", "quote", "BTC-USD", "-o", tt.format)
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			if got := len(v.requests()); got != tt.wantReqs {
+				t.Errorf("%d requests, want %d", got, tt.wantReqs)
+			}
+			if !strings.Contains(r.stdout, tt.wantBid) {
+				t.Errorf("stdout does not show the bid as %q:\n%s", tt.wantBid, r.stdout)
+			}
+		})
 	}
 }
