@@ -106,6 +106,12 @@ func feesReport(r *broker.FeeReport, m money) *report {
 	if r.EffectiveFeeRateDefined {
 		rate = dec(r.EffectiveFeeRate)
 	}
+	requests := fmt.Sprintf("%d (1 accounts read + %d %s of orders)", 1+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
+	if m.pairs != nil {
+		// The table's rounding read the trading pairs: say so, so that the
+		// count is what was sent.
+		requests = fmt.Sprintf("%d (1 accounts read + %d %s of orders + 1 trading pairs read for the rounding)", 2+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
+	}
 	out := &report{json: r}
 	if r.Partial {
 		out.banner = []string{fmt.Sprintf("PARTIAL: stopped at the page cap after %d pages; the totals below are too low", r.Pages)}
@@ -122,7 +128,7 @@ func feesReport(r *broker.FeeReport, m money) *report {
 		{"orders", strconv.Itoa(r.Orders)},
 		{"filled_notional", m.totalCell(r.FilledNotional, symbols...)},
 		{"effective_fee_rate", tableRate},
-		{"requests", fmt.Sprintf("%d (1 accounts read + %d %s of orders)", 1+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))},
+		{"requests", requests},
 		{"partial", yesNo(r.Partial)},
 	}
 	bySymbol := table{title: "by symbol", header: []string{"symbol", "orders", "total_fees", "filled_notional", "effective_fee_rate"}}
