@@ -30,7 +30,9 @@ The venue has no "fees paid" total, so this is built as 1 + N requests: one
 accounts read (fee ratio, 30-day volume), then every page of orders with
 updated_at_start = now - window and no state filter (a partly filled, then
 canceled order still paid). Every request waits on the rate budget; on a
-terminal a progress bar on stderr shows pages, orders and waits.
+terminal a progress bar on stderr shows pages, orders and waits. The table
+rounds money to each pair's quote increment, which costs one trading pairs
+read more; JSON and CSV print every digit and read nothing more.
 
 Past --max-pages the summary fails (exit 1) rather than under-report. With
 --allow-partial it prints what it read, marked PARTIAL in every format (a
