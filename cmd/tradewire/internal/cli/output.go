@@ -30,7 +30,7 @@ const (
 // table when stdout is a terminal, json otherwise (a pipe or a file).
 func (a *app) addOutputFlag(root *cobra.Command) {
 	root.PersistentFlags().StringP(flagOutput, "o", "",
-		"output of the read commands: "+outputFormats+" (default table on a terminal, json otherwise); api always prints the venue's body")
+		"output of the read commands: "+outputFormats+" (default table on a terminal, json otherwise); the table rounds money to the pair's quote increment, json and csv print every digit; api always prints the venue's body")
 }
 
 // outputFormat resolves --output, before anything is sent: an unknown
