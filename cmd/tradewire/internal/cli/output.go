@@ -59,8 +59,9 @@ func isTerminal(w io.Writer) bool {
 
 // report is what a read command prints, ready for each output format.
 // Field names are snake_case and the same in JSON keys, CSV headers and
-// table labels; decimals are exact decimal text (JSON strings), never
-// floats.
+// table labels. In JSON (broker's MarshalJSON) and CSV decimals are exact
+// decimal text, never floats; the table rounds money to the pair's quote
+// increment (money.go).
 type report struct {
 	// json is marshalled as is for --output json: an object, or an array
 	// for a listing.
