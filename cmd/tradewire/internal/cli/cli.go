@@ -45,6 +45,8 @@ type app struct {
 	running bool
 	// closers release what commands opened (a fleet's Redis connection).
 	closers []func() error
+	// simClk is the --sim run's clock, made on first use (simClock).
+	simClk clockwork.Clock
 }
 
 // Run runs the tradewire command line with args (without the program
@@ -108,7 +110,11 @@ venue.`,
 		// instead of printing help (exit 0).
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	// "tradewire completion" is ours (completion.go), with its arguments
+	// checked as every command's are.
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = buildVersion()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return describeFlagError(err) })
 	a.addGlobalFlags(root)
 	a.addSimFlag(root)
@@ -131,6 +137,7 @@ venue.`,
 		newSimCmd(a),
 		newDemoCmd(a),
 		newDoctorCmd(a),
+		newCompletionCmd(a),
 	)
 	return root
 }

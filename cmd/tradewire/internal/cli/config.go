@@ -62,6 +62,8 @@ type globalFlags struct {
 	accountNumber  string
 	caCert         string
 	sim            bool   // --sim: see simflag.go
+	seed           int64  // --seed: see simflag.go
+	simTime        string // --sim-time: see simflag.go
 	store          string // --store: see place.go
 	redisURL       string // --redis-url: see fleet.go
 }
@@ -160,6 +162,9 @@ type venueConfig struct {
 // an in-process simulated venue on first use). Every error is a
 // *usageError naming the flag or variable at fault and holding no secret.
 func (a *app) venue() (*venueConfig, error) {
+	if err := a.checkSimFlags(false); err != nil {
+		return nil, err
+	}
 	if a.override == nil && a.flags.sim {
 		v, err := a.simVenue()
 		if err != nil {
@@ -323,8 +328,8 @@ func (a *app) transportWith(extra ...transport.Option) (*transport.Client, error
 	if ca != nil {
 		opts = append(opts, ca)
 	}
-	if a.opts.Clock != nil {
-		opts = append(opts, transport.WithClock(a.opts.Clock))
+	if clk := a.injectedClock(); clk != nil {
+		opts = append(opts, transport.WithClock(clk))
 	}
 	opts = append(opts, extra...)
 	opts = append(opts, v.opts...)

@@ -67,7 +67,6 @@ func demoChapters() []demoChapter {
 }
 
 func newDemoCmd(a *app) *cobra.Command {
-	var seed int64
 	cmd := &cobra.Command{
 		Use:   "demo [--seed N]",
 		Short: "A narrated tour on the in-memory simulated venue, faults switched on",
@@ -85,10 +84,12 @@ client waits. The output is the same on every run with the same --seed,
 except the wall-time line.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd.Context(), a.opts.Stdout, seed)
+			if err := a.checkSimFlags(true); err != nil {
+				return err
+			}
+			return runDemo(cmd.Context(), a.opts.Stdout, a.flags.seed)
 		}),
 	}
-	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the simulated venue's prices, ids and history")
 	return cmd
 }
 

@@ -9,10 +9,15 @@
 //
 // # Adding a command
 //
-// A command is a func(*app) *cobra.Command registered in newRoot. Its RunE
-// is wrapped with app.run, which marks everything it returns as a runtime
-// failure (anything cobra returns before RunE is a usage error, exit 2).
-// A command that talks to the venue asks app.venue for the resolved base
+// A command is a func(*app) *cobra.Command registered in newRoot, in the
+// file of its group (account.go, market.go, orders.go, fees.go, …). Its
+// RunE is wrapped with app.run, which marks everything it returns as a
+// runtime failure (anything cobra returns before RunE is a usage error,
+// exit 2). A read command is a readSpec given to app.read, the one
+// preamble: --output, the command's offline checks, the client, then its
+// fetch and the one write of its report, whose JSON is the library's
+// value (broker's MarshalJSON) and whose table rounds money to the quote
+// increment (money.go). A command that talks to the venue otherwise asks app.venue for the resolved base
 // URL, signer and transport options, or app.transport for a ready
 // *transport.Client; a configuration problem comes back as a *usageError
 // naming the flag or variable. A simulated venue replaces the resolution

@@ -1,44 +1,17 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
 	"github.com/tradewire/tradewire/broker"
 )
-
-// feeRatePlaces is the precision of a per-symbol effective fee rate, the
-// same as broker's FeeReport.EffectiveFeeRate.
-const feeRatePlaces = 12
-
-type feesJSON struct {
-	// Partial is true when the sweep stopped at --max-pages and
-	// --allow-partial accepted it: the totals are then too low.
-	Partial          bool             `json:"partial"`
-	WindowStart      string           `json:"window_start"`
-	WindowEnd        string           `json:"window_end"`
-	FeeRatio         string           `json:"fee_ratio"`
-	ThirtyDayVolume  string           `json:"thirty_day_volume"`
-	TotalFees        string           `json:"total_fees"`
-	Orders           int              `json:"orders"`
-	FilledNotional   string           `json:"filled_notional"`
-	EffectiveFeeRate *string          `json:"effective_fee_rate"`
-	Pages            int              `json:"pages"`
-	Requests         int              `json:"requests"`
-	BySymbol         []symbolFeesJSON `json:"by_symbol"`
-}
-
-type symbolFeesJSON struct {
-	Symbol           string  `json:"symbol"`
-	Orders           int     `json:"orders"`
-	TotalFees        string  `json:"total_fees"`
-	FilledNotional   string  `json:"filled_notional"`
-	EffectiveFeeRate *string `json:"effective_fee_rate"`
-}
 
 func newFeesCmd(a *app) *cobra.Command {
 	var (
@@ -57,7 +30,9 @@ The venue has no "fees paid" total, so this is built as 1 + N requests: one
 accounts read (fee ratio, 30-day volume), then every page of orders with
 updated_at_start = now - window and no state filter (a partly filled, then
 canceled order still paid). Every request waits on the rate budget; on a
-terminal a progress bar on stderr shows pages, orders and waits.
+terminal a progress bar on stderr shows pages, orders and waits. The table
+rounds money to each pair's quote increment, which costs one trading pairs
+read more; JSON and CSV print every digit and read nothing more.
 
 Past --max-pages the summary fails (exit 1) rather than under-report. With
 --allow-partial it prints what it read, marked PARTIAL in every format (a
@@ -67,44 +42,39 @@ banner in the table, "partial": true in JSON, a partial column in CSV).`,
   tradewire fees --window 90d --max-pages 100 --allow-partial -o csv`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
-			format, err := a.outputFormat()
-			if err != nil {
-				return err
-			}
-			w, err := parseWindow(window)
-			if err != nil {
-				return usagef("--window %q: %v", window, err)
-			}
-			if err := checkMaxPages(maxPages); err != nil {
-				return err
-			}
-			rate, burst, err := a.rateLimit()
-			if err != nil {
-				return err
-			}
-			progress := a.newSweepProgress("fees", "orders")
-			defer progress.done()
-			c, err := a.brokerClient(progress.transportOptions(rate, burst)...)
-			if err != nil {
-				return err
-			}
-			opts := []broker.CallOption{broker.MaxPages(maxPages), progress.callOption()}
-			if allowPartial {
-				opts = append(opts, broker.AllowPartial())
-			}
-			r, err := c.FeeSummary(cmd.Context(), w, opts...)
-			progress.done()
-			if err != nil {
-				var pc *broker.PageCapError
-				if errors.As(err, &pc) {
-					return &pageCapError{
-						msg: fmt.Sprintf("fees: more than %d pages of orders in the window; stopped rather than under-report: use --allow-partial or --max-pages", pc.Pages),
-						err: pc,
+			var w time.Duration
+			return a.read(cmd, readSpec{
+				check: func() error {
+					var err error
+					if w, err = parseWindow(window); err != nil {
+						return usagef("--window %q: %v", window, err)
 					}
-				}
-				return err
-			}
-			return feesReport(r).write(a.opts.Stdout, format)
+					return checkMaxPages(maxPages)
+				},
+				sweep: "fees",
+				fetch: func(ctx context.Context, q *readQuery) (*report, error) {
+					opts := append(q.pages, broker.MaxPages(maxPages))
+					if allowPartial {
+						opts = append(opts, broker.AllowPartial())
+					}
+					r, err := q.c.FeeSummary(ctx, w, opts...)
+					if err != nil {
+						var pc *broker.PageCapError
+						if errors.As(err, &pc) {
+							return nil, &pageCapError{
+								msg: fmt.Sprintf("fees: more than %d pages of orders in the window; stopped rather than under-report: use --allow-partial or --max-pages", pc.Pages),
+								err: pc,
+							}
+						}
+						return nil, err
+					}
+					symbols := make([]string, len(r.BySymbol))
+					for i, s := range r.BySymbol {
+						symbols[i] = s.Symbol
+					}
+					return feesReport(r, q.money(ctx, symbols...)), nil
+				},
+			})
 		}),
 	}
 	fs := cmd.Flags()
@@ -114,55 +84,59 @@ banner in the table, "partial": true in JSON, a partial column in CSV).`,
 	return cmd
 }
 
-// effectiveRate is fees / notional, or nil when nothing filled.
-func effectiveRate(fees, notional decimal.Decimal) *string {
+// feeRatePlaces is the precision of a per-symbol effective fee rate, the
+// same as broker's FeeReport.EffectiveFeeRate (and SymbolFees' JSON).
+const feeRatePlaces = 12
+
+// effectiveRate is fees / notional, or "" when nothing filled.
+func effectiveRate(fees, notional decimal.Decimal) string {
 	if !notional.IsPositive() {
-		return nil
+		return ""
 	}
-	s := dec(fees.DivRound(notional, feeRatePlaces))
-	return &s
+	return dec(fees.DivRound(notional, feeRatePlaces))
 }
 
-func feesReport(r *broker.FeeReport) *report {
-	j := feesJSON{
-		Partial: r.Partial, WindowStart: stamp(r.Start), WindowEnd: stamp(r.End),
-		FeeRatio: dec(r.FeeRatio), ThirtyDayVolume: dec(r.ThirtyDayVolume),
-		TotalFees: dec(r.TotalFees), Orders: r.Orders, FilledNotional: dec(r.FilledNotional),
-		Pages: r.Pages, Requests: 1 + r.Pages, BySymbol: make([]symbolFeesJSON, 0, len(r.BySymbol)),
+// feesReport is the fee summary for every format: the JSON is broker's
+// (broker.FeeReport MarshalJSON); the table's money is rounded as m says.
+func feesReport(r *broker.FeeReport, m money) *report {
+	window := stamp(r.Start) + " to " + stamp(r.End)
+	symbols := make([]string, len(r.BySymbol))
+	for i, s := range r.BySymbol {
+		symbols[i] = s.Symbol
 	}
+	rate := ""
 	if r.EffectiveFeeRateDefined {
-		s := dec(r.EffectiveFeeRate)
-		j.EffectiveFeeRate = &s
+		rate = dec(r.EffectiveFeeRate)
 	}
-	for _, s := range r.BySymbol {
-		j.BySymbol = append(j.BySymbol, symbolFeesJSON{
-			Symbol: s.Symbol, Orders: s.Orders, TotalFees: dec(s.TotalFees), FilledNotional: dec(s.FilledNotional),
-			EffectiveFeeRate: effectiveRate(s.TotalFees, s.FilledNotional),
-		})
+	requests := fmt.Sprintf("%d (1 accounts read + %d %s of orders)", 1+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
+	if m.pairs != nil {
+		// The table's rounding read the trading pairs: say so, so that the
+		// count is what was sent.
+		requests = fmt.Sprintf("%d (1 accounts read + %d %s of orders + 1 trading pairs read for the rounding)", 2+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
 	}
-
-	out := &report{json: j}
+	out := &report{json: r}
 	if r.Partial {
 		out.banner = []string{fmt.Sprintf("PARTIAL: stopped at the page cap after %d pages; the totals below are too low", r.Pages)}
 	}
-	rate := str(j.EffectiveFeeRate)
-	if rate == "" {
-		rate = "- (nothing filled)"
+	tableRate := rate
+	if tableRate == "" {
+		tableRate = "- (nothing filled)"
 	}
 	out.fields = [][2]string{
-		{"window", j.WindowStart + " to " + j.WindowEnd},
-		{"fee_ratio", j.FeeRatio},
-		{"thirty_day_volume", j.ThirtyDayVolume},
-		{"total_fees", j.TotalFees},
-		{"orders", strconv.Itoa(j.Orders)},
-		{"filled_notional", j.FilledNotional},
-		{"effective_fee_rate", rate},
-		{"requests", fmt.Sprintf("%d (1 accounts read + %d %s of orders)", j.Requests, j.Pages, plural(j.Pages, "page", "pages"))},
-		{"partial", yesNo(j.Partial)},
+		{"window", window},
+		{"fee_ratio", dec(r.FeeRatio)},
+		{"thirty_day_volume", m.totalCell(r.ThirtyDayVolume, symbols...)},
+		{"total_fees", m.totalCell(r.TotalFees, symbols...)},
+		{"orders", strconv.Itoa(r.Orders)},
+		{"filled_notional", m.totalCell(r.FilledNotional, symbols...)},
+		{"effective_fee_rate", tableRate},
+		{"requests", requests},
+		{"partial", yesNo(r.Partial)},
 	}
 	bySymbol := table{title: "by symbol", header: []string{"symbol", "orders", "total_fees", "filled_notional", "effective_fee_rate"}}
-	for _, s := range j.BySymbol {
-		bySymbol.rows = append(bySymbol.rows, []string{s.Symbol, strconv.Itoa(s.Orders), s.TotalFees, s.FilledNotional, str(s.EffectiveFeeRate)})
+	for _, s := range r.BySymbol {
+		bySymbol.rows = append(bySymbol.rows, []string{s.Symbol, strconv.Itoa(s.Orders), m.cell(s.Symbol, s.TotalFees),
+			m.cell(s.Symbol, s.FilledNotional), effectiveRate(s.TotalFees, s.FilledNotional)})
 	}
 	out.tables = []table{bySymbol}
 
@@ -170,13 +144,13 @@ func feesReport(r *broker.FeeReport) *report {
 	// report is partial, and carries the window and the fee tier.
 	out.csv.header = []string{"scope", "symbol", "orders", "total_fees", "filled_notional", "effective_fee_rate",
 		"fee_ratio", "thirty_day_volume", "window_start", "window_end", "pages", "partial"}
-	row := func(scope, symbol string, orders int, fees, notional string, rate *string) []string {
-		return []string{scope, symbol, strconv.Itoa(orders), fees, notional, str(rate),
-			j.FeeRatio, j.ThirtyDayVolume, j.WindowStart, j.WindowEnd, strconv.Itoa(j.Pages), yesNo(j.Partial)}
+	row := func(scope, symbol string, orders int, fees, notional decimal.Decimal, rate string) []string {
+		return []string{scope, symbol, strconv.Itoa(orders), dec(fees), dec(notional), rate,
+			dec(r.FeeRatio), dec(r.ThirtyDayVolume), stamp(r.Start), stamp(r.End), strconv.Itoa(r.Pages), yesNo(r.Partial)}
 	}
-	out.csv.rows = append(out.csv.rows, row("total", "", j.Orders, j.TotalFees, j.FilledNotional, j.EffectiveFeeRate))
-	for _, s := range j.BySymbol {
-		out.csv.rows = append(out.csv.rows, row("symbol", s.Symbol, s.Orders, s.TotalFees, s.FilledNotional, s.EffectiveFeeRate))
+	out.csv.rows = append(out.csv.rows, row("total", "", r.Orders, r.TotalFees, r.FilledNotional, rate))
+	for _, s := range r.BySymbol {
+		out.csv.rows = append(out.csv.rows, row("symbol", s.Symbol, s.Orders, s.TotalFees, s.FilledNotional, effectiveRate(s.TotalFees, s.FilledNotional)))
 	}
 	return out
 }

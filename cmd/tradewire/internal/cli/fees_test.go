@@ -77,7 +77,7 @@ func TestFees_TableAndCSV(t *testing.T) {
 	t.Parallel()
 	r := runSim(t, "fees", "-o", "table")
 	ok(t, r)
-	for _, want := range []string{"fee_ratio           0.0095\n", "requests            2 (1 accounts read + 1 page of orders)\n", "partial             false\n", "by symbol\nSYMBOL"} {
+	for _, want := range []string{"fee_ratio           0.0095\n", "requests            3 (1 accounts read + 1 page of orders + 1 trading pairs read for the rounding)\n", "partial             false\n", "by symbol\nSYMBOL"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("fees table lacks %q:\n%s", want, r.stdout)
 		}

@@ -30,7 +30,7 @@ const (
 // table when stdout is a terminal, json otherwise (a pipe or a file).
 func (a *app) addOutputFlag(root *cobra.Command) {
 	root.PersistentFlags().StringP(flagOutput, "o", "",
-		"output of the read commands: "+outputFormats+" (default table on a terminal, json otherwise); api always prints the venue's body")
+		"output of the read commands: "+outputFormats+" (default table on a terminal, json otherwise); the table rounds money to the pair's quote increment, json and csv print every digit; api always prints the venue's body")
 }
 
 // outputFormat resolves --output, before anything is sent: an unknown
@@ -59,8 +59,9 @@ func isTerminal(w io.Writer) bool {
 
 // report is what a read command prints, ready for each output format.
 // Field names are snake_case and the same in JSON keys, CSV headers and
-// table labels; decimals are exact decimal text (JSON strings), never
-// floats.
+// table labels. In JSON (broker's MarshalJSON) and CSV decimals are exact
+// decimal text, never floats; the table rounds money to the pair's quote
+// increment (money.go).
 type report struct {
 	// json is marshalled as is for --output json: an object, or an array
 	// for a listing.
@@ -192,11 +193,6 @@ func decOrNull(n decimal.NullDecimal) *string {
 	}
 	s := dec(n.Decimal)
 	return &s
-}
-
-// givenOrNull is a request value for JSON: null when zero (not given).
-func givenOrNull(d decimal.Decimal) *string {
-	return decOrNull(decimal.NullDecimal{Decimal: d, Valid: !d.IsZero()})
 }
 
 // givenOrEmpty is a request value for a cell: empty when zero (not given).

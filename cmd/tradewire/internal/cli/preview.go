@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,39 +11,6 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/transport"
 )
-
-type previewJSON struct {
-	// Estimate is always true: every figure is an estimate.
-	Estimate bool `json:"estimate"`
-	// Valid is true when the order breaks no rule.
-	Valid  bool   `json:"valid"`
-	Symbol string `json:"symbol"`
-	Side   string `json:"side"`
-	Type   string `json:"type"`
-	// The request as given; null when not given.
-	AssetQuantity *string `json:"asset_quantity"`
-	QuoteAmount   *string `json:"quote_amount"`
-	LimitPrice    *string `json:"limit_price"`
-	StopPrice     *string `json:"stop_price"`
-	// The estimate.
-	EstimatedAssetQuantity string          `json:"estimated_asset_quantity"`
-	MarketPrice            string          `json:"market_price"`
-	Price                  string          `json:"price"`
-	Notional               string          `json:"notional"`
-	FeeRatio               string          `json:"fee_ratio"`
-	Fee                    string          `json:"fee"`
-	Total                  string          `json:"total"`
-	SuggestedQuantity      *string         `json:"suggested_quantity"`
-	Violations             []violationJSON `json:"violations"`
-	EstimatedAt            string          `json:"estimated_at"`
-}
-
-type violationJSON struct {
-	Field  string  `json:"field"`
-	Code   string  `json:"code"`
-	Limit  *string `json:"limit"`
-	Detail string  `json:"detail"`
-}
 
 func newPreviewCmd(a *app) *cobra.Command {
 	var f orderRequestFlags
@@ -67,31 +35,27 @@ at least one; 2 when the request cannot be previewed at all (bad flags).`,
   tradewire preview --symbol BTC-USD --side buy --type limit --quantity 0.001 --limit-price 50000`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
-			format, err := a.outputFormat()
-			if err != nil {
-				return err
-			}
-			r, err := f.fields()
-			if err != nil {
-				return err
-			}
-			req := broker.PreviewRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
-				QuoteAmount: r.QuoteAmount, LimitPrice: r.LimitPrice, StopPrice: r.StopPrice}
-			c, err := a.brokerClient()
-			if err != nil {
-				return err
-			}
-			p, err := c.Preview(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			if err := previewReport(p).write(a.opts.Stdout, format); err != nil {
-				return err
-			}
-			if !p.OK() {
-				return &previewRefusedError{violations: p.Violations}
-			}
-			return nil
+			var req broker.PreviewRequest
+			return a.read(cmd, readSpec{
+				check: func() error {
+					r, err := f.fields()
+					req = broker.PreviewRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
+						QuoteAmount: r.QuoteAmount, LimitPrice: r.LimitPrice, StopPrice: r.StopPrice}
+					return err
+				},
+				fetch: func(ctx context.Context, q *readQuery) (*report, error) {
+					p, err := q.c.Preview(ctx, req)
+					if err != nil {
+						return nil, err
+					}
+					// The preview has read the pair: its money needs no other request.
+					m := money{pairs: map[string]broker.TradingPair{p.Pair.Symbol: p.Pair}}
+					if !p.OK() {
+						return previewReport(p, m), &previewRefusedError{violations: p.Violations}
+					}
+					return previewReport(p, m), nil
+				},
+			})
 		}),
 	}
 	f.add(cmd)
@@ -118,72 +82,64 @@ func (e *previewRefusedError) Error() string {
 // Is matches transport.ErrRejected: exit code 6, refused.
 func (e *previewRefusedError) Is(target error) bool { return target == transport.ErrRejected }
 
-func previewReport(p *broker.Preview) *report {
-	j := previewJSON{
-		Estimate: true, Valid: p.OK(),
-		Symbol: p.Request.Symbol, Side: string(p.Request.Side), Type: string(p.Request.Type),
-		AssetQuantity: givenOrNull(p.Request.AssetQuantity), QuoteAmount: givenOrNull(p.Request.QuoteAmount),
-		LimitPrice: givenOrNull(p.Request.LimitPrice), StopPrice: givenOrNull(p.Request.StopPrice),
-		EstimatedAssetQuantity: dec(p.AssetQuantity), MarketPrice: dec(p.MarketPrice), Price: dec(p.Price),
-		Notional: dec(p.Notional), FeeRatio: dec(p.FeeRatio), Fee: dec(p.Fee), Total: dec(p.Total),
-		SuggestedQuantity: decOrNull(p.SuggestedQuantity), Violations: make([]violationJSON, 0, len(p.Violations)),
-		EstimatedAt: stamp(p.EstimatedAt),
-	}
-	for _, v := range p.Violations {
-		j.Violations = append(j.Violations, violationJSON{Field: v.Field, Code: string(v.Code), Limit: givenOrNull(v.Limit), Detail: v.Detail})
-	}
-
-	out := &report{json: j}
+// previewReport is the preview for every format: the JSON is broker's
+// (broker.Preview MarshalJSON); the table's estimated money is rounded as
+// m says, the request is shown as given.
+func previewReport(p *broker.Preview, m money) *report {
+	symbol := p.Request.Symbol
+	out := &report{json: p}
 	out.banner = []string{"ESTIMATE: nothing was placed; prices can move before an order is placed"}
-	if j.Valid {
+	if p.OK() {
 		out.banner = append(out.banner, "VALID: the order breaks no trading-pair rule")
 	} else {
-		out.banner = append(out.banner, fmt.Sprintf("REFUSED OFFLINE: the order breaks %d %s", len(j.Violations), plural(len(j.Violations), "rule", "rules")))
+		out.banner = append(out.banner, fmt.Sprintf("REFUSED OFFLINE: the order breaks %d %s", len(p.Violations), plural(len(p.Violations), "rule", "rules")))
 	}
 	total := "total_cost"
 	if p.Request.Side == broker.SideSell {
 		total = "total_credit"
 	}
-	suggested := str(j.SuggestedQuantity)
+	suggested := decOrEmpty(p.SuggestedQuantity)
 	if suggested == "" {
 		suggested = "- (none)"
 	}
 	out.fields = [][2]string{
-		{"symbol", j.Symbol},
-		{"side", j.Side},
-		{"type", j.Type},
+		{"symbol", symbol},
+		{"side", string(p.Request.Side)},
+		{"type", string(p.Request.Type)},
 		{"asset_quantity", givenOrEmpty(p.Request.AssetQuantity)},
 		{"quote_amount", givenOrEmpty(p.Request.QuoteAmount)},
 		{"limit_price", givenOrEmpty(p.Request.LimitPrice)},
 		{"stop_price", givenOrEmpty(p.Request.StopPrice)},
-		{"estimated_asset_quantity", j.EstimatedAssetQuantity},
-		{"market_price", j.MarketPrice},
-		{"price", j.Price},
-		{"notional", j.Notional},
-		{"fee_ratio", j.FeeRatio},
-		{"fee", j.Fee},
-		{total, j.Total},
+		{"estimated_asset_quantity", dec(p.AssetQuantity)},
+		{"market_price", m.cell(symbol, p.MarketPrice)},
+		{"price", m.cell(symbol, p.Price)},
+		{"notional", m.cell(symbol, p.Notional)},
+		{"fee_ratio", dec(p.FeeRatio)},
+		{"fee", m.cell(symbol, p.Fee)},
+		{total, m.cell(symbol, p.Total)},
 		{"suggested_quantity", suggested},
-		{"estimated_at", j.EstimatedAt},
+		{"estimated_at", stamp(p.EstimatedAt)},
 	}
-	if len(j.Violations) > 0 {
+	if len(p.Violations) > 0 {
 		vt := table{title: "violations", header: []string{"code", "field", "limit", "detail"}}
-		for _, v := range j.Violations {
-			vt.rows = append(vt.rows, []string{v.Code, v.Field, str(v.Limit), v.Detail})
+		for _, v := range p.Violations {
+			vt.rows = append(vt.rows, []string{string(v.Code), v.Field, givenOrEmpty(v.Limit), v.Detail})
 		}
 		out.tables = []table{vt}
 	}
 
 	// CSV: one row; the violations joined, and counted.
-	var vs []string
-	for _, v := range j.Violations {
-		vs = append(vs, v.Code+" "+v.Field+": "+v.Detail)
+	vs := make([]string, len(p.Violations))
+	for i, v := range p.Violations {
+		vs[i] = string(v.Code) + " " + v.Field + ": " + v.Detail
 	}
 	out.csv.header = []string{"estimate", "valid", "symbol", "side", "type", "asset_quantity", "quote_amount", "limit_price", "stop_price",
 		"estimated_asset_quantity", "market_price", "price", "notional", "fee_ratio", "fee", "total", "suggested_quantity",
 		"violation_count", "violations", "estimated_at"}
-	out.csv.rows = [][]string{{"true", yesNo(j.Valid), j.Symbol, j.Side, j.Type, str(j.AssetQuantity), str(j.QuoteAmount), str(j.LimitPrice),
-		str(j.StopPrice), j.EstimatedAssetQuantity, j.MarketPrice, j.Price, j.Notional, j.FeeRatio, j.Fee, j.Total, str(j.SuggestedQuantity),
-		strconv.Itoa(len(j.Violations)), strings.Join(vs, "; "), j.EstimatedAt}}
+	out.csv.rows = [][]string{{"true", yesNo(p.OK()), symbol, string(p.Request.Side), string(p.Request.Type),
+		givenOrEmpty(p.Request.AssetQuantity), givenOrEmpty(p.Request.QuoteAmount), givenOrEmpty(p.Request.LimitPrice),
+		givenOrEmpty(p.Request.StopPrice), dec(p.AssetQuantity), dec(p.MarketPrice), dec(p.Price), dec(p.Notional),
+		dec(p.FeeRatio), dec(p.Fee), dec(p.Total), decOrEmpty(p.SuggestedQuantity),
+		strconv.Itoa(len(p.Violations)), strings.Join(vs, "; "), stamp(p.EstimatedAt)}}
 	return out
 }

@@ -102,12 +102,15 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
   tradewire sim serve --tls > sim.env &   # . ./sim.env exports SSL_CERT_FILE too`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
+			if err := a.checkSimFlags(true); err != nil {
+				return err
+			}
+			f.seed = a.flags.seed
 			return a.simServe(cmd.Context(), f)
 		}),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.addr, "addr", defaultSimAddr, "loopback host:port to listen on (port 0 picks a free one)")
-	fs.Int64Var(&f.seed, "seed", simSeed, "seed of prices, ids, partial fills and history")
 	fs.IntVar(&f.pageSize, "page-size", 100, "results per page of a list")
 	fs.IntVar(&f.history, "history", simHistory, "orders to seed over the past 30 days")
 	fs.StringVar(&f.faults, "faults", "", "JSON fault plan file to install")
@@ -146,7 +149,8 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		}
 		opts = append(opts, brokertest.WithFaultPlan(plan))
 	}
-	// Build the venue once before listening, so that a bad setting is a
+	// The global --seed (simflag.go) seeds prices, ids, partial fills and
+	// history. Build the venue once before listening, so that a bad setting is a
 	// usage error with no socket opened.
 	if _, err := brokertest.New(opts...); err != nil {
 		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))

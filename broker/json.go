@@ -1,0 +1,236 @@
+package broker
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// The MarshalJSON methods in this file write broker's read types as
+// tradewire prints them (tradewire -o json): snake_case names, every
+// decimal as a JSON string holding its exact value (never a float, never
+// an exponent), a decimal the venue left out as null, and times in UTC,
+// RFC 3339 with as many fractional digits as they have ("" for the zero
+// time). Where the venue's shape is the one a reader wants, they write it,
+// and UnmarshalJSON reads back what they wrote; Account, PriceEstimate,
+// FeeReport and Preview write a flatter shape, documented on each.
+
+// jsonDec is a decimal as exact text.
+func jsonDec(d decimal.Decimal) string { return d.String() }
+
+// jsonNull is an optional decimal: nil (null) when not Valid.
+func jsonNull(n decimal.NullDecimal) *string {
+	if !n.Valid {
+		return nil
+	}
+	s := jsonDec(n.Decimal)
+	return &s
+}
+
+// jsonGiven is a value that may not have been given: nil (null) when zero.
+func jsonGiven(d decimal.Decimal) *string {
+	return jsonNull(decimal.NullDecimal{Decimal: d, Valid: !d.IsZero()})
+}
+
+// jsonTime is a time in UTC, RFC 3339 with its fractional digits; "" for
+// the zero time.
+func jsonTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// MarshalJSON writes the account with its fee tier flattened into it:
+// account_number, status, account_type, is_api_tradable, buying_power,
+// buying_power_currency, fee_ratio, thirty_day_volume, and
+// next_fee_tier_ratio and next_fee_tier_threshold (null in the top tier).
+// The venue nests the fee tier in fee_tier_status, which UnmarshalJSON
+// reads.
+func (a Account) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		AccountNumber        string  `json:"account_number"`
+		Status               string  `json:"status"`
+		AccountType          string  `json:"account_type"`
+		IsAPITradable        bool    `json:"is_api_tradable"`
+		BuyingPower          string  `json:"buying_power"`
+		BuyingPowerCurrency  string  `json:"buying_power_currency"`
+		FeeRatio             string  `json:"fee_ratio"`
+		ThirtyDayVolume      string  `json:"thirty_day_volume"`
+		NextFeeTierRatio     *string `json:"next_fee_tier_ratio"`
+		NextFeeTierThreshold *string `json:"next_fee_tier_threshold"`
+	}{
+		a.AccountNumber, a.Status, a.AccountType, a.IsAPITradable, jsonDec(a.BuyingPower), a.BuyingPowerCurrency,
+		jsonDec(a.FeeTier.FeeRatio), jsonDec(a.FeeTier.ThirtyDayVolume),
+		jsonNull(a.FeeTier.NextFeeTierRatio), jsonNull(a.FeeTier.NextFeeTierThreshold),
+	})
+}
+
+// MarshalJSON writes the holding in the venue's shape.
+func (h Holding) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		AssetCode                   string `json:"asset_code"`
+		TotalQuantity               string `json:"total_quantity"`
+		QuantityAvailableForTrading string `json:"quantity_available_for_trading"`
+		AccountNumber               string `json:"account_number"`
+	}{h.AssetCode, jsonDec(h.TotalQuantity), jsonDec(h.QuantityAvailableForTrading), h.AccountNumber})
+}
+
+// MarshalJSON writes the trading pair in the venue's shape;
+// min_order_amount is null when the venue sent none.
+func (p TradingPair) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Symbol         string  `json:"symbol"`
+		AssetCode      string  `json:"asset_code"`
+		QuoteCode      string  `json:"quote_code"`
+		AssetIncrement string  `json:"asset_increment"`
+		QuoteIncrement string  `json:"quote_increment"`
+		MinOrderAmount *string `json:"min_order_amount"`
+		MaxOrderSize   string  `json:"max_order_size"`
+		Status         string  `json:"status"`
+		IsAPITradable  bool    `json:"is_api_tradable"`
+	}{
+		p.Symbol, p.AssetCode, p.QuoteCode, jsonDec(p.AssetIncrement), jsonDec(p.QuoteIncrement),
+		jsonNull(p.MinOrderAmount), jsonDec(p.MaxOrderSize), p.Status, p.IsAPITradable,
+	})
+}
+
+// MarshalJSON writes the quote in the venue's shape, bid and ask exactly
+// as sent, plus crossed (bid above ask), which UnmarshalJSON ignores.
+func (q Quote) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Symbol    string `json:"symbol"`
+		Bid       string `json:"bid"`
+		Ask       string `json:"ask"`
+		Crossed   bool   `json:"crossed"`
+		Timestamp string `json:"timestamp"`
+	}{q.Symbol, jsonDec(q.Bid), jsonDec(q.Ask), q.Crossed(), jsonTime(q.Timestamp)})
+}
+
+// MarshalJSON writes the estimate with its one price (see Price) in
+// place of the venue's ask and bid: symbol, side, quantity, price (null
+// when the venue sent neither), fee_ratio, est_fee, est_total_cost (null
+// on bid rows) and timestamp.
+func (e PriceEstimate) MarshalJSON() ([]byte, error) {
+	price, ok := e.Price()
+	return json.Marshal(struct {
+		Symbol       string  `json:"symbol"`
+		Side         string  `json:"side"`
+		Quantity     string  `json:"quantity"`
+		Price        *string `json:"price"`
+		FeeRatio     string  `json:"fee_ratio"`
+		EstFee       string  `json:"est_fee"`
+		EstTotalCost *string `json:"est_total_cost"`
+		Timestamp    string  `json:"timestamp"`
+	}{
+		e.Symbol, string(e.Side), jsonDec(e.Quantity), jsonNull(decimal.NullDecimal{Decimal: price, Valid: ok}),
+		jsonDec(e.FeeRatio), jsonDec(e.EstFee), jsonNull(e.EstTotalCost), jsonTime(e.Timestamp),
+	})
+}
+
+// effectiveFeeRate is the symbol's fees / filled notional rounded to 12
+// places, as FeeReport's; nil when nothing filled.
+func (s SymbolFees) effectiveFeeRate() *string {
+	if !s.FilledNotional.IsPositive() {
+		return nil
+	}
+	r := jsonDec(s.TotalFees.DivRound(s.FilledNotional, effectiveRatePlaces))
+	return &r
+}
+
+// MarshalJSON writes the symbol's share with its effective fee rate
+// (null when nothing filled).
+func (s SymbolFees) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Symbol           string  `json:"symbol"`
+		Orders           int     `json:"orders"`
+		TotalFees        string  `json:"total_fees"`
+		FilledNotional   string  `json:"filled_notional"`
+		EffectiveFeeRate *string `json:"effective_fee_rate"`
+	}{s.Symbol, s.Orders, jsonDec(s.TotalFees), jsonDec(s.FilledNotional), s.effectiveFeeRate()})
+}
+
+// MarshalJSON writes the report flat: partial, window_start, window_end,
+// fee_ratio, thirty_day_volume, total_fees, orders, filled_notional,
+// effective_fee_rate (null when nothing filled), pages, requests (the
+// accounts read plus the pages: what the summary cost in rate budget) and
+// by_symbol.
+func (r FeeReport) MarshalJSON() ([]byte, error) {
+	bySymbol := r.BySymbol
+	if bySymbol == nil {
+		bySymbol = []SymbolFees{}
+	}
+	return json.Marshal(struct {
+		Partial          bool         `json:"partial"`
+		WindowStart      string       `json:"window_start"`
+		WindowEnd        string       `json:"window_end"`
+		FeeRatio         string       `json:"fee_ratio"`
+		ThirtyDayVolume  string       `json:"thirty_day_volume"`
+		TotalFees        string       `json:"total_fees"`
+		Orders           int          `json:"orders"`
+		FilledNotional   string       `json:"filled_notional"`
+		EffectiveFeeRate *string      `json:"effective_fee_rate"`
+		Pages            int          `json:"pages"`
+		Requests         int          `json:"requests"`
+		BySymbol         []SymbolFees `json:"by_symbol"`
+	}{
+		r.Partial, jsonTime(r.Start), jsonTime(r.End), jsonDec(r.FeeRatio), jsonDec(r.ThirtyDayVolume),
+		jsonDec(r.TotalFees), r.Orders, jsonDec(r.FilledNotional),
+		jsonNull(decimal.NullDecimal{Decimal: r.EffectiveFeeRate, Valid: r.EffectiveFeeRateDefined}),
+		r.Pages, 1 + r.Pages, bySymbol,
+	})
+}
+
+// MarshalJSON writes the violation: field, code, limit (null when none
+// applies) and detail.
+func (v Violation) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Field  string  `json:"field"`
+		Code   string  `json:"code"`
+		Limit  *string `json:"limit"`
+		Detail string  `json:"detail"`
+	}{v.Field, string(v.Code), jsonGiven(v.Limit), v.Detail})
+}
+
+// MarshalJSON writes the preview flat: estimate (always true), valid (no
+// violation), the request as given (symbol, side, type, and
+// asset_quantity, quote_amount, limit_price, stop_price, null when not
+// given), the estimate (estimated_asset_quantity, market_price, price,
+// notional, fee_ratio, fee, total), suggested_quantity (null when none),
+// violations and estimated_at. The trading pair is left out: tradewire
+// pairs prints it.
+func (p Preview) MarshalJSON() ([]byte, error) {
+	violations := p.Violations
+	if violations == nil {
+		violations = []Violation{}
+	}
+	return json.Marshal(struct {
+		Estimate               bool        `json:"estimate"`
+		Valid                  bool        `json:"valid"`
+		Symbol                 string      `json:"symbol"`
+		Side                   string      `json:"side"`
+		Type                   string      `json:"type"`
+		AssetQuantity          *string     `json:"asset_quantity"`
+		QuoteAmount            *string     `json:"quote_amount"`
+		LimitPrice             *string     `json:"limit_price"`
+		StopPrice              *string     `json:"stop_price"`
+		EstimatedAssetQuantity string      `json:"estimated_asset_quantity"`
+		MarketPrice            string      `json:"market_price"`
+		Price                  string      `json:"price"`
+		Notional               string      `json:"notional"`
+		FeeRatio               string      `json:"fee_ratio"`
+		Fee                    string      `json:"fee"`
+		Total                  string      `json:"total"`
+		SuggestedQuantity      *string     `json:"suggested_quantity"`
+		Violations             []Violation `json:"violations"`
+		EstimatedAt            string      `json:"estimated_at"`
+	}{
+		true, p.OK(), p.Request.Symbol, string(p.Request.Side), string(p.Request.Type),
+		jsonGiven(p.Request.AssetQuantity), jsonGiven(p.Request.QuoteAmount),
+		jsonGiven(p.Request.LimitPrice), jsonGiven(p.Request.StopPrice),
+		jsonDec(p.AssetQuantity), jsonDec(p.MarketPrice), jsonDec(p.Price), jsonDec(p.Notional),
+		jsonDec(p.FeeRatio), jsonDec(p.Fee), jsonDec(p.Total), jsonNull(p.SuggestedQuantity),
+		violations, jsonTime(p.EstimatedAt),
+	})
+}
