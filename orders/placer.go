@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -38,7 +39,7 @@ const (
 	DefaultLookupPageCap = 50
 )
 
-const ordersPath = "/api/v2/crypto/trading/orders/"
+const ordersPath = wire.PathOrders
 
 // Placer places orders so that calling Place again after any failure
 // never leaves two orders for one key. A Placer is safe for concurrent
@@ -96,7 +97,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, op
 	if tc == nil || store == nil {
 		return nil, errors.New("orders: a transport client and an intent store are required")
 	}
-	if !accountShape.MatchString(accountNumber) {
+	if !wire.ValidAccountNumber(accountNumber) {
 		return nil, fmt.Errorf("orders: account number %q: want letters and digits", accountNumber)
 	}
 	p := &Placer{
@@ -114,8 +115,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, op
 }
 
 var (
-	accountShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
-	uuidShape    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	uuidShape = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
 // ClientOrderID returns the client_order_id Place derives for key.
