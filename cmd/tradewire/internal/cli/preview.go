@@ -75,7 +75,7 @@ at least one; 2 when the request cannot be previewed at all (bad flags).`,
 			if err != nil {
 				return err
 			}
-			req := broker.PreviewRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
+			req := broker.OrderRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
 				QuoteAmount: r.QuoteAmount, LimitPrice: r.LimitPrice, StopPrice: r.StopPrice}
 			c, err := a.brokerClient()
 			if err != nil {
