@@ -100,6 +100,22 @@ func (c *Client) accountNumber(ctx context.Context) (string, error) {
 	return a.AccountNumber, nil
 }
 
+// knownAccount returns the account number if it is already known (set or
+// resolved), without reading the venue; "" otherwise, or while another
+// call is resolving it.
+func (c *Client) knownAccount() string {
+	if c.fixedAccount != "" {
+		return c.fixedAccount
+	}
+	select {
+	case c.acct.lock <- struct{}{}:
+		defer c.acct.release()
+		return c.acct.number
+	default:
+		return ""
+	}
+}
+
 func constTarget(t string) func(context.Context) (string, error) {
 	return func(context.Context) (string, error) { return t, nil }
 }

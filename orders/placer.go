@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sync"
 	"time"
 
@@ -113,10 +112,6 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, op
 	}
 	return p, nil
 }
-
-var (
-	uuidShape = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-)
 
 // ClientOrderID returns the client_order_id Place derives for key.
 func (p *Placer) ClientOrderID(key string) string {
