@@ -48,7 +48,7 @@ func Example_bot() {
 	}
 	req := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
 		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: q[0].Bid.Mul(decimal.RequireFromString("0.9")).Round(2)}
-	p, err := c.Preview(ctx, req)
+	p, err := c.Preview(ctx, req) // an *broker.ArgumentError names a field Place would refuse too
 	if err != nil || !p.OK() || p.Total.GreaterThan(acct.BuyingPower) {
 		fmt.Println("preview:", err, p.Violations)
 		return
@@ -57,33 +57,11 @@ func Example_bot() {
 
 	const key = "dip-2026-08-20" // the same key after any failure: never two orders
 	o, err := c.Place(ctx, key, req)
-	switch {
-	case err == nil:
-		fmt.Println("placed:", o.State)
-	case errors.Is(err, broker.ErrRecordedOrder):
-		fmt.Println("placed earlier; the venue could not be read:", o.State)
-	case errors.Is(err, broker.ErrInProgress):
-		fmt.Println("another process places this key: try again later, same key")
-		return
-	case errors.Is(err, broker.ErrUnknownOutcome):
-		fmt.Println("it may exist: Place again later with the same key, or Recover; never a new key")
-		return
-	case errors.Is(err, broker.ErrRejected):
-		fmt.Println("the venue said no; nothing is live:", err)
-		return
-	case errors.Is(err, broker.ErrNotPlaced):
-		fmt.Println("nothing placed: the same key again is safe")
-		return
-	case errors.Is(err, broker.ErrNotSent):
-		fmt.Println("nothing sent this time: retry later, same key only")
-		return
-	case errors.Is(err, broker.ErrInvalidRequest):
-		fmt.Println("fix the request:", err)
-		return
-	default:
-		fmt.Println("treat as unknown:", err)
+	if err != nil && !errors.Is(err, broker.ErrRecordedOrder) { // ErrRecordedOrder: o is as acknowledged
+		fmt.Println(whatNow(err))
 		return
 	}
+	fmt.Println("placed:", o.State)
 
 	found, err := c.OrderByKey(ctx, key)
 	if err != nil {
@@ -93,12 +71,8 @@ func Example_bot() {
 	fmt.Println("found by key:", found.ID == o.ID, found.ClientOrderID == c.ClientOrderID(key))
 
 	if _, err := c.CancelOrder(ctx, o.ID); err != nil {
-		var rej *broker.CancelRejectedError
-		if errors.As(err, &rej) { // already final
-			fmt.Println("cancel refused:", rej.Detail)
-		} else { // broker.ErrNoSuchOrder, broker.ErrUnknownOutcome, …
-			fmt.Println("cancel:", err)
-		}
+		var rej *broker.CancelRejectedError // already final; or ErrNoSuchOrder, ErrUnknownOutcome, …
+		fmt.Println("cancel:", err, errors.As(err, &rej))
 		return
 	}
 	for o.State != broker.StateCanceled {
@@ -119,4 +93,23 @@ func Example_bot() {
 	// placed: open
 	// found by key: true true
 	// state: canceled
+}
+
+// whatNow is the bot's switch over Place's errors, in the documented order.
+func whatNow(err error) string {
+	switch {
+	case errors.Is(err, broker.ErrInProgress):
+		return "another process places this key: try again later, same key"
+	case errors.Is(err, broker.ErrUnknownOutcome):
+		return "it may exist: Place again later with the same key, or Recover; never a new key"
+	case errors.Is(err, broker.ErrRejected):
+		return "the venue said no; nothing is live: " + err.Error()
+	case errors.Is(err, broker.ErrNotPlaced):
+		return "nothing placed: the same key again is safe"
+	case errors.Is(err, broker.ErrNotSent):
+		return "nothing sent this time: retry later, same key only"
+	case errors.Is(err, broker.ErrInvalidRequest):
+		return "fix the request: " + err.Error()
+	}
+	return "treat as unknown: " + err.Error()
 }

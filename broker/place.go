@@ -11,6 +11,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/transport"
 )
 
 // RecoverReport says what Recover found (package orders' type).
@@ -202,7 +203,7 @@ func (c *Client) OrderByClientOrderID(ctx context.Context, id string) (*Order, e
 				return c.Order(ctx, rec.OrderID)
 			}
 			if !rec.FirstSentAt.IsZero() {
-				filter.CreatedAtStart = rec.FirstSentAt.Add(-orders.DefaultLookback - 10*60e9)
+				filter.CreatedAtStart = rec.FirstSentAt.Add(-orders.DefaultLookback - transport.MaxClockOffset)
 			}
 		case !errors.Is(err, idempotency.ErrNotFound):
 			return nil, fmt.Errorf("broker: reading the intent store: %w", err)
