@@ -69,7 +69,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 	if c.place.store == nil {
 		switch {
 		case c.fleet != nil && c.place.storeFile == "":
-			s, err := redisstore.New(ctx, c.fleet.rdb, n)
+			s, err := redisstore.New(ctx, c.fleet.rdb, n, redisstore.WithClock(c.clock))
 			if err != nil {
 				return nil, fmt.Errorf("broker: the fleet's intent store: %w", err)
 			}
