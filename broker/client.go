@@ -32,14 +32,18 @@ const (
 	EnvPrivateKeyFile = "TRADEWIRE_PRIVATE_KEY_FILE" // path to a key file, mode 0600
 )
 
-// Client is the facade a bot or batch script uses to read from the venue's
-// v2 API: the account, holdings, trading pairs, quotes, estimated prices and
-// orders, plus cancels, fee summaries and order previews.
+// Client is the facade a bot or batch script uses for the venue's v2 API:
+// the account, holdings, trading pairs, quotes, estimated prices, orders,
+// fee summaries and order previews, and placing (Place, once per key),
+// finding (OrderByKey, OrderByClientOrderID), canceling (CancelOrder) and
+// recovering (Recover) orders.
 //
-// A Client is safe for concurrent use by many goroutines. It caches the
-// account number (resolved once) and trading pairs (per symbol, for
-// Preview); it starts no goroutines. Construct it with New or
-// NewFromTransport; the zero value is not usable.
+// A Client is safe for concurrent use by many goroutines; Places of one
+// key run one at a time. It caches the account number (resolved once) and
+// trading pairs (per symbol, for Preview); it opens the intent store on
+// the first Place or Recover, and starts no goroutines. Construct it with
+// New or NewFromTransport; the zero value is not usable. Close releases
+// what it opened.
 type Client struct {
 	tc      *transport.Client
 	clock   clockwork.Clock

@@ -35,8 +35,9 @@
 // token bucket (default 100 a minute, bursts of 300, the venue's budget),
 // is signed afresh, and sends the same bytes. GETs are retried on 429, 500,
 // 502, 503, 504 and failures below HTTP, with capped exponential backoff
-// (WithRetryPolicy; the zero policy makes one attempt). Writes — a cancel
-// here — are sent once and never retried. All waits run on the injected
+// (WithRetryPolicy; the zero policy makes one attempt). Writes — creates
+// and cancels — are sent once by the transport and never retried there;
+// only Place may send a create again, after a lookup (# Idempotency). All waits run on the injected
 // clock (WithClock) and end at once when the context does.
 //
 // # Idempotency
