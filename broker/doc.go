@@ -37,8 +37,9 @@
 // 502, 503, 504 and failures below HTTP, with capped exponential backoff
 // (WithRetryPolicy; the zero policy makes one attempt). Writes — creates
 // and cancels — are sent once by the transport and never retried there;
-// only Place may send a create again, after a lookup (# Idempotency). All waits run on the injected
-// clock (WithClock) and end at once when the context does.
+// only Place may send a create again, after a lookup (# Idempotency).
+// All waits run on the injected clock (WithClock) and end at once when the
+// context does.
 //
 // # Idempotency
 //
