@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tradewire/tradewire/internal/pages"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -16,7 +17,7 @@ var (
 	ErrNoSuchOrder = errors.New("no such order")
 	// ErrRepeatedCursor: a listing's next link led back to a page already
 	// read; the listing stopped rather than loop.
-	ErrRepeatedCursor = errors.New("pagination repeated a cursor")
+	ErrRepeatedCursor = pages.ErrRepeated
 	// ErrUnknownSymbol: the venue lists no trading pair for a symbol.
 	ErrUnknownSymbol = errors.New("no such trading pair")
 	// ErrAccount: the venue's accounts list did not name exactly one

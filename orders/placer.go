@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/pages"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -529,26 +530,11 @@ func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, si
 	if symbol != "" {
 		q.Set("symbol", symbol)
 	}
-	target := ordersPath + "?" + q.Encode()
-	seen := map[string]bool{target: true}
 	var blind error // why the walk may have missed an order, if it did
-	fullSize := -1  // the row count of every earlier page, while all agree
-	for page := 1; ; page++ {
-		if page > p.pageCap {
-			return nil, nil, fmt.Errorf("%w: more than %d pages", ErrLookupIncomplete, p.pageCap)
-		}
-		resp, err := p.tc.Get(ctx, target)
-		if err != nil {
-			return nil, nil, err
-		}
-		var pg struct {
-			Next    *string           `json:"next"`
-			Results []json.RawMessage `json:"results"`
-		}
-		if err := json.Unmarshal(resp.Body, &pg); err != nil {
-			return nil, nil, fmt.Errorf("%w: page %d does not decode: %v", ErrLookupIncomplete, page, err)
-		}
-		for i, raw := range pg.Results {
+	var found *Order
+	var foundRaw []byte
+	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
+		for i, raw := range rows {
 			var o Order
 			if err := json.Unmarshal(raw, &o); err != nil {
 				blind = fmt.Errorf("%w: page %d row %d does not decode: %v", ErrLookupIncomplete, page, i+1, err)
@@ -559,29 +545,27 @@ func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, si
 				continue
 			}
 			if o.ClientOrderID == rec.ClientOrderID {
-				return &o, raw, nil
+				found, foundRaw = &o, raw
+				return false, nil
 			}
 		}
-		if pg.Next == nil || *pg.Next == "" {
-			if page > 1 && len(pg.Results) > 0 && len(pg.Results) == fullSize {
-				return nil, nil, fmt.Errorf("%w: page %d is as full as every page before it but has no next link", ErrLookupIncomplete, page)
-			}
-			return nil, nil, blind
-		}
-		switch {
-		case page == 1:
-			fullSize = len(pg.Results)
-		case len(pg.Results) != fullSize:
-			fullSize = -1
-		}
-		if target, err = p.tc.Target(*pg.Next); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
-		}
-		if seen[target] {
-			return nil, nil, fmt.Errorf("%w: the venue repeated a page", ErrLookupIncomplete)
-		}
-		seen[target] = true
+		return true, nil
+	})
+	var capErr *pages.CapError
+	var linkErr *pages.LinkError
+	var decErr *pages.DecodeError
+	switch {
+	case found != nil:
+		return found, foundRaw, nil
+	case err == nil:
+		return nil, nil, blind
+	case errors.As(err, &capErr):
+		return nil, nil, fmt.Errorf("%w: more than %d pages", ErrLookupIncomplete, p.pageCap)
+	case errors.Is(err, pages.ErrVanished), errors.Is(err, pages.ErrRepeated),
+		errors.As(err, &linkErr), errors.As(err, &decErr):
+		return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
 	}
+	return nil, nil, err // the venue's answer or the transport's
 }
 
 func decodeOrder(b []byte) (*Order, error) {
