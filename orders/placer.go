@@ -551,18 +551,12 @@ func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, si
 		}
 		return true, nil
 	})
-	var capErr *pages.CapError
-	var linkErr *pages.LinkError
-	var decErr *pages.DecodeError
 	switch {
 	case found != nil:
 		return found, foundRaw, nil
 	case err == nil:
 		return nil, nil, blind
-	case errors.As(err, &capErr):
-		return nil, nil, fmt.Errorf("%w: more than %d pages", ErrLookupIncomplete, p.pageCap)
-	case errors.Is(err, pages.ErrVanished), errors.Is(err, pages.ErrRepeated),
-		errors.As(err, &linkErr), errors.As(err, &decErr):
+	case pages.Own(err): // the walk could not see every order
 		return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
 	}
 	return nil, nil, err // the venue's answer or the transport's

@@ -56,6 +56,15 @@ func (e *DecodeError) Error() string {
 }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// Own reports whether err is one of Walk's own (the listing could not be
+// read whole), not a failure of Get.
+func Own(err error) bool {
+	var ce *CapError
+	var le *LinkError
+	var de *DecodeError
+	return errors.Is(err, ErrVanished) || errors.Is(err, ErrRepeated) || errors.As(err, &ce) || errors.As(err, &le) || errors.As(err, &de)
+}
+
 // Walk reads the listing at first, a page at a time, and hands each
 // page's rows to visit, which returns false to stop. A failure of Get is
 // returned as it is. A repeated link is found in constant memory (Brent's
