@@ -9,14 +9,14 @@ import (
 	"github.com/tradewire/tradewire/internal/wire"
 )
 
-// v2 paths.
+// v2 paths (internal/wire holds them all).
 const (
-	pathAccounts       = "/api/v2/crypto/trading/accounts/"
-	pathHoldings       = "/api/v2/crypto/trading/holdings/"
-	pathTradingPairs   = "/api/v2/crypto/trading/trading_pairs/"
-	pathBestBidAsk     = "/api/v2/crypto/marketdata/best_bid_ask/"
-	pathEstimatedPrice = "/api/v2/crypto/trading/estimated_price/"
-	pathOrders         = "/api/v2/crypto/trading/orders/"
+	pathAccounts       = wire.PathAccounts
+	pathHoldings       = wire.PathHoldings
+	pathTradingPairs   = wire.PathTradingPairs
+	pathBestBidAsk     = wire.PathBestBidAsk
+	pathEstimatedPrice = wire.PathEstimatedPrice
+	pathOrders         = wire.PathOrders
 )
 
 // accountCache holds the resolved account number. lock (capacity 1) is
@@ -100,6 +100,22 @@ func (c *Client) accountNumber(ctx context.Context) (string, error) {
 	return a.AccountNumber, nil
 }
 
+// knownAccount returns the account number if it is already known (set or
+// resolved), without reading the venue; "" otherwise, or while another
+// call is resolving it.
+func (c *Client) knownAccount() string {
+	if c.fixedAccount != "" {
+		return c.fixedAccount
+	}
+	select {
+	case c.acct.lock <- struct{}{}:
+		defer c.acct.release()
+		return c.acct.number
+	default:
+		return ""
+	}
+}
+
 func constTarget(t string) func(context.Context) (string, error) {
 	return func(context.Context) (string, error) { return t, nil }
 }
@@ -130,42 +146,11 @@ func (c *Client) Holdings(ctx context.Context, assetCodes []string, opts ...Call
 	})
 }
 
-func validAccountNumber(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
-			return false
-		}
-	}
-	return true
-}
+func validAccountNumber(s string) bool { return wire.ValidAccountNumber(s) }
 
-// validCode reports whether s is an upper-case asset or quote code.
-func validCode(s string) bool {
-	if s == "" || len(s) > 16 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
+func validCode(s string) bool { return wire.ValidCode(s) }
 
-// validSymbol reports whether s is an upper-case pair like BTC-USD.
-func validSymbol(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '-' {
-			return validCode(s[:i]) && validCode(s[i+1:])
-		}
-	}
-	return false
-}
+func validSymbol(s string) bool { return wire.ValidSymbol(s) }
 
 func checkSymbol(field, s string) error {
 	if !validSymbol(s) {

@@ -89,7 +89,7 @@ func TestAgainstSimulatedVenue(t *testing.T) {
 	if !r.TotalFees.Equal(want) {
 		t.Errorf("fee summary %s, orders sum to %s", r.TotalFees, want)
 	}
-	p, err := c.Preview(ctx, broker.PreviewRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString("0.001")})
+	p, err := c.Preview(ctx, broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString("0.001")})
 	if err != nil || !p.Estimate || !p.Total.IsPositive() {
 		t.Fatalf("preview %+v, %v", p, err)
 	}

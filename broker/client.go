@@ -10,6 +10,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
 
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -30,14 +32,18 @@ const (
 	EnvPrivateKeyFile = "TRADEWIRE_PRIVATE_KEY_FILE" // path to a key file, mode 0600
 )
 
-// Client is the facade a bot or batch script uses to read from the venue's
-// v2 API: the account, holdings, trading pairs, quotes, estimated prices and
-// orders, plus cancels, fee summaries and order previews.
+// Client is the facade a bot or batch script uses for the venue's v2 API:
+// the account, holdings, trading pairs, quotes, estimated prices, orders,
+// fee summaries and order previews, and placing (Place, once per key),
+// finding (OrderByKey, OrderByClientOrderID), canceling (CancelOrder) and
+// recovering (Recover) orders.
 //
-// A Client is safe for concurrent use by many goroutines. It caches the
-// account number (resolved once) and trading pairs (per symbol, for
-// Preview); it starts no goroutines. Construct it with New or
-// NewFromTransport; the zero value is not usable.
+// A Client is safe for concurrent use by many goroutines; Places of one
+// key run one at a time. It caches the account number (resolved once) and
+// trading pairs (per symbol, for Preview); it opens the intent store on
+// the first Place or Recover, and starts no goroutines. Construct it with
+// New or NewFromTransport; the zero value is not usable. Close releases
+// what it opened.
 type Client struct {
 	tc      *transport.Client
 	clock   clockwork.Clock
@@ -51,6 +57,7 @@ type Client struct {
 	pairs pairCache
 	// fleet is the shared budget New built for WithRedisURL, or nil.
 	fleet *fleetBudget
+	place placing
 }
 
 // Option configures a Client built by New or NewFromTransport.
@@ -73,6 +80,11 @@ type config struct {
 	tOpts     []transport.Option
 	tOptNames []string // transport options given, for NewFromTransport's refusal
 	credsSet  bool
+
+	store      idempotency.Store
+	storeFile  string
+	namespace  string
+	placerOpts []orders.Option
 }
 
 func (c *config) transportOpt(name string, o transport.Option) {
@@ -263,7 +275,11 @@ func newClient(tc *transport.Client, cfg *config) (*Client, error) {
 	if cfg.account != "" && !validAccountNumber(cfg.account) {
 		return nil, &ArgumentError{Field: "WithAccountNumber", Value: cfg.account, Reason: "must be letters and digits"}
 	}
+	if cfg.store != nil && cfg.storeFile != "" {
+		return nil, &ArgumentError{Field: "WithIntentStoreFile", Value: cfg.storeFile, Reason: "give WithIntentStore or WithIntentStoreFile, not both"}
+	}
 	c := &Client{tc: tc, clock: cfg.clock, log: zerolog.Nop(), pageCap: cfg.pageCap, fixedAccount: cfg.account}
+	c.place = placing{store: cfg.store, storeFile: cfg.storeFile, namespace: cfg.namespace, opts: cfg.placerOpts}
 	if c.clock == nil {
 		c.clock = clockwork.NewRealClock()
 	}
@@ -338,8 +354,7 @@ func (cfg *config) resolveSigner() (*signing.Signer, error) {
 // BaseURL returns the venue's base URL (scheme and host).
 func (c *Client) BaseURL() string { return c.tc.BaseURL() }
 
-// Transport returns the transport client requests go through, to share
-// with package orders.
+// Transport returns the transport client requests go through.
 func (c *Client) Transport() *transport.Client { return c.tc }
 
 // getJSON sends a GET for target and decodes the 2xx body into v.

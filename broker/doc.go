@@ -1,7 +1,8 @@
 // Package broker is the facade bots and batch scripts import to talk to the
 // Robinhood Crypto Trading API v2: the account and its fee tier, holdings,
-// trading pairs, best bid/ask, estimated prices, orders, cancels, fee
-// summaries and order previews.
+// trading pairs, best bid/ask, estimated prices, orders, fee summaries and
+// order previews, and placing, looking up, canceling and recovering
+// orders. A bot needs no other tradewire package.
 //
 // Build a Client with New from explicit credentials or the environment:
 //
@@ -34,36 +35,69 @@
 // token bucket (default 100 a minute, bursts of 300, the venue's budget),
 // is signed afresh, and sends the same bytes. GETs are retried on 429, 500,
 // 502, 503, 504 and failures below HTTP, with capped exponential backoff
-// (WithRetryPolicy; the zero policy makes one attempt). Writes — a cancel
-// here — are sent once and never retried. All waits run on the injected
-// clock (WithClock) and end at once when the context does.
+// (WithRetryPolicy; the zero policy makes one attempt). Writes — creates
+// and cancels — are sent once by the transport and never retried there;
+// only Place may send a create again, after a lookup (# Idempotency).
+// All waits run on the injected clock (WithClock) and end at once when the
+// context does.
 //
 // # Idempotency
 //
-// This package places no orders: package orders does, with orders.Placer,
-// which derives the client_order_id from the caller's idempotency key,
-// records the intent durably before the first send, and looks the order up
-// before any resend. Give it this client's transport (Client.Transport) so
-// that reads and creates share one rate budget:
+// Place(ctx, key, req) places an OrderRequest once per key, whatever
+// fails in between: it derives the client_order_id from the account, the
+// namespace (WithNamespace) and the key (ClientOrderID), records the
+// intent durably before the first send, and never sends a create again
+// unless a lookup has shown it absent after every signature it was sent
+// with expired (the engine is package orders; WithPlacerOptions reaches
+// it, such as orders.WithMaxSends(1) to forbid re-sends). Preview and
+// Place refuse the same requests offline.
 //
-//	p, err := orders.New(c.Transport(), store, acct.AccountNumber)
-//
-// Order values from both packages are the same type. CancelOrder is safe
-// to repeat: a second cancel of a final order is a *CancelRejectedError.
-// With WithRedisURL, every process of a fleet shares one rate budget.
+// Intents go to the store given with WithIntentStore, the bolt file of
+// WithIntentStoreFile, the fleet's Redis with WithRedisURL, or else the
+// file at idempotency.DefaultPath(). The store is opened on the first
+// Place or Recover: a Client that only reads never opens or locks it.
+// Close closes what the Client opened. Recover, at start-up, settles what
+// an earlier process left open. OrderByKey and OrderByClientOrderID find
+// an order again (the store first, then the venue's orders list);
+// CancelOrder is the one cancel, safe to repeat: a second cancel of a
+// final order is a *CancelRejectedError. With WithRedisURL, every process
+// of a fleet shares one rate budget and one intent store.
 //
 // # Errors
 //
+// Every error a bot branches on is named here, matched with errors.Is
+// (the values are package orders' and transport's, so either spelling
+// matches). For Place, check them in this order and treat anything else
+// as unknown:
+//
+//	o, err := c.Place(ctx, key, req)
+//	switch {
+//	case err == nil: // placed: o is the order
+//	case errors.Is(err, broker.ErrRecordedOrder): // placed; o is the recorded copy
+//	case errors.Is(err, broker.ErrInProgress): // another process: same key later
+//	case errors.Is(err, broker.ErrUnknownOutcome): // may exist: same key later, or Recover
+//	case errors.Is(err, broker.ErrRejected): // the venue said no: nothing is live
+//	case errors.Is(err, broker.ErrNotPlaced): // nothing placed: same key is safe
+//	case errors.Is(err, broker.ErrNotSent): // nothing sent now: same key later only
+//	case errors.Is(err, broker.ErrInvalidRequest): // refused offline: fix the request
+//	default: // treat as unknown
+//	}
+//
+// The types behind them carry what to act on: *InProgressError,
+// *UnknownOutcomeError (ClientOrderID, Answered2xx), *RejectedError,
+// *NotPlacedError, *NotSentError, *KeyConflictError, *RecordedOrderError.
+//
 // Arguments are checked before anything is sent: a refusal is an
-// *ArgumentError naming the field, matching transport.ErrInvalidRequest.
-// The venue's answers arrive as package transport's errors — a
+// *ArgumentError naming the field, matching ErrInvalidRequest. The
+// venue's answers arrive as package transport's errors — a
 // *transport.StatusError carries the status and the venue's error envelope
-// with its field paths (or the plain-text body, bounded) — and errors.Is
-// works with transport.ErrNotFound, ErrRejected, ErrCredentials,
-// ErrRateLimited, ErrUnavailable and ErrUnknownOutcome. This package adds
-// ErrNoSuchOrder (a 404 for an order id), *CancelRejectedError (the
-// venue's detail on a refused cancel), *PageCapError, ErrRepeatedCursor,
-// ErrUnknownSymbol, ErrAccount and *DecodeError.
+// with its field paths — and errors.Is works with transport.ErrNotFound,
+// ErrRejected, ErrCredentials, ErrRateLimited, ErrUnavailable and
+// ErrUnknownOutcome. This package adds ErrNoSuchOrder (a 404 for an order
+// id, or a *NoSuchClientOrderError from OrderByClientOrderID),
+// *CancelRejectedError (the venue's detail on a refused cancel, matching
+// ErrRejected), *PageCapError, ErrRepeatedCursor, ErrUnknownSymbol,
+// ErrAccount and *DecodeError.
 //
 // # Testing
 //

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tradewire/tradewire/internal/pages"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -15,7 +17,7 @@ var (
 	ErrNoSuchOrder = errors.New("no such order")
 	// ErrRepeatedCursor: a listing's next link led back to a page already
 	// read; the listing stopped rather than loop.
-	ErrRepeatedCursor = errors.New("pagination repeated a cursor")
+	ErrRepeatedCursor = pages.ErrRepeated
 	// ErrUnknownSymbol: the venue lists no trading pair for a symbol.
 	ErrUnknownSymbol = errors.New("no such trading pair")
 	// ErrAccount: the venue's accounts list did not name exactly one
@@ -114,3 +116,93 @@ func pathOf(target string) string {
 	}
 	return target
 }
+
+// The outcomes of Place, CancelOrder and Recover a bot switches on, from
+// this package alone. They are the same values as package orders' and
+// transport's, so errors.Is matches either spelling.
+var (
+	// ErrInProgress: another process sharing the intent store holds the
+	// key. Place again later with the same key. It also matches
+	// ErrUnknownOutcome: check it first.
+	ErrInProgress = orders.ErrInProgress
+	// ErrUnknownOutcome: the create (or cancel) may have taken effect.
+	// Place again later with the same key, or Recover; never a new key.
+	ErrUnknownOutcome = orders.ErrUnknownOutcome
+	// ErrRejected: the venue said no (a create refused or failed, a cancel
+	// of a final order); nothing is live from it.
+	ErrRejected = orders.ErrRejected
+	// ErrNotPlaced: nothing was placed and nothing can land from what was
+	// sent: the same key again is safe.
+	ErrNotPlaced = orders.ErrNotPlaced
+	// ErrNotSent: nothing was sent by this call (the store or the venue
+	// unavailable, the context ended); an earlier create of the key is not
+	// ruled out: again later with the same key only.
+	ErrNotSent = transport.ErrNotSent
+	// ErrInvalidRequest: refused offline, nothing sent (an *ArgumentError
+	// or a *KeyConflictError): fix the request or the key.
+	ErrInvalidRequest = transport.ErrInvalidRequest
+	// ErrRecordedOrder: Place on an acknowledged key could not read the
+	// order afresh and returned the copy recorded at acknowledgement
+	// (*RecordedOrderError).
+	ErrRecordedOrder = errors.New("the order as recorded when acknowledged")
+)
+
+// The error types behind those sentinels, for the fields they carry
+// (package orders' types; see its documentation, # Errors).
+type (
+	// InProgressError: another process holds the key (ErrInProgress).
+	InProgressError = orders.InProgressError
+	// UnknownOutcomeError: the order may exist (ErrUnknownOutcome);
+	// ClientOrderID names it for OrderByClientOrderID.
+	UnknownOutcomeError = orders.UnknownOutcomeError
+	// RejectedError: the venue refused the create (ErrRejected).
+	RejectedError = orders.RejectedError
+	// NotPlacedError: nothing placed (ErrNotPlaced).
+	NotPlacedError = orders.NotPlacedError
+	// NotSentError: nothing sent by this call (ErrNotSent).
+	NotSentError = orders.NotSentError
+	// KeyConflictError: the key was used for another request
+	// (ErrInvalidRequest).
+	KeyConflictError = orders.KeyConflictError
+)
+
+// RecordedOrderError is Place on an acknowledged key whose fresh read
+// failed: Order is the copy recorded when the venue acknowledged it (it
+// exists; its state may have moved on), Err why the read failed. Place
+// returns Order too. It matches ErrRecordedOrder.
+type RecordedOrderError struct {
+	Order *Order
+	Err   error
+}
+
+// Error says the order is the recorded copy.
+func (e *RecordedOrderError) Error() string {
+	return fmt.Sprintf("broker: order %s is the copy recorded when acknowledged; reading it afresh failed: %v", e.Order.ID, e.Err)
+}
+
+// Is matches ErrRecordedOrder.
+func (e *RecordedOrderError) Is(target error) bool { return target == ErrRecordedOrder }
+
+// Unwrap returns why the fresh read failed.
+func (e *RecordedOrderError) Unwrap() error { return e.Err }
+
+// NoSuchClientOrderError is a client_order_id for which neither the
+// intent store nor the venue's orders list shows an order. Intent is the
+// store's state for it ("" when the store has no record): a pending or
+// unknown intent may still land, so Recover or Place with the same key
+// before deciding it is absent. It matches ErrNoSuchOrder.
+type NoSuchClientOrderError struct {
+	ClientOrderID string
+	Intent        string
+}
+
+// Error describes the order not found.
+func (e *NoSuchClientOrderError) Error() string {
+	if e.Intent == "" {
+		return fmt.Sprintf("broker: no order with client_order_id %s", e.ClientOrderID)
+	}
+	return fmt.Sprintf("broker: no order with client_order_id %s at the venue (the intent is %s)", e.ClientOrderID, e.Intent)
+}
+
+// Is matches ErrNoSuchOrder.
+func (e *NoSuchClientOrderError) Is(target error) bool { return target == ErrNoSuchOrder }

@@ -47,9 +47,12 @@ func (f *fleetBudget) close() error {
 	return f.rdb.Close()
 }
 
-// Close releases what New opened for WithRedisURL; it is a no-op
-// otherwise.
-func (c *Client) Close() error { return c.fleet.close() }
+// Close releases what the Client opened: the intent store it opened for
+// placing (never one given with WithIntentStore) and the Redis connection
+// of WithRedisURL. It is a no-op for a Client that only read.
+func (c *Client) Close() error {
+	return errors.Join(c.closeStore(), c.fleet.close())
+}
 
 // RedactRedisURL returns a Redis URL fit for messages: its password, if
 // any, replaced.

@@ -6,14 +6,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -218,5 +222,43 @@ func TestFleetDiscoveryStaysInBudget(t *testing.T) {
 	}
 	if ok != procs*requests {
 		t.Errorf("%d requests ok, want %d", ok, procs*requests)
+	}
+}
+
+// With WithRedisURL the intent store is the fleet's: a second process
+// placing the same key finds the first one's order and sends no create,
+// and no intent file is opened.
+func TestFleetSharesTheIntentStore(t *testing.T) {
+	url := redistest.URL(t)
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	srv := brokertest.NewServer()
+	defer srv.Close()
+	ns := "fleet-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	req := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("30000")}
+	var ids []string
+	for i := 0; i < 2; i++ {
+		c, err := fleetClient(t, srv, url, broker.WithNamespace(ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := c.Place(context.Background(), "k", req)
+		if err != nil {
+			t.Fatalf("process %d: %v", i+1, err)
+		}
+		ids = append(ids, o.ID)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("orders %v: the second process placed again", ids)
+	}
+	if n := len(srv.Ledger().OrdersByClientID(idempotency.ClientOrderID(srv.AccountNumber, ns, "k"))); n != 1 {
+		t.Errorf("%d orders for the key", n)
+	}
+	if _, err := os.Stat(filepath.Join(state, "tradewire")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a fleet client opened an intent file: %v", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tradewire/tradewire/internal/wire"
-	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -173,29 +172,12 @@ func (c *Client) Order(ctx context.Context, id string) (*Order, error) {
 	return &o, nil
 }
 
-// CancelOrder asks the venue to cancel an order and returns the order as
-// the venue reports it, usually still open: the cancel settles about a
-// second later, so read the order again to see it canceled. The order is
-// nil, with no error, when the venue acknowledged the cancel with a body
-// that is not an order.
-//
-// A 404 matches ErrNoSuchOrder. A refusal (400, such as "This order cannot
-// be canceled." for a final order) is a *CancelRejectedError carrying the
-// venue's detail. A cancel is a write: it is sent once and never retried
-// (a lost answer is a transport.ErrUnknownOutcome).
-func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
-	if err := checkOrderID("order_id", id); err != nil {
-		return nil, err
+func cancelError(id string, err error) error {
+	var se *transport.StatusError
+	if errors.As(err, &se) && errors.Is(se, transport.ErrRejected) && !errors.Is(err, transport.ErrUnknownOutcome) {
+		return &CancelRejectedError{OrderID: id, Detail: statusDetail(se), Err: se}
 	}
-	o, err := orders.Cancel(ctx, c.tc, id)
-	if err != nil {
-		var se *transport.StatusError
-		if errors.As(err, &se) && errors.Is(se, transport.ErrRejected) && !errors.Is(err, transport.ErrUnknownOutcome) {
-			return nil, &CancelRejectedError{OrderID: id, Detail: statusDetail(se), Err: se}
-		}
-		return nil, orderError(id, err)
-	}
-	return o, nil
+	return orderError(id, err)
 }
 
 func orderError(id string, err error) error {

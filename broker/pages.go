@@ -2,8 +2,12 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
+
+	"github.com/tradewire/tradewire/internal/pages"
 )
 
 // CallOption adjusts one listing or fee summary.
@@ -101,45 +105,41 @@ func paginate[T any](ctx context.Context, c *Client, cc callConfig, first func(c
 			return
 		}
 		path := pathOf(target)
-		saved, power, steps := target, 1, 0
 		items := 0
-		for pages := 1; ; pages++ {
-			var p page[T]
-			if err := c.getJSON(ctx, target, &p); err != nil {
-				yield(zero, err)
-				return
-			}
-			items += len(p.Results)
+		stopped := false
+		err = pages.Walk(ctx, c.tc, target, cc.pageCap, func(page int, target string, rows []json.RawMessage) (bool, error) {
+			items += len(rows)
 			if cc.progress != nil {
-				cc.progress(Progress{Pages: pages, Items: items})
+				cc.progress(Progress{Pages: page, Items: items})
 			}
-			for _, v := range p.Results {
+			for _, raw := range rows {
+				var v T
+				if err := decodeBody(target, raw, &v); err != nil {
+					return false, err
+				}
 				if !yield(v, nil) {
-					return
+					stopped = true
+					return false, nil
 				}
 			}
-			p.Results = nil // let the page go before the next one arrives
-			if p.Next == nil || *p.Next == "" {
-				return
-			}
-			next, err := c.tc.Target(*p.Next)
-			if err != nil {
-				yield(zero, fmt.Errorf("broker: %s page %d: next link: %w", path, pages, err))
-				return
-			}
-			if next == saved || next == target {
-				yield(zero, fmt.Errorf("broker: %s page %d: %w: %s", path, pages, ErrRepeatedCursor, next))
-				return
-			}
-			if steps++; steps == power {
-				saved, power, steps = next, power*2, 0
-			}
-			if pages >= cc.pageCap {
-				c.log.Warn().Str("path", path).Int("pages", pages).Msg("page cap reached")
-				yield(zero, &PageCapError{Path: path, Pages: pages})
-				return
-			}
-			target = next
+			return true, nil
+		})
+		var capErr *pages.CapError
+		var linkErr *pages.LinkError
+		var decErr *pages.DecodeError
+		switch {
+		case stopped, err == nil, errors.Is(err, pages.ErrVanished):
+			return
+		case errors.As(err, &capErr):
+			c.log.Warn().Str("path", path).Int("pages", capErr.Pages).Msg("page cap reached")
+			err = &PageCapError{Path: path, Pages: capErr.Pages}
+		case errors.As(err, &linkErr):
+			err = fmt.Errorf("broker: %s page %d: next link: %w", path, linkErr.Page, linkErr.Err)
+		case errors.As(err, &decErr):
+			err = &DecodeError{Path: pathOf(decErr.Target), Err: decErr.Err}
+		case errors.Is(err, ErrRepeatedCursor):
+			err = fmt.Errorf("broker: %s %w", path, err)
 		}
+		yield(zero, err)
 	}
 }

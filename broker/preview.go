@@ -9,21 +9,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/internal/wire"
+	"github.com/tradewire/tradewire/orders"
 )
-
-// PreviewRequest is an order to preview. Size it with exactly one of
-// AssetQuantity and QuoteAmount. LimitPrice is for limit and stop_limit
-// orders, StopPrice for stop_loss and stop_limit orders. The zero value is
-// not a valid request.
-type PreviewRequest struct {
-	Symbol        string
-	Side          Side
-	Type          OrderType
-	AssetQuantity decimal.Decimal
-	QuoteAmount   decimal.Decimal
-	LimitPrice    decimal.Decimal
-	StopPrice     decimal.Decimal
-}
 
 // ViolationCode says which rule a previewed order breaks.
 type ViolationCode string
@@ -35,8 +22,6 @@ const (
 	ViolationNotMultiple    ViolationCode = "not_a_multiple_of_increment"
 	ViolationNotTradable    ViolationCode = "pair_not_tradable"
 	ViolationNotAPITradable ViolationCode = "pair_not_api_tradable"
-	ViolationMissing        ViolationCode = "missing"
-	ViolationNotAllowed     ViolationCode = "not_allowed"
 )
 
 // Violation is one rule a previewed order breaks. It is an error, so a
@@ -67,7 +52,7 @@ func (v Violation) Error() string {
 type Preview struct {
 	// Estimate is always true: every number here is an estimate.
 	Estimate bool
-	Request  PreviewRequest
+	Request  OrderRequest
 	Pair     TradingPair
 	// AssetQuantity is the requested quantity, or for a QuoteAmount order
 	// the quantity it buys or sells at Price, rounded down to the asset
@@ -99,13 +84,14 @@ func (p *Preview) OK() bool { return len(p.Violations) == 0 }
 // Preview estimates an order and lists every rule it breaks, without
 // placing it. It reads the trading pair (cached per symbol), for a
 // QuoteAmount market order the best bid/ask, and the venue's estimated
-// price for the quantity (ask for a buy, bid for a sell). A request that
-// cannot be previewed at all (bad symbol, side or type; no size, two
-// sizes, a negative value, one with more than 18 decimal places or 20
+// price for the quantity (ask for a buy, bid for a sell). A request Place
+// would refuse offline (checkOrder: bad symbol, side, type or time in
+// force; no size, two sizes, a price the type does not take or lacks, a
+// value that is not positive or has more than 18 decimal places or 20
 // digits before the point) is refused with an *ArgumentError before
-// anything is sent.
-func (c *Client) Preview(ctx context.Context, req PreviewRequest) (*Preview, error) {
-	if err := checkPreviewRequest(req); err != nil {
+// anything is sent; the trading pair's rules are Violations.
+func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error) {
+	if err := checkOrder(req); err != nil {
 		return nil, err
 	}
 	cfg := string(req.Type) + "_order_config."
@@ -114,23 +100,7 @@ func (c *Client) Preview(ctx context.Context, req PreviewRequest) (*Preview, err
 		p.Violations = append(p.Violations, Violation{Field: field, Code: code, Limit: limit, Detail: fmt.Sprintf(detail, args...)})
 	}
 	hasLimit := req.Type == TypeLimit || req.Type == TypeStopLimit
-	hasStop := req.Type == TypeStopLoss || req.Type == TypeStopLimit
-	switch {
-	case hasLimit && req.LimitPrice.IsZero():
-		violate(cfg+"limit_price", ViolationMissing, decimal.Zero, "a %s order needs a limit price", req.Type)
-	case !hasLimit && !req.LimitPrice.IsZero():
-		violate(cfg+"limit_price", ViolationNotAllowed, decimal.Zero, "a %s order takes no limit price", req.Type)
-	}
-	switch {
-	case hasStop && req.StopPrice.IsZero():
-		violate(cfg+"stop_price", ViolationMissing, decimal.Zero, "a %s order needs a stop price", req.Type)
-	case !hasStop && !req.StopPrice.IsZero():
-		violate(cfg+"stop_price", ViolationNotAllowed, decimal.Zero, "a %s order takes no stop price", req.Type)
-	}
 	byQuote := !req.QuoteAmount.IsZero()
-	if byQuote && req.Type == TypeMarket {
-		violate(cfg+"quote_amount", ViolationNotAllowed, decimal.Zero, "market orders take only asset_quantity")
-	}
 
 	pair, err := c.tradingPair(ctx, req.Symbol)
 	if err != nil {
@@ -263,36 +233,16 @@ func floorTo(v, inc decimal.Decimal) decimal.Decimal {
 	return n.Mul(inc)
 }
 
-func checkPreviewRequest(req PreviewRequest) error {
-	if err := checkSymbol("symbol", req.Symbol); err != nil {
-		return err
+// checkOrder is the one offline check of an order request, for Preview
+// and Place alike: package orders' Validate, refused as an
+// *ArgumentError naming the field.
+func checkOrder(req OrderRequest) error {
+	err := req.Validate()
+	var ve *orders.ValidationError
+	if errors.As(err, &ve) {
+		return &ArgumentError{Field: ve.Field, Reason: ve.Reason}
 	}
-	if req.Side != SideBuy && req.Side != SideSell {
-		return &ArgumentError{Field: "side", Value: string(req.Side), Reason: "must be buy or sell"}
-	}
-	switch req.Type {
-	case TypeMarket, TypeLimit, TypeStopLoss, TypeStopLimit:
-	default:
-		return &ArgumentError{Field: "type", Value: string(req.Type), Reason: "must be market, limit, stop_loss or stop_limit"}
-	}
-	for _, f := range []struct {
-		name string
-		v    decimal.Decimal
-	}{{"asset_quantity", req.AssetQuantity}, {"quote_amount", req.QuoteAmount}, {"limit_price", req.LimitPrice}, {"stop_price", req.StopPrice}} {
-		if err := amountError(f.name, f.v); err != nil {
-			return err
-		}
-		if f.v.IsNegative() {
-			return &ArgumentError{Field: f.name, Value: f.v.String(), Reason: "must not be negative"}
-		}
-	}
-	switch {
-	case req.AssetQuantity.IsZero() && req.QuoteAmount.IsZero():
-		return &ArgumentError{Field: "asset_quantity", Reason: "size the order with asset_quantity or quote_amount"}
-	case !req.AssetQuantity.IsZero() && !req.QuoteAmount.IsZero():
-		return &ArgumentError{Field: "quote_amount", Reason: "asset_quantity and quote_amount are mutually exclusive"}
-	}
-	return nil
+	return err
 }
 
 // amountError refuses a decimal outside wire.CheckAmount's bounds as an

@@ -59,7 +59,7 @@ func TestPreview(t *testing.T) {
 	tests := []struct {
 		name       string
 		pair       string
-		req        PreviewRequest
+		req        OrderRequest
 		violations string
 		suggested  string
 		qty        string
@@ -71,14 +71,14 @@ func TestPreview(t *testing.T) {
 	}{
 		{
 			name: "valid market buy matches the venue's own estimate",
-			req:  PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("0.001")},
+			req:  OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("0.001")},
 			qty:  "0.001", price: "64975.78", notional: "64.97578", fee: "0.61726991", total: "65.59304991",
 			suggested: "null",
 			requests:  []string{pairReq, estAsk + "0.001"},
 		},
 		{
 			name:       "sell uses the bid; off-increment quantity gets a rounded-down suggestion",
-			req:        PreviewRequest{Symbol: "BTC-USD", Side: SideSell, Type: TypeMarket, AssetQuantity: d("0.0010000001")},
+			req:        OrderRequest{Symbol: "BTC-USD", Side: SideSell, Type: TypeMarket, AssetQuantity: d("0.0010000001")},
 			violations: "market_order_config.asset_quantity not_a_multiple_of_increment 0.00000001",
 			suggested:  "0.00100000",
 			qty:        "0.0010000001", price: "64977.64", notional: "64.977646497764", fee: "0.617287641728758", total: "64.360358856035242",
@@ -86,7 +86,7 @@ func TestPreview(t *testing.T) {
 		},
 		{
 			name: "limit above the maximum, price off the quote increment",
-			req:  PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, AssetQuantity: d("25"), LimitPrice: d("36352.785")},
+			req:  OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, AssetQuantity: d("25"), LimitPrice: d("36352.785")},
 			violations: "limit_order_config.limit_price not_a_multiple_of_increment 0.01; " +
 				"limit_order_config.asset_quantity above_max_order_size 20",
 			suggested: "20.00000000",
@@ -95,56 +95,31 @@ func TestPreview(t *testing.T) {
 		},
 		{
 			name:       "below the minimum order amount, no valid suggestion",
-			req:        PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("0.000001")},
+			req:        OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("0.000001")},
 			violations: "market_order_config.asset_quantity below_min_order_amount 0.1",
 			suggested:  "null",
 			qty:        "0.000001", price: "64975.78", notional: "0.06497578", fee: "0.00061726991", total: "0.06559304991",
 			requests: []string{pairReq, estAsk + "0.000001"},
 		},
 		{
-			name: "missing and disallowed prices",
-			req:  PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeStopLimit, AssetQuantity: d("0.001")},
-			violations: "stop_limit_order_config.limit_price missing; " +
-				"stop_limit_order_config.stop_price missing",
-			suggested: "null",
-			qty:       "0.001", price: "64975.78", notional: "64.97578", fee: "0.61726991", total: "65.59304991",
-			requests: []string{pairReq, estAsk + "0.001"},
-		},
-		{
-			name:       "market with a stop price",
-			req:        PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("0.001"), StopPrice: d("1")},
-			violations: "market_order_config.stop_price not_allowed",
-			suggested:  "null",
-			qty:        "0.001", price: "64975.78", notional: "64.97578", fee: "0.61726991", total: "65.59304991",
-			requests: []string{pairReq, estAsk + "0.001"},
-		},
-		{
 			name:       "pair not tradable, not API tradable",
 			pair:       `{"next":null,"results":[{"symbol":"BTC-USD","asset_code":"BTC","quote_code":"USD","asset_increment":"0.00000001","quote_increment":"0.01","max_order_size":"20","status":"untradable","is_api_tradable":false}]}`,
-			req:        PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("0.001")},
+			req:        OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("0.001")},
 			violations: "symbol pair_not_tradable; symbol pair_not_api_tradable",
 			suggested:  "null",
 			qty:        "0.001", price: "64975.78", notional: "64.97578", fee: "0.61726991", total: "65.59304991",
 			requests: []string{pairReq, estAsk + "0.001"},
 		},
 		{
-			name:       "quote-sized market order: converted at the ask, flagged",
-			req:        PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, QuoteAmount: d("100")},
-			violations: "market_order_config.quote_amount not_allowed",
-			suggested:  "null",
-			qty:        "0.00146361", price: "64975.78", notional: "100", fee: "0.95", total: "100.95",
-			requests: []string{pairReq, bbaReq, estAsk + "0.00146361"},
-		},
-		{
 			name:      "quote-sized limit order: converted at the limit price",
-			req:       PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, QuoteAmount: d("100"), LimitPrice: d("64000")},
+			req:       OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, QuoteAmount: d("100"), LimitPrice: d("64000")},
 			suggested: "null",
 			qty:       "0.0015625", price: "64000", notional: "100", fee: "0.95", total: "100.95",
 			requests: []string{pairReq, estAsk + "0.0015625"},
 		},
 		{
 			name: "quote amount off increment and too small to buy one increment",
-			req:  PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, QuoteAmount: d("0.0001"), LimitPrice: d("64000")},
+			req:  OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, QuoteAmount: d("0.0001"), LimitPrice: d("64000")},
 			violations: "limit_order_config.quote_amount not_a_multiple_of_increment 0.01; " +
 				"limit_order_config.quote_amount below_min_order_amount 0.00000001; " +
 				"limit_order_config.quote_amount below_min_order_amount 0.1",
@@ -181,7 +156,7 @@ func TestPreview(t *testing.T) {
 func TestPreviewCachesPairs(t *testing.T) {
 	t.Parallel()
 	c, v := previewVenue(t, "")
-	req := PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: decimal.RequireFromString("0.001")}
+	req := OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: decimal.RequireFromString("0.001")}
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Add(1)
@@ -208,27 +183,33 @@ func TestPreviewRefused(t *testing.T) {
 	t.Parallel()
 	d := decimal.RequireFromString
 	c, v := previewVenue(t, `{"next":null,"results":[]}`)
-	ok := PreviewRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("1")}
+	ok := OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeMarket, AssetQuantity: d("1")}
 	tests := []struct {
 		name  string
-		edit  func(r *PreviewRequest)
+		edit  func(r *OrderRequest)
 		field string
 	}{
-		{"no size", func(r *PreviewRequest) { r.AssetQuantity = decimal.Zero }, "asset_quantity"},
-		{"two sizes", func(r *PreviewRequest) { r.QuoteAmount = d("1") }, "quote_amount"},
-		{"negative", func(r *PreviewRequest) { r.AssetQuantity = d("-1") }, "asset_quantity"},
-		{"negative price", func(r *PreviewRequest) { r.LimitPrice = d("-1") }, "limit_price"},
-		{"side", func(r *PreviewRequest) { r.Side = "ask" }, "side"},
-		{"type", func(r *PreviewRequest) { r.Type = "trailing_stop" }, "type"},
-		{"symbol", func(r *PreviewRequest) { r.Symbol = "btc-usd" }, "symbol"},
-		{"quantity 1e400", func(r *PreviewRequest) { r.AssetQuantity = decimal.New(1, 400) }, "asset_quantity"},
-		{"quantity 1e-400", func(r *PreviewRequest) { r.AssetQuantity = decimal.New(1, -400) }, "asset_quantity"},
-		{"quantity of 1000 digits", func(r *PreviewRequest) { r.AssetQuantity = d(strings.Repeat("9", 1000)) }, "asset_quantity"},
-		{"quote amount with 19 places", func(r *PreviewRequest) {
+		{"no size", func(r *OrderRequest) { r.AssetQuantity = decimal.Zero }, "asset_quantity"},
+		{"two sizes", func(r *OrderRequest) { r.QuoteAmount = d("1") }, "asset_quantity"},
+		{"negative", func(r *OrderRequest) { r.AssetQuantity = d("-1") }, "asset_quantity"},
+		{"negative price", func(r *OrderRequest) { r.LimitPrice = d("-1") }, "limit_price"},
+		{"side", func(r *OrderRequest) { r.Side = "ask" }, "side"},
+		{"type", func(r *OrderRequest) { r.Type = "trailing_stop" }, "type"},
+		{"symbol", func(r *OrderRequest) { r.Symbol = "btc-usd" }, "symbol"},
+		{"quantity 1e400", func(r *OrderRequest) { r.AssetQuantity = decimal.New(1, 400) }, "asset_quantity"},
+		{"quantity 1e-400", func(r *OrderRequest) { r.AssetQuantity = decimal.New(1, -400) }, "asset_quantity"},
+		{"quantity of 1000 digits", func(r *OrderRequest) { r.AssetQuantity = d(strings.Repeat("9", 1000)) }, "asset_quantity"},
+		{"quote amount with 19 places", func(r *OrderRequest) {
 			r.AssetQuantity, r.QuoteAmount = decimal.Zero, d("0.0000000000000000001")
 		}, "quote_amount"},
-		{"limit price 1e400", func(r *PreviewRequest) { r.LimitPrice = decimal.New(1, 400) }, "limit_price"},
-		{"stop price 1e-400", func(r *PreviewRequest) { r.StopPrice = decimal.New(1, -400) }, "stop_price"},
+		{"limit price 1e400", func(r *OrderRequest) { r.LimitPrice = decimal.New(1, 400) }, "limit_price"},
+		{"stop price 1e-400", func(r *OrderRequest) { r.StopPrice = decimal.New(1, -400) }, "stop_price"},
+		// The rules Place refuses offline are Preview's too (one check).
+		{"stop_limit without prices", func(r *OrderRequest) { r.Type = TypeStopLimit }, "limit_price"},
+		{"market with a stop price", func(r *OrderRequest) { r.StopPrice = d("1") }, "stop_price"},
+		{"quote-sized market order", func(r *OrderRequest) { r.AssetQuantity, r.QuoteAmount = decimal.Zero, d("100") }, "quote_amount"},
+		{"symbol with a path", func(r *OrderRequest) { r.Symbol = "BTC-USD/../x" }, "symbol"},
+		{"time in force on a market order", func(r *OrderRequest) { r.TimeInForce = TimeInForceGTC }, "time_in_force"},
 	}
 	for _, tt := range tests {
 		req := ok

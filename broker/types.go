@@ -271,6 +271,21 @@ func (e *PriceEstimate) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// OrderRequest is an order to preview or place (package orders' type):
+// Symbol, Side, Type, exactly one of AssetQuantity and QuoteAmount (a zero
+// value is "not given"), LimitPrice for limit and stop_limit orders,
+// StopPrice for stop_loss and stop_limit orders, and TimeInForce (empty
+// means gtc; market orders take none). The zero value is not a valid
+// request. Preview and Place refuse the same requests, with an
+// *ArgumentError naming the field, before anything is sent.
+type OrderRequest = orders.Request
+
+// TimeInForce is how long an order stays open (package orders' type).
+type TimeInForce = orders.TimeInForce
+
+// TimeInForceGTC: good till canceled, the only one the venue documents.
+const TimeInForceGTC = orders.TimeInForceGTC
+
 // Order is an order as the venue reports it (package orders' type).
 type Order = orders.Order
 

@@ -1,6 +1,9 @@
-// Package orders places orders so that a bot may call Place again after any
-// failure — a 429, a 5xx, a timeout, a crash, a restart — and end with
-// exactly one order, or a true statement that it cannot know yet.
+// Package orders is the placement engine: it places orders so that a bot
+// may call Place again after any failure — a 429, a 5xx, a timeout, a
+// crash, a restart — and end with exactly one order, or a true statement
+// that it cannot know yet. Bots use it through broker.Client (Place,
+// Recover), which owns a Placer and names the same errors; import this
+// package only for its options (WithPlacerOptions) or its engine alone.
 //
 // # How Place stays idempotent
 //

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sync"
 	"time"
 
@@ -16,6 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/pages"
+	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -38,7 +39,7 @@ const (
 	DefaultLookupPageCap = 50
 )
 
-const ordersPath = "/api/v2/crypto/trading/orders/"
+const ordersPath = wire.PathOrders
 
 // Placer places orders so that calling Place again after any failure
 // never leaves two orders for one key. A Placer is safe for concurrent
@@ -96,7 +97,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, op
 	if tc == nil || store == nil {
 		return nil, errors.New("orders: a transport client and an intent store are required")
 	}
-	if !accountShape.MatchString(accountNumber) {
+	if !wire.ValidAccountNumber(accountNumber) {
 		return nil, fmt.Errorf("orders: account number %q: want letters and digits", accountNumber)
 	}
 	p := &Placer{
@@ -112,11 +113,6 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, op
 	}
 	return p, nil
 }
-
-var (
-	accountShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
-	uuidShape    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-)
 
 // ClientOrderID returns the client_order_id Place derives for key.
 func (p *Placer) ClientOrderID(key string) string {
@@ -534,26 +530,11 @@ func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, si
 	if symbol != "" {
 		q.Set("symbol", symbol)
 	}
-	target := ordersPath + "?" + q.Encode()
-	seen := map[string]bool{target: true}
 	var blind error // why the walk may have missed an order, if it did
-	fullSize := -1  // the row count of every earlier page, while all agree
-	for page := 1; ; page++ {
-		if page > p.pageCap {
-			return nil, nil, fmt.Errorf("%w: more than %d pages", ErrLookupIncomplete, p.pageCap)
-		}
-		resp, err := p.tc.Get(ctx, target)
-		if err != nil {
-			return nil, nil, err
-		}
-		var pg struct {
-			Next    *string           `json:"next"`
-			Results []json.RawMessage `json:"results"`
-		}
-		if err := json.Unmarshal(resp.Body, &pg); err != nil {
-			return nil, nil, fmt.Errorf("%w: page %d does not decode: %v", ErrLookupIncomplete, page, err)
-		}
-		for i, raw := range pg.Results {
+	var found *Order
+	var foundRaw []byte
+	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
+		for i, raw := range rows {
 			var o Order
 			if err := json.Unmarshal(raw, &o); err != nil {
 				blind = fmt.Errorf("%w: page %d row %d does not decode: %v", ErrLookupIncomplete, page, i+1, err)
@@ -564,29 +545,21 @@ func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, si
 				continue
 			}
 			if o.ClientOrderID == rec.ClientOrderID {
-				return &o, raw, nil
+				found, foundRaw = &o, raw
+				return false, nil
 			}
 		}
-		if pg.Next == nil || *pg.Next == "" {
-			if page > 1 && len(pg.Results) > 0 && len(pg.Results) == fullSize {
-				return nil, nil, fmt.Errorf("%w: page %d is as full as every page before it but has no next link", ErrLookupIncomplete, page)
-			}
-			return nil, nil, blind
-		}
-		switch {
-		case page == 1:
-			fullSize = len(pg.Results)
-		case len(pg.Results) != fullSize:
-			fullSize = -1
-		}
-		if target, err = p.tc.Target(*pg.Next); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
-		}
-		if seen[target] {
-			return nil, nil, fmt.Errorf("%w: the venue repeated a page", ErrLookupIncomplete)
-		}
-		seen[target] = true
+		return true, nil
+	})
+	switch {
+	case found != nil:
+		return found, foundRaw, nil
+	case err == nil:
+		return nil, nil, blind
+	case pages.Own(err): // the walk could not see every order
+		return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
 	}
+	return nil, nil, err // the venue's answer or the transport's
 }
 
 func decodeOrder(b []byte) (*Order, error) {

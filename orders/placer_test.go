@@ -433,32 +433,6 @@ func TestRejections(t *testing.T) {
 	})
 }
 
-func TestCancel(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil)
-		ctx := context.Background()
-		o, err := e.placer.Place(ctx, "c-1", limitBuy("0.001"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := e.placer.Cancel(ctx, o.ID)
-		if err != nil || got.ID != o.ID || got.State != orders.StateOpen {
-			t.Fatalf("Cancel = %+v, %v; want the order still open", got, err)
-		}
-		time.Sleep(2 * time.Second) // bubble time: the cancel settles
-		if _, err := e.placer.Cancel(ctx, o.ID); !errors.Is(err, transport.ErrRejected) {
-			t.Fatalf("cancel of a canceled order: err = %v", err)
-		}
-		if _, err := e.placer.Cancel(ctx, "00000000-0000-4000-8000-000000000000"); !errors.Is(err, transport.ErrNotFound) {
-			t.Fatalf("cancel of a missing order: err = %v", err)
-		}
-		var ve *orders.ValidationError
-		if _, err := e.placer.Cancel(ctx, "../accounts"); !errors.As(err, &ve) {
-			t.Fatalf("bad id: err = %v", err)
-		}
-	})
-}
-
 // sharedStore plays a store shared with another process: it refuses the
 // claim of some intents, and fences updates of others.
 type sharedStore struct {

@@ -1,7 +1,6 @@
 package orders
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
-	"github.com/tradewire/tradewire/transport"
 )
 
 // RecoverReport says what Recover found.
@@ -140,30 +138,4 @@ func (p *Placer) recoverSince(rec idempotency.Record) time.Time {
 		return p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
 	}
 	return rec.FirstSentAt.Add(-p.lookbackFor())
-}
-
-// Cancel asks the venue to cancel order id through p's transport; see
-// the package-level Cancel.
-func (p *Placer) Cancel(ctx context.Context, id string) (*Order, error) {
-	return Cancel(ctx, p.tc, id)
-}
-
-// Cancel asks the venue to cancel order id and returns the order as the
-// venue reports it, usually still open: it settles shortly after; nil when
-// the venue answered 2xx without an order. The request is sent once.
-// Errors are the transport's: a 404 matches transport.ErrNotFound; an
-// order that cannot be canceled is a *transport.StatusError matching
-// transport.ErrRejected.
-func Cancel(ctx context.Context, tc *transport.Client, id string) (*Order, error) {
-	if !uuidShape.MatchString(id) {
-		return nil, &ValidationError{Field: "id", Reason: fmt.Sprintf("%q is not an order id (a UUID)", id)}
-	}
-	resp, err := tc.Post(ctx, ordersPath+id+"/cancel/", nil)
-	if err != nil {
-		return nil, err
-	}
-	if b := bytes.TrimSpace(resp.Body); len(b) == 0 || b[0] != '{' {
-		return nil, nil
-	}
-	return decodeOrder(resp.Body)
 }

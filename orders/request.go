@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/shopspring/decimal"
 
@@ -53,8 +52,6 @@ func (e *ValidationError) Error() string {
 // Is matches transport.ErrInvalidRequest.
 func (e *ValidationError) Is(target error) bool { return target == transport.ErrInvalidRequest }
 
-var symbolShape = regexp.MustCompile(`^[A-Z0-9]{1,16}-[A-Z]{2,8}$`)
-
 // Validate checks the request offline and returns the first problem as a
 // *ValidationError. Every decimal has at most 18 decimal places and 20
 // digits before the point (trailing zeros aside), so that the body holds
@@ -63,7 +60,7 @@ func (r Request) Validate() error {
 	bad := func(field, format string, args ...any) error {
 		return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
-	if !symbolShape.MatchString(r.Symbol) {
+	if !wire.ValidSymbol(r.Symbol) {
 		return bad("symbol", "%q is not an upper-case pair such as BTC-USD", r.Symbol)
 	}
 	if r.Side != SideBuy && r.Side != SideSell {

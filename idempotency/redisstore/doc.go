@@ -5,7 +5,9 @@
 //
 //	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", accountNumber)
 //	if err != nil { ... } // unreachable, not durable, or reset: refuse to start
-//	placer, err := orders.New(tc, store, accountNumber)
+//	c, err := broker.New(broker.WithEnv(os.Getenv), broker.WithIntentStore(store))
+//
+// (broker.WithRedisURL opens it for the fleet by itself.)
 //
 // # Claims
 //

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -39,8 +39,6 @@ const (
 	// Redis's replicas to acknowledge it (WAIT) when the server has any.
 	DefaultReplicaTimeout = 2 * time.Second
 )
-
-var accountShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
 
 // Errors a Store returns besides idempotency's.
 var (
@@ -241,7 +239,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	if rdb == nil {
 		return nil, errors.New("redisstore: a Redis client is required")
 	}
-	if !accountShape.MatchString(accountNumber) {
+	if !wire.ValidAccountNumber(accountNumber) {
 		return nil, fmt.Errorf("redisstore: account number %q: want 1 to 64 letters and digits", accountNumber)
 	}
 	cfg := config{lease: DefaultLease, skew: DefaultSkewMargin, replicaTimeout: DefaultReplicaTimeout}

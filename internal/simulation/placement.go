@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
@@ -78,7 +79,7 @@ type Placement struct {
 	// the fsyncs.
 	StorePath string
 
-	// newPlacer replaces orders.New, for negative controls.
+	// newPlacer replaces newBrokerPlacer, for negative controls.
 	newPlacer func(tc *transport.Client, store idempotency.Store, account string) (placer, error)
 }
 
@@ -88,16 +89,36 @@ const (
 	DefaultRestartEvery    = 20 * time.Minute
 )
 
-// placer is what the placement workload drives: an *orders.Placer, or a
-// deliberately unsafe one in the negative controls.
+// placer is what the placement workload drives: a broker.Client (see
+// brokerPlacer), or a deliberately unsafe one in the negative controls.
 type placer interface {
 	Place(ctx context.Context, key string, req orders.Request) (*orders.Order, error)
 	Recover(ctx context.Context) (orders.RecoverReport, error)
 	ClientOrderID(key string) string
 }
 
-func newOrdersPlacer(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
-	return orders.New(tc, store, account, orders.WithNamespace("sim"))
+// newBrokerPlacer places through a broker.Client on tc, as a bot does;
+// extra reaches the placement engine (orders.WithMaxSends(1)).
+func newBrokerPlacer(extra ...orders.Option) func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
+	return func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
+		c, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(account),
+			broker.WithIntentStore(store), broker.WithNamespace("sim"), broker.WithPlacerOptions(extra...))
+		if err != nil {
+			return nil, err
+		}
+		return brokerPlacer{c}, nil
+	}
+}
+
+// brokerPlacer is a broker.Client as the workload drives it.
+type brokerPlacer struct{ *broker.Client }
+
+func (b brokerPlacer) Recover(ctx context.Context) (orders.RecoverReport, error) {
+	rep, err := b.Client.Recover(ctx)
+	if rep == nil {
+		return orders.RecoverReport{}, err
+	}
+	return *rep, err
 }
 
 func (p Placement) withDefaults() (Placement, error) {
@@ -123,11 +144,9 @@ func (p Placement) withDefaults() (Placement, error) {
 		p.RestartEvery = DefaultRestartEvery
 	}
 	if p.newPlacer == nil {
-		p.newPlacer = newOrdersPlacer
+		p.newPlacer = newBrokerPlacer()
 		if p.NoResend {
-			p.newPlacer = func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
-				return orders.New(tc, store, account, orders.WithNamespace("sim"), orders.WithMaxSends(1))
-			}
+			p.newPlacer = newBrokerPlacer(orders.WithMaxSends(1))
 		}
 	}
 	return p, nil

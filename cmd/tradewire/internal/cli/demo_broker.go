@@ -98,8 +98,8 @@ func demoPreview(ctx context.Context, d *demoRun) error {
 	l := d.venue.Ledger()
 	start := len(l.Requests())
 
-	ask := func(side broker.Side, qty string) (broker.PreviewRequest, *broker.Preview, error) {
-		req := broker.PreviewRequest{Symbol: demoSymbol, Side: side, Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString(qty)}
+	ask := func(side broker.Side, qty string) (broker.OrderRequest, *broker.Preview, error) {
+		req := broker.OrderRequest{Symbol: demoSymbol, Side: side, Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString(qty)}
 		p, err := b.Preview(ctx, req)
 		return req, p, err
 	}

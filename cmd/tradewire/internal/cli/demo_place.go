@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
@@ -22,7 +23,8 @@ import (
 // venue that would naively create a second order, sent again only once its
 // signature expired.
 func demoIdempotentPlacement(ctx context.Context, d *demoRun) error {
-	placer, err := orders.New(d.client, idempotency.NewMemoryStore(), d.account, orders.WithNamespace("demo"))
+	placer, err := broker.NewFromTransport(d.client, broker.WithClock(d.client.Clock()), broker.WithAccountNumber(d.account),
+		broker.WithIntentStore(idempotency.NewMemoryStore()), broker.WithNamespace("demo"))
 	if err != nil {
 		return err
 	}
@@ -30,8 +32,8 @@ func demoIdempotentPlacement(ctx context.Context, d *demoRun) error {
 	if err != nil {
 		return fmt.Errorf("bid %q: %w", d.bid, err)
 	}
-	req := orders.Request{
-		Symbol: demoSymbol, Side: orders.SideBuy, Type: orders.TypeLimit,
+	req := broker.OrderRequest{
+		Symbol: demoSymbol, Side: broker.SideBuy, Type: broker.TypeLimit,
 		AssetQuantity: decimal.RequireFromString("0.0001"), LimitPrice: bid.Div(decimal.NewFromInt(2)).Round(2),
 	}
 	d.w.say("Order placement sits above the transport. Place records the intent before the first byte is sent, " +
@@ -96,14 +98,20 @@ func demoIdempotentPlacement(ctx context.Context, d *demoRun) error {
 	if err != nil {
 		return err
 	}
-	d.w.detail("Place(key %q) again -> order %s; requests sent: %d", "entry-2", again.ID, len(d.venue.Ledger().Requests())-start)
-	d.w.say("Calling Place again with an acknowledged key returns its order and sends nothing: after a crash, a " +
-		"timeout or a restart, a bot simply calls Place again.")
+	creates := 0
+	for _, r := range d.venue.Ledger().Requests()[start:] {
+		if r.Method == http.MethodPost {
+			creates++
+		}
+	}
+	d.w.detail("Place(key %q) again -> order %s, state %s; creates sent: %d", "entry-2", again.ID, again.State, creates)
+	d.w.say("Calling Place again with an acknowledged key sends no create: it returns the order read afresh from " +
+		"the venue. After a crash, a timeout or a restart, a bot simply calls Place again.")
 	return nil
 }
 
 // place runs Place and counts the creates and lookups it sent.
-func (d *demoRun) place(ctx context.Context, p *orders.Placer, key string, req orders.Request) (*orders.Order, int, int, error) {
+func (d *demoRun) place(ctx context.Context, p *broker.Client, key string, req broker.OrderRequest) (*broker.Order, int, int, error) {
 	start := len(d.venue.Ledger().Requests())
 	o, err := p.Place(ctx, key, req)
 	if err != nil {

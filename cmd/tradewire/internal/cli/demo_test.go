@@ -121,7 +121,7 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"creates sent: 1; lookups: 2; orders with client_order_id ",
 		"creates sent: 2 (at +2.02s and +42.02s); lookups: 3; orders with client_order_id ",
-		"again -> order ", "; requests sent: 0\n",
+		"again -> order ", "; creates sent: 0\n",
 	} {
 		if !strings.Contains(placement, want) {
 			t.Errorf("chapter 7 lacks %q:\n%s", want, placement)
@@ -136,7 +136,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("no ledger in:\n%s", out)
 	}
 	for _, want := range []string{
-		"requests: 48\n", "by status: 200 ×41, 201 ×1, 429 ×1, 503 ×5\n", "401 answers (bad signatures): 0\n",
+		"requests: 49\n", "by status: 200 ×42, 201 ×1, 429 ×1, 503 ×5\n", "401 answers (bad signatures): 0\n",
 		"429 answers: 1 (1 injected, 0 from running out of budget)\n", "orders created: 3\n", ": 1\n",
 		"client_order_ids used twice: none\n", "simulated time: ", demoWallTimeTag,
 	} {

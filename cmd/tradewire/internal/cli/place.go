@@ -81,23 +81,24 @@ func (a *app) accountNumber(ctx context.Context) (string, error) {
 	return acct.AccountNumber, nil
 }
 
-// placer builds the broker client, the store and a Placer on the
-// account; close releases the store. Everything that can be checked
+// placer builds a broker client that places on the account, with the
+// intent store; close releases the store. Everything that can be checked
 // offline is, before the first request: the flags, the client, and the
 // store file, which is opened before the accounts list is read (a fleet's
 // store in Redis is keyed by the account, so it opens after).
-func (a *app) placer(ctx context.Context, namespace string) (p *orders.Placer, store idempotency.Store, close func(), err error) {
+func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, close func(), err error) {
 	c, err := a.brokerClient()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	log, err := a.logger()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
+	var store idempotency.Store
 	if a.redisURL() == "" {
 		if store, err = a.intentStore(ctx, nil); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 	}
 	number := a.accountNumberFlag()
@@ -114,14 +115,15 @@ func (a *app) placer(ctx context.Context, namespace string) (p *orders.Placer, s
 		if store != nil {
 			store.Close()
 		}
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	p, err = orders.New(c.Transport(), store, number, orders.WithNamespace(namespace), orders.WithLogger(log))
+	p, err = broker.NewFromTransport(c.Transport(), broker.WithClock(c.Transport().Clock()), broker.WithLogger(log),
+		broker.WithAccountNumber(number), broker.WithIntentStore(store), broker.WithNamespace(namespace))
 	if err != nil {
 		store.Close()
-		return nil, nil, nil, usagef("%v", err)
+		return nil, nil, usagef("%v", err)
 	}
-	return p, store, func() { store.Close() }, nil
+	return p, func() { p.Close(); store.Close() }, nil
 }
 
 // orderRequestFlags are the flags that describe an order, shared by
@@ -148,11 +150,11 @@ func (f *orderRequestFlags) add(cmd *cobra.Command) {
 }
 
 // fields parses the flags into a request without judging it.
-func (f *orderRequestFlags) fields() (orders.Request, error) {
-	req := orders.Request{
+func (f *orderRequestFlags) fields() (broker.OrderRequest, error) {
+	req := broker.OrderRequest{
 		Symbol: strings.ToUpper(strings.TrimSpace(f.symbol)),
-		Side:   orders.Side(strings.ToLower(strings.TrimSpace(f.side))),
-		Type:   orders.Type(strings.ToLower(strings.TrimSpace(f.typ))),
+		Side:   broker.Side(strings.ToLower(strings.TrimSpace(f.side))),
+		Type:   broker.OrderType(strings.ToLower(strings.TrimSpace(f.typ))),
 	}
 	for _, p := range []struct {
 		flag, value string
@@ -176,7 +178,7 @@ func (f *orderRequestFlags) fields() (orders.Request, error) {
 }
 
 // request parses the flags and validates the request offline.
-func (f *orderRequestFlags) request() (orders.Request, error) {
+func (f *orderRequestFlags) request() (broker.OrderRequest, error) {
 	req, err := f.fields()
 	if err != nil {
 		return req, err
@@ -238,7 +240,7 @@ so a person can look it up.`,
 				fmt.Fprintln(a.opts.Stderr, "tradewire: no --idempotency-key: the create is sent once and will not be retried")
 			}
 			ctx := cmd.Context()
-			p, _, closeStore, err := a.placer(ctx, namespace)
+			p, closeStore, err := a.placer(ctx, namespace)
 			if err != nil {
 				return err
 			}
@@ -393,7 +395,7 @@ at start-up. Intents it could not settle exit 5.`,
 				return err
 			}
 			ctx := cmd.Context()
-			p, _, closeStore, err := a.placer(ctx, "")
+			p, closeStore, err := a.placer(ctx, "")
 			if err != nil {
 				return err
 			}
@@ -410,7 +412,7 @@ at start-up. Intents it could not settle exit 5.`,
 				return err
 			}
 			if n := len(rep.Unresolved); n > 0 {
-				return &orders.UnknownOutcomeError{ClientOrderID: rep.Unresolved[0].ClientOrderID, Key: rep.Unresolved[0].Key,
+				return &broker.UnknownOutcomeError{ClientOrderID: rep.Unresolved[0].ClientOrderID, Key: rep.Unresolved[0].Key,
 					Err: fmt.Errorf("%d intent(s) could not be settled; run recover again", n)}
 			}
 			return nil

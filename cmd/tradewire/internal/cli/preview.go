@@ -35,11 +35,11 @@ at least one; 2 when the request cannot be previewed at all (bad flags).`,
   tradewire preview --symbol BTC-USD --side buy --type limit --quantity 0.001 --limit-price 50000`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
-			var req broker.PreviewRequest
+			var req broker.OrderRequest
 			return a.read(cmd, readSpec{
 				check: func() error {
 					r, err := f.fields()
-					req = broker.PreviewRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
+					req = broker.OrderRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
 						QuoteAmount: r.QuoteAmount, LimitPrice: r.LimitPrice, StopPrice: r.StopPrice}
 					return err
 				},

@@ -1,0 +1,262 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// RecoverReport says what Recover found (package orders' type).
+type RecoverReport = orders.RecoverReport
+
+// WithIntentStore records placement intents in s instead of the default
+// file. The Client does not close s.
+func WithIntentStore(s idempotency.Store) Option { return func(c *config) { c.store = s } }
+
+// WithIntentStoreFile records placement intents in the bolt file at path
+// instead of idempotency.DefaultPath(). The file is opened (and locked
+// against other processes) on the first Place, Recover or intent lookup,
+// and closed by Close.
+func WithIntentStoreFile(path string) Option { return func(c *config) { c.storeFile = path } }
+
+// WithNamespace mixes a caller namespace (such as a strategy name) into
+// every client_order_id derived from a key, so that two strategies' keys
+// never collide (default: none).
+func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
+
+// WithPlacerOptions passes options to the placement engine (package
+// orders), after the ones this package sets, for settings it does not name
+// (such as orders.WithMaxSends(1), which forbids every re-send).
+func WithPlacerOptions(opts ...orders.Option) Option {
+	return func(c *config) { c.placerOpts = append(c.placerOpts, opts...) }
+}
+
+// placing is the Client's placement state: the intent store and the
+// Placer, made on first use so that a Client that only reads never opens
+// or locks the store.
+type placing struct {
+	mu        sync.Mutex
+	store     idempotency.Store // given, or opened here
+	owned     bool              // opened here: Close closes it
+	storeFile string            // "" for the default path
+	namespace string
+	opts      []orders.Option
+	placer    *orders.Placer
+}
+
+// placer returns the Client's Placer, resolving the account and opening
+// the intent store on first use: the store given with WithIntentStore,
+// the fleet's Redis with WithRedisURL, or the bolt file
+// (WithIntentStoreFile, default idempotency.DefaultPath()).
+func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
+	c.place.mu.Lock()
+	defer c.place.mu.Unlock()
+	if c.place.placer != nil {
+		return c.place.placer, nil
+	}
+	n, err := c.accountNumber(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.place.store == nil {
+		switch {
+		case c.fleet != nil && c.place.storeFile == "":
+			s, err := redisstore.New(ctx, c.fleet.rdb, n, redisstore.WithClock(c.clock))
+			if err != nil {
+				return nil, fmt.Errorf("broker: the fleet's intent store: %w", err)
+			}
+			c.place.store = s
+		default:
+			path := c.place.storeFile
+			if path == "" {
+				if path, err = idempotency.DefaultPath(); err != nil {
+					return nil, fmt.Errorf("broker: the intent store: %w", err)
+				}
+			}
+			s, err := idempotency.Open(path)
+			if err != nil {
+				return nil, fmt.Errorf("broker: the intent store: %w", err)
+			}
+			c.place.store = s
+		}
+		c.place.owned = true
+	}
+	opts := append([]orders.Option{orders.WithNamespace(c.place.namespace), orders.WithLogger(c.log)}, c.place.opts...)
+	p, err := orders.New(c.tc, c.place.store, n, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	c.place.placer = p
+	return p, nil
+}
+
+// closeStore closes the intent store if this Client opened it.
+func (c *Client) closeStore() error {
+	c.place.mu.Lock()
+	defer c.place.mu.Unlock()
+	if !c.place.owned || c.place.store == nil {
+		return nil
+	}
+	err := c.place.store.Close()
+	c.place.store, c.place.owned, c.place.placer = nil, false, nil
+	return err
+}
+
+// Place places req once per key: calling it again with the same key after
+// any failure — a 429, a 5xx, a timeout, a crash, a restart — never leaves
+// two orders. It checks req offline (as Preview does), derives the
+// client_order_id from key (ClientOrderID), records the intent before
+// anything is sent, and looks the order up before any resend; see the
+// package documentation, # Idempotency, and package orders for the rules.
+//
+// On a key already acknowledged nothing is sent: Place returns the order
+// read afresh from the venue. If that read fails it returns the copy
+// recorded when the order was acknowledged together with a
+// *RecordedOrderError (matching ErrRecordedOrder): the order exists, but
+// its state may have moved on since.
+//
+// An empty key sends once under a random client_order_id, never again.
+//
+// Errors, checked in this order (see # Errors): ErrInProgress,
+// ErrUnknownOutcome, ErrRejected, ErrNotPlaced, ErrNotSent,
+// ErrInvalidRequest; anything else is to be treated as unknown.
+func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Order, error) {
+	if err := checkOrder(req); err != nil {
+		return nil, err
+	}
+	p, err := c.placer(ctx)
+	if err != nil {
+		return nil, &orders.NotSentError{Reason: "the account or intent store is not available", Err: err}
+	}
+	acknowledged := false
+	if key != "" {
+		rec, err := c.place.store.Get(ctx, p.ClientOrderID(key))
+		acknowledged = err == nil && rec.State == idempotency.Acknowledged
+	}
+	o, err := p.Place(ctx, key, req)
+	if err != nil || !acknowledged || o == nil {
+		return o, err
+	}
+	fresh, err := c.Order(ctx, o.ID)
+	if err != nil {
+		return o, &RecordedOrderError{Order: o, Err: err}
+	}
+	return fresh, nil
+}
+
+// ClientOrderID returns the client_order_id Place derives for key, from
+// the account, the namespace (WithNamespace) and the key. The account
+// must be known: set with WithAccountNumber or WithRedisURL, or resolved
+// by an earlier call (Account, Place, …). Before that it returns "".
+func (c *Client) ClientOrderID(key string) string {
+	n := c.knownAccount()
+	if n == "" {
+		return ""
+	}
+	return idempotency.ClientOrderID(n, c.place.namespace, key)
+}
+
+// OrderByKey returns the order Place placed under key; see
+// OrderByClientOrderID.
+func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
+	if key == "" {
+		return nil, &ArgumentError{Field: "key", Reason: "must not be empty"}
+	}
+	n, err := c.accountNumber(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.OrderByClientOrderID(ctx, idempotency.ClientOrderID(n, c.place.namespace, key))
+}
+
+// OrderByClientOrderID returns the order with client_order_id id, read
+// afresh from the venue. It asks the intent store first — a store given
+// with WithIntentStore, or one already opened by Place or Recover (a
+// lookup never opens the default file) — for the order's id, and
+// otherwise lists the account's orders (created since the intent's first
+// send when the store knows it; every page up to the page cap) for it.
+// None found is a *NoSuchClientOrderError, matching ErrNoSuchOrder; its
+// Intent says what the store knew (an open intent may still land).
+func (c *Client) OrderByClientOrderID(ctx context.Context, id string) (*Order, error) {
+	if id == "" || len(id) > 64 {
+		return nil, &ArgumentError{Field: "client_order_id", Value: id, Reason: "must be 1 to 64 characters"}
+	}
+	var filter OrderFilter
+	var intent idempotency.State
+	c.place.mu.Lock()
+	store := c.place.store
+	c.place.mu.Unlock()
+	if store != nil {
+		rec, err := store.Get(ctx, id)
+		switch {
+		case err == nil:
+			intent = rec.State
+			if rec.OrderID != "" {
+				return c.Order(ctx, rec.OrderID)
+			}
+			if !rec.FirstSentAt.IsZero() {
+				filter.CreatedAtStart = rec.FirstSentAt.Add(-orders.DefaultLookback - transport.MaxClockOffset)
+			}
+		case !errors.Is(err, idempotency.ErrNotFound):
+			return nil, fmt.Errorf("broker: reading the intent store: %w", err)
+		}
+	}
+	for o, err := range c.Orders(ctx, filter) {
+		if err != nil {
+			return nil, err
+		}
+		if o.ClientOrderID == id {
+			return &o, nil
+		}
+	}
+	return nil, &NoSuchClientOrderError{ClientOrderID: id, Intent: string(intent)}
+}
+
+// Recover settles every pending or unknown intent of the account left by
+// an earlier process, by lookup alone: found → acknowledged; not found
+// once every signature it was sent with has expired → not placed. It
+// never places anything. Run it at start-up, before placing.
+func (c *Client) Recover(ctx context.Context) (*RecoverReport, error) {
+	p, err := c.placer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := p.Recover(ctx)
+	return &rep, err
+}
+
+// CancelOrder asks the venue to cancel an order and returns the order as
+// the venue reports it, usually still open: the cancel settles about a
+// second later, so read the order again to see it canceled. The order is
+// nil, with no error, when the venue acknowledged the cancel with a body
+// that is not an order.
+//
+// A 404 matches ErrNoSuchOrder. A refusal (400, such as "This order cannot
+// be canceled." for a final order) is a *CancelRejectedError carrying the
+// venue's detail, matching ErrRejected. A cancel is a write: it is sent
+// once and never retried (a lost answer matches ErrUnknownOutcome).
+func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
+	if err := checkOrderID("order_id", id); err != nil {
+		return nil, err
+	}
+	resp, err := c.tc.Post(ctx, pathOrders+id+"/cancel/", nil)
+	if err != nil {
+		return nil, cancelError(id, err)
+	}
+	if b := bytes.TrimSpace(resp.Body); len(b) == 0 || b[0] != '{' {
+		return nil, nil
+	}
+	var o Order
+	if err := json.Unmarshal(resp.Body, &o); err != nil {
+		return nil, &DecodeError{Path: pathOrders + id + "/cancel/", Err: err}
+	}
+	return &o, nil
+}

@@ -1,0 +1,165 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/signing"
+)
+
+func limitBuy() broker.OrderRequest {
+	return broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("30000")}
+}
+
+// placing returns a client on a simulated venue whose intents go to the
+// bolt file it names.
+func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.Server, string) {
+	t.Helper()
+	srv := brokertest.NewServer()
+	t.Cleanup(srv.Close)
+	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "intents.db")
+	c, err := broker.New(append([]broker.Option{broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+		broker.WithRoundTripper(srv.Transport()), broker.WithIntentStoreFile(path)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, srv, path
+}
+
+func waitState(t *testing.T, c *broker.Client, id string, want broker.OrderState) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if o, err := c.Order(context.Background(), id); err == nil && o.State == want {
+			return
+		}
+	}
+	t.Fatalf("order %s never %s", id, want)
+}
+
+// TestPlaceCancelLookUp: the facade places, finds by key and by
+// client_order_id, cancels (the one cancel, with its typed refusals), and
+// a Place on the acknowledged key returns the order read afresh.
+func TestPlaceCancelLookUp(t *testing.T) {
+	t.Parallel()
+	c, srv, _ := placing(t, broker.WithNamespace("t"))
+	ctx := context.Background()
+	if got := c.ClientOrderID("k"); got != "" {
+		t.Errorf("ClientOrderID before the account is known = %q, want empty", got)
+	}
+	o, err := c.Place(ctx, "k", limitBuy())
+	if err != nil || o.State != broker.StateOpen {
+		t.Fatalf("Place = %+v, %v", o, err)
+	}
+	if want := idempotency.ClientOrderID(srv.AccountNumber, "t", "k"); o.ClientOrderID != want || c.ClientOrderID("k") != want {
+		t.Errorf("client_order_id %q, ClientOrderID %q, want %q", o.ClientOrderID, c.ClientOrderID("k"), want)
+	}
+	for name, get := range map[string]func() (*broker.Order, error){
+		"by key": func() (*broker.Order, error) { return c.OrderByKey(ctx, "k") },
+		"by id":  func() (*broker.Order, error) { return c.OrderByClientOrderID(ctx, o.ClientOrderID) },
+	} {
+		if got, err := get(); err != nil || got.ID != o.ID {
+			t.Errorf("%s: %+v, %v", name, got, err)
+		}
+	}
+	var nf *broker.NoSuchClientOrderError
+	if _, err := c.OrderByKey(ctx, "never"); !errors.As(err, &nf) || !errors.Is(err, broker.ErrNoSuchOrder) {
+		t.Errorf("unknown key: %v", err)
+	}
+
+	got, err := c.CancelOrder(ctx, o.ID)
+	if err != nil || got.ID != o.ID {
+		t.Fatalf("CancelOrder = %+v, %v", got, err)
+	}
+	waitState(t, c, o.ID, broker.StateCanceled)
+	again, err := c.Place(ctx, "k", limitBuy())
+	if err != nil || again.ID != o.ID || again.State != broker.StateCanceled {
+		t.Errorf("Place on the acknowledged key = %+v, %v; want the order read afresh, canceled", again, err)
+	}
+	if creates := srv.Ledger().OrdersByClientID(o.ClientOrderID); len(creates) != 1 {
+		t.Errorf("%d creates, want 1", len(creates))
+	}
+
+	var rej *broker.CancelRejectedError
+	if _, err := c.CancelOrder(ctx, o.ID); !errors.As(err, &rej) || !errors.Is(err, broker.ErrRejected) {
+		t.Errorf("cancel of a canceled order: %v", err)
+	}
+	if _, err := c.CancelOrder(ctx, "00000000-0000-4000-8000-000000000000"); !errors.Is(err, broker.ErrNoSuchOrder) {
+		t.Errorf("cancel of a missing order: %v", err)
+	}
+	if _, err := c.CancelOrder(ctx, "../accounts"); !errors.Is(err, broker.ErrInvalidRequest) {
+		t.Errorf("bad id: %v", err)
+	}
+	rep, err := c.Recover(ctx)
+	if err != nil || len(rep.Unresolved) != 0 {
+		t.Errorf("Recover = %+v, %v", rep, err)
+	}
+}
+
+// TestReadOnlyClientOpensNoStore: reading never opens or locks the intent
+// store; Close releases the one Place opened.
+func TestReadOnlyClientOpensNoStore(t *testing.T) {
+	t.Parallel()
+	c, _, path := placing(t)
+	ctx := context.Background()
+	if _, err := c.Account(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := broker.Collect(c.Orders(ctx, broker.OrderFilter{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.OrderByKey(ctx, "k"); !errors.Is(err, broker.ErrNoSuchOrder) {
+		t.Errorf("OrderByKey: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a reading client touched the store: %v", err)
+	}
+	if _, err := c.Place(ctx, "k", limitBuy()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idempotency.Open(path); !errors.Is(err, idempotency.ErrLocked) {
+		t.Errorf("the store is not held while placing: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := idempotency.Open(path)
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	s.Close()
+}
+
+// TestPlaceRefusesWhatPreviewRefuses: one check for both.
+func TestPlaceRefusesWhatPreviewRefuses(t *testing.T) {
+	t.Parallel()
+	c, srv, path := placing(t)
+	bad := limitBuy()
+	bad.LimitPrice = decimal.Zero
+	_, perr := c.Preview(context.Background(), bad)
+	_, err := c.Place(context.Background(), "k", bad)
+	var a, b *broker.ArgumentError
+	if !errors.As(perr, &a) || !errors.As(err, &b) || a.Field != b.Field || !errors.Is(err, broker.ErrInvalidRequest) {
+		t.Errorf("Preview: %v; Place: %v", perr, err)
+	}
+	if len(srv.Ledger().Requests()) != 0 {
+		t.Error("something was sent")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a refused request opened the store")
+	}
+}
