@@ -79,19 +79,22 @@ func WithPageSize(n int) Option {
 	}
 }
 
-// WithRateLimit sets the per-account token bucket (default 100/min, burst 300).
+// WithRateLimit sets the per-account token bucket (default 100/min, burst
+// 300). WithRateLimit(0, 0) turns rate limiting off, as it does for
+// transport.WithRateLimit and broker.WithRateLimit.
 func WithRateLimit(perMinute float64, burst int) Option {
 	return func(c *config) error {
-		if perMinute <= 0 || burst <= 0 {
-			return fmt.Errorf("brokertest: rate limit %v/min burst %d must be positive", perMinute, burst)
+		switch {
+		case perMinute == 0 && burst == 0:
+			c.cfg.RatePerMinute = -1 // off, as transport.WithRateLimit(0, 0)
+			return nil
+		case perMinute <= 0 || burst <= 0:
+			return fmt.Errorf("brokertest: rate limit %v/min burst %d: want both positive, or both 0 to turn it off", perMinute, burst)
 		}
 		c.cfg.RatePerMinute, c.cfg.Burst = perMinute, burst
 		return nil
 	}
 }
-
-// WithoutRateLimit disables rate limiting.
-func WithoutRateLimit() Option { return func(c *config) error { c.cfg.RatePerMinute = -1; return nil } }
 
 // WithRetryAfter makes 429 answers carry a delta-seconds Retry-After (the
 // real venue has never been seen to send one).

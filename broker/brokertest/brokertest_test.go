@@ -128,8 +128,23 @@ func TestOptionsValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := brokertest.New(brokertest.WithFaultPlan(p), brokertest.WithoutRateLimit())
+	s, err := brokertest.New(brokertest.WithFaultPlan(p), brokertest.WithRateLimit(0, 0))
 	if err != nil || s.PendingFaults() != 1 {
 		t.Fatalf("%v %d", err, s.PendingFaults())
+	}
+}
+
+// TestWithRateLimitZeroMeansOff: 0, 0 turns the venue's bucket off, as it
+// does for the client's; any other non-positive value is refused.
+func TestWithRateLimitZeroMeansOff(t *testing.T) {
+	for _, tc := range []struct {
+		perMinute float64
+		burst     int
+		ok        bool
+	}{{0, 0, true}, {100, 300, true}, {-1, 1, false}, {5, 0, false}, {0, 5, false}} {
+		_, err := brokertest.New(brokertest.WithRateLimit(tc.perMinute, tc.burst))
+		if (err == nil) != tc.ok {
+			t.Errorf("WithRateLimit(%v, %d): err = %v, want ok %v", tc.perMinute, tc.burst, err, tc.ok)
+		}
 	}
 }

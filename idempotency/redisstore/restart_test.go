@@ -25,7 +25,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 		t.Skip("restarts a redis-server")
 	}
 	rs := redistest.Start(t)
-	srv := brokertest.NewServer(brokertest.WithSeed(3), brokertest.WithoutRateLimit())
+	srv := brokertest.NewServer(brokertest.WithSeed(3), brokertest.WithRateLimit(0, 0))
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
