@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/tradewire/tradewire/broker/brokertest"
-	"github.com/tradewire/tradewire/internal/skipclock"
 )
 
 // withoutWallTime drops the one line that differs between runs.
@@ -34,116 +29,140 @@ func chapter(t *testing.T, out, title string) string {
 	return body
 }
 
+func containsAll(t *testing.T, name, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, text)
+		}
+	}
+}
+
+// perClientOrderID matches what the demo prints of the venue's orders for
+// one client_order_id.
+var perClientOrderID = regexp.MustCompile(`client_order_id ([0-9a-f-]{36})(?:: |, orders with it: )(\d+)\n`)
+
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	r := runCLI(t, nil, "", "demo")
-	if r.code != 0 {
+	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q\n%s", r.code, r.stderr, r.stdout)
 	}
-	if r.stderr != "" {
-		t.Errorf("stderr = %q, want nothing", r.stderr)
-	}
 	out := r.stdout
-	for i, ch := range demoChapters() {
-		if !strings.Contains(out, "== "+string(rune('1'+i))+". "+ch.title+" ==") {
-			t.Errorf("no heading for chapter %d, %q", i+1, ch.title)
+	titles := []string{
+		"Signed reads", "A 5xx storm, ridden out by retries", "A 429 storm, absorbed by the throttle",
+		"A create whose answer is lost, never sent twice", "A refused create, sent again only once it cannot land",
+		"A fee summary over the seeded history", "Previews: estimates, and refusals made offline",
+	}
+	if len(titles) != len(demoChapters) {
+		t.Fatalf("%d titles for %d chapters", len(titles), len(demoChapters))
+	}
+	for i, title := range titles {
+		if !strings.Contains(out, "\n== "+strconv.Itoa(i+1)+". "+title+" ==\n") {
+			t.Errorf("no heading for chapter %d, %q", i+1, title)
 		}
 	}
 
-	reads := chapter(t, out, "Signed reads")
-	for _, want := range []string{"account TW0000000001: buying power", "holdings: BTC 0.5", "BTC-USD: bid "} {
-		if !strings.Contains(reads, want) {
-			t.Errorf("chapter 1 lacks %q:\n%s", want, reads)
-		}
+	containsAll(t, "chapter 1", chapter(t, out, titles[0]),
+		"attempt 1: GET /api/v2/crypto/trading/accounts/ -> 200 over HTTP/2.0\n",
+		"attempt 1: GET /api/v2/crypto/trading/holdings/ -> 200 over HTTP/2.0\n",
+		"account TW0000000001: buying power 99152.52 USD, fee ratio 0.0095, 30-day volume 12480.55\n",
+		"holdings: BTC 0.5, DOGE 10000, ETH 4, SOL 20\n", "BTC-USD: bid ")
+
+	containsAll(t, "chapter 2", chapter(t, out, titles[1]),
+		"attempt 1: GET /api/v2/crypto/marketdata/best_bid_ask/ -> 503 over HTTP/2.0\n",
+		"attempt 2, after waiting 500ms: GET /api/v2/crypto/marketdata/best_bid_ask/ -> 503\n",
+		"attempt 3, after waiting 1s: GET /api/v2/crypto/marketdata/best_bid_ask/ -> 200\n",
+		"returned the quote on attempt 3, 1.5s after the first")
+
+	throttle := chapter(t, out, titles[2])
+	containsAll(t, "chapter 3", throttle,
+		"client: 25 reads, 5 sent at once, 20 held back by its token bucket for 19.712s in all; attempts: 25, answered 429: 0\n",
+		"attempt 1: GET /api/v2/crypto/trading/accounts/ -> 429 over HTTP/2.0\n",
+		"attempt 2, after waiting 8s: GET /api/v2/crypto/trading/accounts/ -> 200\n",
+		"succeeded on attempt 2, 8s later")
+	m := regexp.MustCompile(`25 reads took (\d+) attempts, (\d+) answered 429`).FindStringSubmatch(throttle)
+	if m == nil {
+		t.Fatalf("chapter 3 has no unthrottled burst:\n%s", throttle)
+	}
+	if attempts, throttled := atoi(t, m[1]), atoi(t, m[2]); throttled == 0 || attempts != 25+throttled {
+		t.Errorf("unthrottled burst: %d attempts, %d answered 429; want some 429s, each retried once", attempts, throttled)
 	}
 
-	storm := chapter(t, out, "A 5xx storm, ridden out by retries")
-	for _, want := range []string{"-> 503, retry in 500ms", "-> 503, retry in 1s", "attempt 3: GET", "succeeded on attempt 3, 1.5s after"} {
-		if !strings.Contains(storm, want) {
-			t.Errorf("chapter 2 lacks %q:\n%s", want, storm)
-		}
+	lost := chapter(t, out, titles[3])
+	containsAll(t, "chapter 4", lost,
+		"POST /api/v2/crypto/trading/orders/ -> 503 over HTTP/2.0\n",
+		"Place(key \"entry-1\") -> order ", ", state open\n    creates sent: 1; lookups: 1; orders at the venue",
+		"Place(key \"entry-2\") -> unknown outcome: true; ",
+		"attempt 4, after waiting 2s: GET /api/v2/crypto/trading/orders/ -> 503\n",
+		"Recover -> acknowledged 1, not placed 0, unresolved 0\n    creates sent: 0; lookups: 1; ",
+		"OrderByKey(\"entry-2\") -> order ")
+	if n := strings.Count(lost, "creates sent: 1;"); n != 2 {
+		t.Errorf("chapter 4: %d places sent one create, want 2:\n%s", n, lost)
 	}
 
-	throttle := chapter(t, out, "A 429 storm, absorbed by the throttle")
-	for _, want := range []string{
-		"venue: 25 requests received, answered 200 ×25; 429 answers: 0\n",
-		"retry in 8s (retry-after clamped to cap)",
-	} {
-		if !strings.Contains(throttle, want) {
-			t.Errorf("chapter 3 lacks %q:\n%s", want, throttle)
+	refused := chapter(t, out, titles[4])
+	containsAll(t, "chapter 5", refused,
+		"Place(key \"entry-3\") -> order ", ", state open\n    creates sent: 2; lookups: 2; ",
+		"valid for 30s", "plus 10s", "40s after the first",
+		"/cancel/ -> 200 over HTTP/2.0\n", "Place(key \"entry-3\") again, 2s later -> order ",
+		", state canceled\n    creates sent: 0; lookups: 0; ")
+
+	// Every client_order_id the placing chapters name has one order at the
+	// venue, and the ledger names the same ones.
+	placedIDs := map[string]bool{}
+	for _, m := range perClientOrderID.FindAllStringSubmatch(lost+refused, -1) {
+		placedIDs[m[1]] = true
+		if m[2] != "1" {
+			t.Errorf("client_order_id %s has %s orders at the venue, want 1", m[1], m[2])
 		}
 	}
-	if strings.Contains(throttle, "for the same 25 reads, answered 200 ×25; 429 answers: 0") {
-		t.Errorf("chapter 3: the unthrottled contrast drew no 429s, so it shows nothing:\n%s", throttle)
+	if len(placedIDs) != 3 {
+		t.Errorf("the placing chapters name %d client_order_ids, want 3 (entry-1, entry-2, entry-3)", len(placedIDs))
 	}
 
-	create := chapter(t, out, "A create that is never sent twice")
-	for _, want := range []string{"unknown outcome", "sends of the POST: 1\n", "state open", "exists exactly once"} {
-		if !strings.Contains(create, want) {
-			t.Errorf("chapter 4 lacks %q:\n%s", want, create)
-		}
-	}
-
-	fees := chapter(t, out, "A fee summary over the seeded history")
-	for _, want := range []string{
+	containsAll(t, "chapter 6", chapter(t, out, titles[5]),
 		"updated_at_start = now - 30 days and no state filter",
-		"fee tier: fee ratio 0.0095, 30-day volume 12480.55\n",
-		" on 41 orders; filled notional ", "effective fee rate 0.0095\n",
-		"  BTC-USD  ", "  SOL-USD  ",
-		"GET /api/v2/crypto/trading/accounts/ -> 200\n",
-		"GET /api/v2/crypto/trading/orders/?...updated_at_start=2026-01-31T14:30:",
-		"requests: 2 = 1 accounts read + 1 page of orders (progress reported 1); answered 200 ×2; 429 answers: 0\n",
-		"Here N is 1", "no 429",
-	} {
-		if !strings.Contains(fees, want) {
-			t.Errorf("chapter 5 lacks %q:\n%s", want, fees)
-		}
-	}
+		"; fee ratio 0.0095, 30-day volume 12480.55\n", " on 43 orders; filled notional ", "effective fee rate 0.0095\n",
+		"  BTC-USD  14 orders", "  SOL-USD  10 orders",
+		"requests: 2 = 1 accounts read + 1 page of orders; 429 answers: 0\n", "The 43 orders")
 
-	previews := chapter(t, out, "Previews: estimates, and refusals made offline")
-	for _, want := range []string{
+	containsAll(t, "chapter 7", chapter(t, out, titles[6]),
 		"market buy 0.0001 BTC-USD: ESTIMATE price ", "; violations: 0\n",
-		"market buy 0.000000015 BTC-USD: ESTIMATE notional ", "; violations: 2\n",
+		"market buy 0.000000015 BTC-USD: ESTIMATE ", "; violations: 2\n",
 		"not_a_multiple_of_increment on market_order_config.asset_quantity: 0.000000015 is not a multiple of 0.00000001\n",
 		"below_min_order_amount on market_order_config.asset_quantity: ",
-		"suggested quantity: none",
-		"the request afterwards: asset_quantity 0.000000015, as asked\n",
-		"suggested quantity: 0.00012345 (rounded down to the increment)\n",
-		"requests: 4 (trading pair 1, estimated price 3); orders created: 0\n",
-		"never changes what the caller asked",
-	} {
-		if !strings.Contains(previews, want) {
-			t.Errorf("chapter 6 lacks %q:\n%s", want, previews)
-		}
-	}
-
-	placement := chapter(t, out, "Idempotent placement: exactly one order, whatever the venue does")
-	for _, want := range []string{
-		"creates sent: 1; lookups: 2; orders with client_order_id ",
-		"creates sent: 2 (at +2.02s and +42.02s); lookups: 3; orders with client_order_id ",
-		"again -> order ", "; creates sent: 0\n",
-	} {
-		if !strings.Contains(placement, want) {
-			t.Errorf("chapter 7 lacks %q:\n%s", want, placement)
-		}
-	}
-	if strings.Contains(placement, ": 2\n") {
-		t.Errorf("chapter 7 shows a client_order_id with two orders:\n%s", placement)
-	}
+		"suggested quantity: none", "market buy 0.000123456789 BTC-USD: ", "; violations: 1\n",
+		"suggested quantity: 0.00012345\n",
+		"requests: 4, of which trading-pair reads: 1 (the pair is cached)\n",
+		"Preview and Place of btc-usd: ErrInvalidRequest: true and true; requests: 0; ")
 
 	_, ledger, ok := strings.Cut(out, "== The venue's ledger ==\n")
 	if !ok {
 		t.Fatalf("no ledger in:\n%s", out)
 	}
-	for _, want := range []string{
-		"requests: 49\n", "by status: 200 ×42, 201 ×1, 429 ×1, 503 ×5\n", "401 answers (bad signatures): 0\n",
-		"429 answers: 1 (1 injected, 0 from running out of budget)\n", "orders created: 3\n", ": 1\n",
-		"client_order_ids used twice: none\n", "simulated time: ", demoWallTimeTag,
-	} {
-		if !strings.Contains(ledger, want) {
-			t.Errorf("ledger lacks %q:\n%s", want, ledger)
+	containsAll(t, "the ledger", ledger,
+		"requests: 55; by status: 200 ×44, 201 ×1, 429 ×1, 503 ×9\n",
+		"401 answers (bad signatures): 0; 429 answers: 1; dropped connections: 0\n",
+		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m30.212s\n", demoWallTimeTag)
+	ledgerIDs := perClientOrderID.FindAllStringSubmatch(ledger, -1)
+	if len(ledgerIDs) != 3 {
+		t.Errorf("the ledger lists %d orders, want 3:\n%s", len(ledgerIDs), ledger)
+	}
+	for _, m := range ledgerIDs {
+		if m[2] != "1" || !placedIDs[m[1]] {
+			t.Errorf("ledger: client_order_id %s has %s orders (placed by the demo: %v), want 1 and placed", m[1], m[2], placedIDs[m[1]])
 		}
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestDemo_SameSeedSameOutput(t *testing.T) {
@@ -170,63 +189,5 @@ func TestDemo_UsageErrors(t *testing.T) {
 		if r := runCLI(t, nil, "", args...); r.code != 2 || r.stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q; want 2 and nothing", args, r.code, r.stdout)
 		}
-	}
-}
-
-func TestDecimalText(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want string }{
-		{`"0.000000000000000001"`, "0.000000000000000001"},
-		{`0.0095`, "0.0095"},
-		{`12480.550000000000000000`, "12480.550000000000000000"},
-		{`null`, ""},
-	}
-	for _, tt := range tests {
-		var got decimalText
-		if err := json.Unmarshal([]byte(tt.in), &got); err != nil || string(got) != tt.want {
-			t.Errorf("decode %s = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
-	}
-	var bad decimalText
-	if err := json.Unmarshal([]byte(`true`), &bad); err == nil {
-		t.Error("decode true: want an error")
-	}
-}
-
-func TestSkipClock_WaitsMoveTheClockAtOnce(t *testing.T) {
-	t.Parallel()
-	start := time.Unix(1_700_000_000, 0)
-	c := skipclock.New(start)
-	select {
-	case <-c.NewTimer(1500 * time.Millisecond).Chan():
-	default:
-		t.Fatal("a timer did not fire at once")
-	}
-	<-c.After(500 * time.Millisecond)
-	c.Sleep(time.Second)
-	// A deadline is not a wait: it must not move the clock.
-	fired := false
-	c.AfterFunc(time.Hour, func() { fired = true }).Stop()
-	if got := c.Since(start); got != 3*time.Second || fired {
-		t.Errorf("clock moved %v (deadline fired: %v), want 3s and no", got, fired)
-	}
-}
-
-// A latency fault on the demo's shared clock moves it instead of hanging.
-func TestDemo_LatencyMovesTheSharedClock(t *testing.T) {
-	t.Parallel()
-	d, err := newDemoRun(io.Discard, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.venue.Inject(brokertest.Fault{Kind: brokertest.FaultLatency, Path: pathAccounts, Delay: 2 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	before := d.clock.Now()
-	if _, err := d.client.Get(context.Background(), pathAccounts); err != nil {
-		t.Fatal(err)
-	}
-	if got := d.clock.Since(before); got != 2*time.Second {
-		t.Errorf("clock moved %v, want the 2s latency", got)
 	}
 }
