@@ -5,14 +5,21 @@
 // Recover), which owns a Placer and names the same errors; import this
 // package only for its options (WithPlacerOptions) or its engine alone.
 //
+// The engine knows no order vocabulary: package broker owns it (the
+// request, its validation and its JSON, the order and its decoding). A
+// caller hands Place a Create (the symbol, and the create's bytes for a
+// client_order_id) and New a Codec that reads the few Facts the engine
+// needs of an order the venue returned: its id, its client_order_id,
+// and whether it failed. Place returns the order as the venue's JSON.
+//
 // # How Place stays idempotent
 //
 // The transport never sends a POST twice. Place sits above it and is the
 // only code that may send a create again, and only when it is safe:
 //
-//  1. The request is validated offline; the client_order_id is derived
-//     from the caller's idempotency key (package idempotency), and the
-//     create's body bytes are built once.
+//  1. The caller has validated the request offline; the client_order_id
+//     is derived from the caller's idempotency key (package idempotency),
+//     and the create's body bytes are built once.
 //  2. The intent is recorded durably (pending, with a fingerprint of the
 //     request) before anything is sent; the time of every signature is
 //     recorded before that signature leaves (transport.Client.Send).
@@ -109,8 +116,8 @@
 //	                      what stopped it, such as       unavailable, context ended); an earlier
 //	                      transport.ErrUnavailable)      create of the key is not ruled out: Place
 //	                                                     again later with the same key only
-//	*KeyConflictError,    transport.ErrInvalidRequest    refused offline, nothing sent: fix the
-//	*ValidationError                                     request or the key
+//	*KeyConflictError     transport.ErrInvalidRequest    refused offline, nothing sent: fix the
+//	                                                     request or the key
 //
 // Check them in this order; treat anything else as unknown:
 //

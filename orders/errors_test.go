@@ -7,6 +7,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
@@ -103,7 +104,7 @@ func TestTaxonomy(t *testing.T) {
 		{"in progress: the claim was lost", &orders.InProgressError{ClientOrderID: cid, Err: idempotency.ErrClaimLost},
 			"in progress", []error{orders.ErrInProgress, orders.ErrUnknownOutcome, idempotency.ErrClaimLost}},
 		{"key conflict", &orders.KeyConflictError{Key: "k", ClientOrderID: cid}, "invalid", []error{transport.ErrInvalidRequest}},
-		{"validation", &orders.ValidationError{Field: "symbol", Reason: "bad"}, "invalid", []error{transport.ErrInvalidRequest}},
+		{"validation", &broker.ArgumentError{Field: "symbol", Reason: "bad"}, "invalid", []error{transport.ErrInvalidRequest}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

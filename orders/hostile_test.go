@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
@@ -128,7 +129,7 @@ func chain(wraps ...func(http.RoundTripper) http.RoundTripper) func(http.RoundTr
 // checkTruth asserts the invariant for cid after Place answered (o, err):
 // at most one order at the venue; success names it; not placed means none;
 // rejected means none live.
-func (e *env) checkTruth(t *testing.T, cid string, o *orders.Order, err error) {
+func (e *env) checkTruth(t *testing.T, cid string, o *broker.Order, err error) {
 	t.Helper()
 	held := e.srv.Ledger().OrdersByClientID(cid)
 	if len(held) > 1 {
@@ -231,7 +232,7 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 					}
 					// A new process on the same store: Recover never takes
 					// it as not placed.
-					restarted, err := orders.New(e.tc, e.store, e.srv.AccountNumber)
+					restarted, err := newPlacer(e.tc, e.store, e.srv.AccountNumber)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -593,7 +594,7 @@ func TestStoreThatCannotVouch(t *testing.T) {
 			// (30 s + the margin + the lookback): older records a store
 			// lost are beyond any lookup's reach.
 			time.Sleep(time.Minute)
-			amnesiac, err := orders.New(e.tc, idempotency.NewMemoryStore(), e.srv.AccountNumber)
+			amnesiac, err := newPlacer(e.tc, idempotency.NewMemoryStore(), e.srv.AccountNumber)
 			if err != nil {
 				t.Fatal(err)
 			}
