@@ -106,11 +106,11 @@ func ExamplePlacer_Place_errors() {
 	switch {
 	case err == nil:
 		fmt.Println("placed")
-	case errors.Is(err, orders.ErrInProgress):
+	case errors.Is(err, idempotency.ErrInProgress):
 		fmt.Println("in progress elsewhere: Place again later with the same key")
-	case errors.Is(err, orders.ErrUnknownOutcome):
+	case errors.Is(err, transport.ErrUnknownOutcome):
 		fmt.Println("unknown: it may exist; never place it under a new key")
-	case errors.Is(err, orders.ErrRejected):
+	case errors.Is(err, transport.ErrRejected):
 		fmt.Println("rejected: nothing is live")
 	case errors.Is(err, orders.ErrNotPlaced):
 		fmt.Println("not placed: the same key again is safe")
