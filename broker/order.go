@@ -22,7 +22,7 @@ const (
 )
 
 // OrderType is an order's type. A type the venue sends that this package
-// does not know is kept as sent.
+// does not name is kept as sent.
 type OrderType string
 
 // Order types.
@@ -207,8 +207,8 @@ func (o *Order) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// TimeInForce is how long an order stays open. The venue documents only
-// TimeInForceGTC.
+// TimeInForce is how long an order stays open; empty means gtc. The
+// venue documents only TimeInForceGTC.
 type TimeInForce string
 
 // TimeInForceGTC: good till canceled.
