@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/pages"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
@@ -118,19 +119,19 @@ func pathOf(target string) string {
 }
 
 // The outcomes of Place, CancelOrder and Recover a bot switches on, from
-// this package alone. They are the same values as package orders' and
-// transport's, so errors.Is matches either spelling.
+// this package alone. They are the same values as packages transport,
+// idempotency and orders use, so errors.Is matches any spelling.
 var (
 	// ErrInProgress: another process sharing the intent store holds the
 	// key. Place again later with the same key. It also matches
 	// ErrUnknownOutcome: check it first.
-	ErrInProgress = orders.ErrInProgress
+	ErrInProgress = idempotency.ErrInProgress
 	// ErrUnknownOutcome: the create (or cancel) may have taken effect.
 	// Place again later with the same key, or Recover; never a new key.
-	ErrUnknownOutcome = orders.ErrUnknownOutcome
+	ErrUnknownOutcome = transport.ErrUnknownOutcome
 	// ErrRejected: the venue said no (a create refused or failed, a cancel
 	// of a final order); nothing is live from it.
-	ErrRejected = orders.ErrRejected
+	ErrRejected = transport.ErrRejected
 	// ErrNotPlaced: nothing was placed and nothing can land from what was
 	// sent: the same key again is safe.
 	ErrNotPlaced = orders.ErrNotPlaced

@@ -90,7 +90,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 		c.place.owned = true
 	}
 	opts := append([]orders.Option{orders.WithNamespace(c.place.namespace), orders.WithLogger(c.log)}, c.place.opts...)
-	p, err := orders.New(c.tc, c.place.store, n, opts...)
+	p, err := orders.New(c.tc, c.place.store, n, orderCodec{}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -141,8 +141,16 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 		rec, err := c.place.store.Get(ctx, p.ClientOrderID(key))
 		acknowledged = err == nil && rec.State == idempotency.Acknowledged
 	}
-	o, err := p.Place(ctx, key, req)
-	if err != nil || !acknowledged || o == nil {
+	raw, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body})
+	if raw == nil {
+		return nil, err
+	}
+	o, derr := decodeOrder(raw)
+	if derr != nil {
+		// The engine read its facts from these bytes: they decode.
+		return nil, fmt.Errorf("broker: decoding the placed order: %w", derr)
+	}
+	if err != nil || !acknowledged {
 		return o, err
 	}
 	fresh, err := c.Order(ctx, o.ID)
@@ -257,6 +265,25 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	var o Order
 	if err := json.Unmarshal(resp.Body, &o); err != nil {
 		return nil, &DecodeError{Path: pathOrders + id + "/cancel/", Err: err}
+	}
+	return &o, nil
+}
+
+// orderCodec gives the placement engine the facts it reads of an order.
+type orderCodec struct{}
+
+func (orderCodec) Facts(raw []byte) (orders.Facts, error) {
+	o, err := decodeOrder(raw)
+	if err != nil {
+		return orders.Facts{}, err
+	}
+	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == StateFailed}, nil
+}
+
+func decodeOrder(raw []byte) (*Order, error) {
+	var o Order
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, err
 	}
 	return &o, nil
 }

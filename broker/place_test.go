@@ -22,10 +22,12 @@ func limitBuy() broker.OrderRequest {
 }
 
 // placing returns a client on a simulated venue whose intents go to the
-// bolt file it names.
-func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.Server, string) {
+// bolt file it names. The venue and the client share the fake clock the
+// test advances: nothing sleeps on the real one.
+func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.Server, string, *brokertest.Clock) {
 	t.Helper()
-	srv := brokertest.NewServer()
+	clk := brokertest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	srv := brokertest.NewServer(brokertest.WithClock(clk))
 	t.Cleanup(srv.Close)
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {
@@ -33,17 +35,19 @@ func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.S
 	}
 	path := filepath.Join(t.TempDir(), "intents.db")
 	c, err := broker.New(append([]broker.Option{broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithIntentStoreFile(path)}, opts...)...)
+		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk), broker.WithIntentStoreFile(path)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c, srv, path
+	return c, srv, path, clk
 }
 
-func waitState(t *testing.T, c *broker.Client, id string, want broker.OrderState) {
+// waitState reads the order until it is in state want, advancing the
+// shared fake clock 50 ms between reads, for up to 10 s of its time.
+func waitState(t *testing.T, c *broker.Client, clk *brokertest.Clock, id string, want broker.OrderState) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := clk.Now().Add(10 * time.Second); clk.Now().Before(deadline); clk.Advance(50 * time.Millisecond) {
 		if o, err := c.Order(context.Background(), id); err == nil && o.State == want {
 			return
 		}
@@ -56,7 +60,7 @@ func waitState(t *testing.T, c *broker.Client, id string, want broker.OrderState
 // a Place on the acknowledged key returns the order read afresh.
 func TestPlaceCancelLookUp(t *testing.T) {
 	t.Parallel()
-	c, srv, _ := placing(t, broker.WithNamespace("t"))
+	c, srv, _, clk := placing(t, broker.WithNamespace("t"))
 	ctx := context.Background()
 	if got := c.ClientOrderID("k"); got != "" {
 		t.Errorf("ClientOrderID before the account is known = %q, want empty", got)
@@ -85,7 +89,7 @@ func TestPlaceCancelLookUp(t *testing.T) {
 	if err != nil || got.ID != o.ID {
 		t.Fatalf("CancelOrder = %+v, %v", got, err)
 	}
-	waitState(t, c, o.ID, broker.StateCanceled)
+	waitState(t, c, clk, o.ID, broker.StateCanceled)
 	again, err := c.Place(ctx, "k", limitBuy())
 	if err != nil || again.ID != o.ID || again.State != broker.StateCanceled {
 		t.Errorf("Place on the acknowledged key = %+v, %v; want the order read afresh, canceled", again, err)
@@ -114,7 +118,7 @@ func TestPlaceCancelLookUp(t *testing.T) {
 // store; Close releases the one Place opened.
 func TestReadOnlyClientOpensNoStore(t *testing.T) {
 	t.Parallel()
-	c, _, path := placing(t)
+	c, _, path, _ := placing(t)
 	ctx := context.Background()
 	if _, err := c.Account(ctx); err != nil {
 		t.Fatal(err)
@@ -147,7 +151,7 @@ func TestReadOnlyClientOpensNoStore(t *testing.T) {
 // TestPlaceRefusesWhatPreviewRefuses: one check for both.
 func TestPlaceRefusesWhatPreviewRefuses(t *testing.T) {
 	t.Parallel()
-	c, srv, path := placing(t)
+	c, srv, path, _ := placing(t)
 	bad := limitBuy()
 	bad.LimitPrice = decimal.Zero
 	_, perr := c.Preview(context.Background(), bad)

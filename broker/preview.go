@@ -9,7 +9,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/internal/wire"
-	"github.com/tradewire/tradewire/orders"
 )
 
 // ViolationCode says which rule a previewed order breaks.
@@ -234,16 +233,8 @@ func floorTo(v, inc decimal.Decimal) decimal.Decimal {
 }
 
 // checkOrder is the one offline check of an order request, for Preview
-// and Place alike: package orders' Validate, refused as an
-// *ArgumentError naming the field.
-func checkOrder(req OrderRequest) error {
-	err := req.Validate()
-	var ve *orders.ValidationError
-	if errors.As(err, &ve) {
-		return &ArgumentError{Field: ve.Field, Reason: ve.Reason}
-	}
-	return err
-}
+// and Place alike.
+func checkOrder(req OrderRequest) error { return req.Validate() }
 
 // amountError refuses a decimal outside wire.CheckAmount's bounds as an
 // *ArgumentError, with no more of its value than wire.Clip keeps.

@@ -7,41 +7,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/internal/wire"
-	"github.com/tradewire/tradewire/orders"
-)
-
-// Side is an order's side: SideBuy or SideSell (package orders' type).
-type Side = orders.Side
-
-// Order sides.
-const (
-	SideBuy  = orders.SideBuy
-	SideSell = orders.SideSell
-)
-
-// OrderType is an order's type (package orders' type).
-type OrderType = orders.Type
-
-// Order types.
-const (
-	TypeMarket    = orders.TypeMarket
-	TypeLimit     = orders.TypeLimit
-	TypeStopLoss  = orders.TypeStopLoss
-	TypeStopLimit = orders.TypeStopLimit
-)
-
-// OrderState is an order's state (package orders' type). A state this
-// package does not name is kept as sent.
-type OrderState = orders.State
-
-// Order states.
-const (
-	StateOpen            = orders.StateOpen
-	StatePending         = orders.StatePending
-	StatePartiallyFilled = orders.StatePartiallyFilled
-	StateFilled          = orders.StateFilled
-	StateCanceled        = orders.StateCanceled
-	StateFailed          = orders.StateFailed
 )
 
 // PriceSide is the side of the book an estimate is for: PriceBid (what a
@@ -270,27 +235,3 @@ func (e *PriceEstimate) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
-
-// OrderRequest is an order to preview or place (package orders' type):
-// Symbol, Side, Type, exactly one of AssetQuantity and QuoteAmount (a zero
-// value is "not given"), LimitPrice for limit and stop_limit orders,
-// StopPrice for stop_loss and stop_limit orders, and TimeInForce (empty
-// means gtc; market orders take none). The zero value is not a valid
-// request. Preview and Place refuse the same requests, with an
-// *ArgumentError naming the field, before anything is sent.
-type OrderRequest = orders.Request
-
-// TimeInForce is how long an order stays open (package orders' type).
-type TimeInForce = orders.TimeInForce
-
-// TimeInForceGTC: good till canceled, the only one the venue documents.
-const TimeInForceGTC = orders.TimeInForceGTC
-
-// Order is an order as the venue reports it (package orders' type).
-type Order = orders.Order
-
-// OrderConfig is an order's sizing and prices (package orders' type).
-type OrderConfig = orders.OrderConfig
-
-// Execution is one fill of an order (package orders' type).
-type Execution = orders.Execution

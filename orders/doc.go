@@ -5,14 +5,21 @@
 // Recover), which owns a Placer and names the same errors; import this
 // package only for its options (WithPlacerOptions) or its engine alone.
 //
+// The engine knows no order vocabulary: package broker owns it (the
+// request, its validation and its JSON, the order and its decoding). A
+// caller hands Place a Create (the symbol, and the create's bytes for a
+// client_order_id) and New a Codec that reads the few Facts the engine
+// needs of an order the venue returned: its id, its client_order_id,
+// and whether it failed. Place returns the order as the venue's JSON.
+//
 // # How Place stays idempotent
 //
 // The transport never sends a POST twice. Place sits above it and is the
 // only code that may send a create again, and only when it is safe:
 //
-//  1. The request is validated offline; the client_order_id is derived
-//     from the caller's idempotency key (package idempotency), and the
-//     create's body bytes are built once.
+//  1. The caller has validated the request offline; the client_order_id
+//     is derived from the caller's idempotency key (package idempotency),
+//     and the create's body bytes are built once.
 //  2. The intent is recorded durably (pending, with a fingerprint of the
 //     request) before anything is sent; the time of every signature is
 //     recorded before that signature leaves (transport.Client.Send).
@@ -96,21 +103,22 @@
 // *InProgressError unwraps only to the store's refusal, *NotSentError,
 // which sent nothing, to what stopped it): an unknown
 // outcome never matches a sentinel that reads "safe to retry", such as
-// transport.ErrUnavailable, ErrRateLimited, ErrNotFound or ErrRejected.
+// transport.ErrUnavailable, ErrRateLimited, ErrNotFound or transport.ErrRejected.
 //
-//	error                 matches                        meaning
-//	*InProgressError      ErrInProgress and              another process holds the key, or took it
-//	                      ErrUnknownOutcome              over: Place again later with the same key
-//	*UnknownOutcomeError  ErrUnknownOutcome              may have taken effect: same key later, or
-//	                                                     Recover; never a new key
-//	*RejectedError        ErrRejected                    the venue said no; nothing is live
-//	*NotPlacedError       ErrNotPlaced                   nothing placed: the same key again is safe
-//	*NotSentError         transport.ErrNotSent (and      nothing sent by this call (store or venue
-//	                      what stopped it, such as       unavailable, context ended); an earlier
-//	                      transport.ErrUnavailable)      create of the key is not ruled out: Place
-//	                                                     again later with the same key only
-//	*KeyConflictError,    transport.ErrInvalidRequest    refused offline, nothing sent: fix the
-//	*ValidationError                                     request or the key
+//	error                 matches                      meaning
+//	*InProgressError      idempotency.ErrInProgress    another process holds the key, or took it
+//	                      and                          over: Place again later with the same key
+//	                      transport.ErrUnknownOutcome
+//	*UnknownOutcomeError  transport.ErrUnknownOutcome  may have taken effect: same key later, or
+//	                                                   Recover; never a new key
+//	*RejectedError        transport.ErrRejected        the venue said no; nothing is live
+//	*NotPlacedError       ErrNotPlaced                 nothing placed: the same key again is safe
+//	*NotSentError         transport.ErrNotSent (and    nothing sent by this call (store or venue
+//	                      what stopped it, such as     unavailable, context ended); an earlier
+//	                      transport.ErrUnavailable)    create of the key is not ruled out: Place
+//	                                                   again later with the same key only
+//	*KeyConflictError     transport.ErrInvalidRequest  refused offline, nothing sent: fix the
+//	                                                   request or the key
 //
 // Check them in this order; treat anything else as unknown:
 //
@@ -118,11 +126,11 @@
 //	switch {
 //	case err == nil:
 //		// placed: o is the order
-//	case errors.Is(err, orders.ErrInProgress):
+//	case errors.Is(err, idempotency.ErrInProgress):
 //		// another process is placing it: Place again later with the same key
-//	case errors.Is(err, orders.ErrUnknownOutcome):
+//	case errors.Is(err, transport.ErrUnknownOutcome):
 //		// it may exist: Place again later with the same key, never a new one
-//	case errors.Is(err, orders.ErrRejected):
+//	case errors.Is(err, transport.ErrRejected):
 //		// the venue refused it: nothing is live
 //	case errors.Is(err, orders.ErrNotPlaced):
 //		// nothing was placed: retrying with the same key is safe
@@ -134,10 +142,10 @@
 //		// treat as unknown
 //	}
 //
-// An *InProgressError matches ErrUnknownOutcome too, on purpose: from this
+// An *InProgressError matches transport.ErrUnknownOutcome too, on purpose: from this
 // process the outcome is not known (it may have sent before losing its
-// claim), so a bot that checks only ErrUnknownOutcome stays safe. Check
-// ErrInProgress first to tell the two apart.
+// claim), so a bot that checks only transport.ErrUnknownOutcome stays safe. Check
+// idempotency.ErrInProgress first to tell the two apart.
 //
 // "Not placed" and "rejected" are said only when known: a lost claim
 // (idempotency.ErrClaimLost, inside the send hook or when recording an

@@ -8,28 +8,17 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// The outcomes a caller branches on, matched with errors.Is against the
-// errors Place returns. Each error Place returns matches exactly one of
-// ErrNotPlaced, ErrRejected, ErrUnknownOutcome and
+// ErrNotPlaced: no order exists for the client_order_id and none can
+// appear from what this Place sent. Calling Place again with the same key
+// is safe.
+//
+// Each error Place returns matches exactly one of ErrNotPlaced,
+// transport.ErrRejected, transport.ErrUnknownOutcome and
 // transport.ErrInvalidRequest, except *InProgressError, which matches
-// ErrInProgress and ErrUnknownOutcome. See the package documentation for
-// the switch to write.
-var (
-	// ErrNotPlaced: no order exists for the client_order_id and none can
-	// appear from what this Place sent. Calling Place again with the same
-	// key is safe.
-	ErrNotPlaced = errors.New("orders: not placed")
-	// ErrRejected: the venue refused the create, or reports its order
-	// failed; nothing is live. It is transport.ErrRejected.
-	ErrRejected = transport.ErrRejected
-	// ErrUnknownOutcome: the create may have taken effect. Never place the
-	// order again under a new key; call Place again later with the same
-	// key, or Recover. It is transport.ErrUnknownOutcome.
-	ErrUnknownOutcome = transport.ErrUnknownOutcome
-	// ErrInProgress: another process sharing the store holds the intent.
-	// It is idempotency.ErrInProgress.
-	ErrInProgress = idempotency.ErrInProgress
-)
+// idempotency.ErrInProgress and transport.ErrUnknownOutcome (package
+// broker names all of them). See the package documentation for the
+// switch to write.
+var ErrNotPlaced = errors.New("orders: not placed")
 
 // No error type of this package unwraps to a cause from below the store:
 // a 503 *transport.StatusError or a transport error matches sentinels
@@ -47,7 +36,7 @@ var (
 // under a random id. Look the order up by ClientOrderID, or call Place
 // again with the same Key; never place it again under a new key.
 //
-// It matches ErrUnknownOutcome only.
+// It matches transport.ErrUnknownOutcome only.
 type UnknownOutcomeError struct {
 	ClientOrderID string
 	// Key is the caller's idempotency key, empty for a random id.
@@ -67,14 +56,14 @@ func (e *UnknownOutcomeError) Error() string {
 	return fmt.Sprintf("orders: outcome unknown for client_order_id %s (it may have been placed; do not place it under a new key): %v", e.ClientOrderID, e.Err)
 }
 
-// Is matches ErrUnknownOutcome.
-func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
+// Is matches transport.ErrUnknownOutcome.
+func (e *UnknownOutcomeError) Is(target error) bool { return target == transport.ErrUnknownOutcome }
 
 // RejectedError is a create the venue refused, or whose order the venue
 // reports failed: nothing is live. Err, when set, is the venue's
 // *transport.StatusError with its field paths; it is not unwrapped.
 //
-// It matches ErrRejected only.
+// It matches transport.ErrRejected only.
 type RejectedError struct {
 	ClientOrderID string
 	Reason        string
@@ -86,8 +75,8 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("orders: client_order_id %s rejected: %s", e.ClientOrderID, e.Reason)
 }
 
-// Is matches ErrRejected.
-func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
+// Is matches transport.ErrRejected.
+func (e *RejectedError) Is(target error) bool { return target == transport.ErrRejected }
 
 // NotPlacedError is a create known not to have been placed: nothing was
 // sent (the intent could not be recorded, the rate budget or the context
@@ -171,8 +160,8 @@ func (e *KeyConflictError) Is(target error) bool { return target == transport.Er
 // holder may send it again: the outcome is not known here. Place again
 // later returns the settled order.
 //
-// It matches ErrInProgress and ErrUnknownOutcome, and nothing that reads
-// "safe to retry": a bot that checks only ErrUnknownOutcome treats it
+// It matches idempotency.ErrInProgress and transport.ErrUnknownOutcome, and nothing that reads
+// "safe to retry": a bot that checks only transport.ErrUnknownOutcome treats it
 // safely. It unwraps to Err, the store's refusal (an error matching
 // idempotency.ErrInProgress or idempotency.ErrClaimLost, such as a
 // redisstore.InProgressError naming the holder, or a plain description),
@@ -190,9 +179,9 @@ func (e *InProgressError) Error() string {
 // Unwrap returns the store's refusal.
 func (e *InProgressError) Unwrap() error { return e.Err }
 
-// Is matches ErrInProgress and ErrUnknownOutcome.
+// Is matches idempotency.ErrInProgress and transport.ErrUnknownOutcome.
 func (e *InProgressError) Is(target error) bool {
-	return target == ErrInProgress || target == ErrUnknownOutcome
+	return target == idempotency.ErrInProgress || target == transport.ErrUnknownOutcome
 }
 
 // ErrLookupIncomplete: a lookup could not see every order it asked for (a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
@@ -18,11 +19,11 @@ func classify(err error) string {
 	switch {
 	case err == nil:
 		return "placed"
-	case errors.Is(err, orders.ErrInProgress):
+	case errors.Is(err, broker.ErrInProgress):
 		return "in progress"
-	case errors.Is(err, orders.ErrUnknownOutcome):
+	case errors.Is(err, broker.ErrUnknownOutcome):
 		return "unknown"
-	case errors.Is(err, orders.ErrRejected):
+	case errors.Is(err, broker.ErrRejected):
 		return "rejected"
 	case errors.Is(err, orders.ErrNotPlaced):
 		return "not placed"
@@ -57,9 +58,9 @@ func TestTaxonomy(t *testing.T) {
 		err  error
 	}{
 		{"ErrNotPlaced", orders.ErrNotPlaced},
-		{"ErrRejected", orders.ErrRejected},
-		{"ErrUnknownOutcome", orders.ErrUnknownOutcome},
-		{"ErrInProgress", orders.ErrInProgress},
+		{"ErrRejected", broker.ErrRejected},
+		{"ErrUnknownOutcome", broker.ErrUnknownOutcome},
+		{"ErrInProgress", broker.ErrInProgress},
 		{"ErrLookupIncomplete", orders.ErrLookupIncomplete},
 		{"transport.ErrNotSent", transport.ErrNotSent},
 		{"transport.ErrUnavailable", transport.ErrUnavailable},
@@ -84,26 +85,26 @@ func TestTaxonomy(t *testing.T) {
 		{"not sent: the intent could not be recorded", &orders.NotSentError{ClientOrderID: cid, Reason: "store", Err: idempotency.ErrClosed}, "not sent", []error{transport.ErrNotSent}},
 		{"not sent: the store is unavailable", &orders.NotSentError{ClientOrderID: cid, Reason: "store", Err: fmt.Errorf("redis down: %w", transport.ErrUnavailable)}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
 		{"not placed: not found after expiry", &orders.NotPlacedError{ClientOrderID: cid, Reason: "not found"}, "not placed", []error{orders.ErrNotPlaced}},
-		{"rejected: 400", &orders.RejectedError{ClientOrderID: cid, Reason: "400", Err: s400}, "rejected", []error{orders.ErrRejected}},
-		{"rejected: 401", &orders.RejectedError{ClientOrderID: cid, Reason: "401", Err: s401}, "rejected", []error{orders.ErrRejected}},
-		{"rejected: 404", &orders.RejectedError{ClientOrderID: cid, Reason: "404", Err: s404}, "rejected", []error{orders.ErrRejected}},
-		{"rejected: the order failed", &orders.RejectedError{ClientOrderID: cid, Reason: "failed"}, "rejected", []error{orders.ErrRejected}},
-		{"unknown: a 503 to the create", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: tUnknown}, "unknown", []error{orders.ErrUnknownOutcome}},
-		{"unknown: a 503 StatusError", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: s503}, "unknown", []error{orders.ErrUnknownOutcome}},
-		{"unknown: a 429 StatusError", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: s429}, "unknown", []error{orders.ErrUnknownOutcome}},
-		{"unknown: the lookup's venue was unavailable", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: netErr}, "unknown", []error{orders.ErrUnknownOutcome}},
-		{"unknown: a 404 lookup", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: s404}, "unknown", []error{orders.ErrUnknownOutcome}},
-		{"unknown: an incomplete lookup", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: incomplete}, "unknown", []error{orders.ErrUnknownOutcome}},
-		{"unknown: the context ended while waiting", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: context.DeadlineExceeded}, "unknown", []error{orders.ErrUnknownOutcome}},
+		{"rejected: 400", &orders.RejectedError{ClientOrderID: cid, Reason: "400", Err: s400}, "rejected", []error{broker.ErrRejected}},
+		{"rejected: 401", &orders.RejectedError{ClientOrderID: cid, Reason: "401", Err: s401}, "rejected", []error{broker.ErrRejected}},
+		{"rejected: 404", &orders.RejectedError{ClientOrderID: cid, Reason: "404", Err: s404}, "rejected", []error{broker.ErrRejected}},
+		{"rejected: the order failed", &orders.RejectedError{ClientOrderID: cid, Reason: "failed"}, "rejected", []error{broker.ErrRejected}},
+		{"unknown: a 503 to the create", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: tUnknown}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a 503 StatusError", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: s503}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a 429 StatusError", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: s429}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: the lookup's venue was unavailable", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: netErr}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a 404 lookup", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: s404}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: an incomplete lookup", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: incomplete}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: the context ended while waiting", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: context.DeadlineExceeded}, "unknown", []error{broker.ErrUnknownOutcome}},
 		{"unknown: a 2xx too large", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Answered2xx: true,
-			Err: &transport.ResponseTooLargeError{Method: "POST", Path: "/x", StatusCode: 201, Limit: 1}}, "unknown", []error{orders.ErrUnknownOutcome}},
-		{"unknown: a resend not sent", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: notSent}, "unknown", []error{orders.ErrUnknownOutcome}},
+			Err: &transport.ResponseTooLargeError{Method: "POST", Path: "/x", StatusCode: 201, Limit: 1}}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a resend not sent", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: notSent}, "unknown", []error{broker.ErrUnknownOutcome}},
 		{"in progress: held by another process", &orders.InProgressError{ClientOrderID: cid, Err: fmt.Errorf("held by b/42: %w", idempotency.ErrInProgress)},
-			"in progress", []error{orders.ErrInProgress, orders.ErrUnknownOutcome}},
+			"in progress", []error{broker.ErrInProgress, broker.ErrUnknownOutcome}},
 		{"in progress: the claim was lost", &orders.InProgressError{ClientOrderID: cid, Err: idempotency.ErrClaimLost},
-			"in progress", []error{orders.ErrInProgress, orders.ErrUnknownOutcome, idempotency.ErrClaimLost}},
+			"in progress", []error{broker.ErrInProgress, broker.ErrUnknownOutcome, idempotency.ErrClaimLost}},
 		{"key conflict", &orders.KeyConflictError{Key: "k", ClientOrderID: cid}, "invalid", []error{transport.ErrInvalidRequest}},
-		{"validation", &orders.ValidationError{Field: "symbol", Reason: "bad"}, "invalid", []error{transport.ErrInvalidRequest}},
+		{"validation", &broker.ArgumentError{Field: "symbol", Reason: "bad"}, "invalid", []error{transport.ErrInvalidRequest}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

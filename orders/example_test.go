@@ -2,10 +2,9 @@ package orders_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
@@ -14,9 +13,30 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// A bot places an order under an idempotency key. Calling Place again with
-// the same key — after a crash, a timeout, anything — returns the same
-// order and sends nothing.
+// codec reads the three facts the engine needs of the venue's order JSON.
+// Package broker, which owns the order vocabulary, is the real one.
+type codec struct{}
+
+func (codec) Facts(raw []byte) (orders.Facts, error) {
+	var o struct {
+		ID            string `json:"id"`
+		ClientOrderID string `json:"client_order_id"`
+		State         string `json:"state"`
+	}
+	err := json.Unmarshal(raw, &o)
+	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == "failed"}, err
+}
+
+// handBuy is a create the caller built and validated: here by hand; a
+// bot uses broker.Client.Place, which builds it from a broker.OrderRequest.
+var handBuy = orders.Create{Symbol: "BTC-USD", Body: func(cid string) ([]byte, error) {
+	return fmt.Appendf(nil, `{"client_order_id":%q,"side":"buy","type":"limit","symbol":"BTC-USD",`+
+		`"limit_order_config":{"asset_quantity":"0.0001","limit_price":"1000.00","time_in_force":"gtc"}}`, cid), nil
+}}
+
+// The engine alone places a create under an idempotency key. Calling Place
+// again with the same key — after a crash, a timeout, anything — returns
+// the same order and sends nothing. Bots use broker.Client.Place instead.
 func Example() {
 	venue, err := brokertest.New() // an in-memory simulated venue
 	if err != nil {
@@ -30,27 +50,27 @@ func Example() {
 		panic(err)
 	}
 	// In production, idempotency.Open(path) keeps intents across restarts.
-	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, orders.WithNamespace("momentum"))
+	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{}, orders.WithNamespace("momentum"))
 	if err != nil {
 		panic(err)
 	}
 
-	req := orders.Request{
-		Symbol:        "BTC-USD",
-		Side:          orders.SideBuy,
-		Type:          orders.TypeLimit,
-		AssetQuantity: decimal.RequireFromString("0.0001"),
-		LimitPrice:    decimal.RequireFromString("1000.00"),
-	}
 	ctx := context.Background()
-	first, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", req)
+	raw, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", handBuy)
 	if err != nil {
 		panic(err)
 	}
-	again, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", req)
+	rawAgain, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", handBuy)
 	if err != nil {
 		panic(err)
 	}
+	var first, again struct {
+		ID            string `json:"id"`
+		ClientOrderID string `json:"client_order_id"`
+		State         string `json:"state"`
+	}
+	_ = json.Unmarshal(raw, &first)
+	_ = json.Unmarshal(rawAgain, &again)
 	fmt.Println(first.ClientOrderID == placer.ClientOrderID("2026-11-29#BTC-USD#entry"))
 	fmt.Println(first.State, again.ID == first.ID)
 	fmt.Println("orders at the venue:", len(venue.Ledger().OrdersByClientID(first.ClientOrderID)))
@@ -77,23 +97,20 @@ func ExamplePlacer_Place_errors() {
 	if err != nil {
 		panic(err)
 	}
-	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber)
+	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{})
 	if err != nil {
 		panic(err)
 	}
-	req := orders.Request{Symbol: "BTC-USD", Side: orders.SideBuy, Type: orders.TypeLimit,
-		AssetQuantity: decimal.RequireFromString("0.0001"), LimitPrice: decimal.RequireFromString("1000.00")}
-
 	// An empty key: sent once under a random id, never again.
-	_, err = placer.Place(context.Background(), "", req)
+	_, err = placer.Place(context.Background(), "", handBuy)
 	switch {
 	case err == nil:
 		fmt.Println("placed")
-	case errors.Is(err, orders.ErrInProgress):
+	case errors.Is(err, idempotency.ErrInProgress):
 		fmt.Println("in progress elsewhere: Place again later with the same key")
-	case errors.Is(err, orders.ErrUnknownOutcome):
+	case errors.Is(err, transport.ErrUnknownOutcome):
 		fmt.Println("unknown: it may exist; never place it under a new key")
-	case errors.Is(err, orders.ErrRejected):
+	case errors.Is(err, transport.ErrRejected):
 		fmt.Println("rejected: nothing is live")
 	case errors.Is(err, orders.ErrNotPlaced):
 		fmt.Println("not placed: the same key again is safe")

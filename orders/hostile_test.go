@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
@@ -128,7 +129,7 @@ func chain(wraps ...func(http.RoundTripper) http.RoundTripper) func(http.RoundTr
 // checkTruth asserts the invariant for cid after Place answered (o, err):
 // at most one order at the venue; success names it; not placed means none;
 // rejected means none live.
-func (e *env) checkTruth(t *testing.T, cid string, o *orders.Order, err error) {
+func (e *env) checkTruth(t *testing.T, cid string, o *broker.Order, err error) {
 	t.Helper()
 	held := e.srv.Ledger().OrdersByClientID(cid)
 	if len(held) > 1 {
@@ -143,11 +144,11 @@ func (e *env) checkTruth(t *testing.T, cid string, o *orders.Order, err error) {
 		if len(held) != 0 {
 			t.Fatalf("Place said not placed (%v), the venue holds %+v", err, held)
 		}
-	case errors.Is(err, orders.ErrRejected):
+	case errors.Is(err, broker.ErrRejected):
 		if len(held) != 0 && held[0].State != "failed" {
 			t.Fatalf("Place said rejected (%v), the venue holds %+v", err, held)
 		}
-	case errors.Is(err, orders.ErrUnknownOutcome):
+	case errors.Is(err, broker.ErrUnknownOutcome):
 		// True whatever the venue holds.
 	case errors.Is(err, transport.ErrNotSent):
 		// Nothing sent by this call: true whatever the venue holds,
@@ -231,7 +232,7 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 					}
 					// A new process on the same store: Recover never takes
 					// it as not placed.
-					restarted, err := orders.New(e.tc, e.store, e.srv.AccountNumber)
+					restarted, err := newPlacer(e.tc, e.store, e.srv.AccountNumber)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -451,10 +452,10 @@ func TestLostClaim(t *testing.T) {
 					return
 				}
 				var inProgress *orders.InProgressError
-				if !errors.As(err, &inProgress) || !errors.Is(err, orders.ErrInProgress) || !errors.Is(err, idempotency.ErrClaimLost) {
+				if !errors.As(err, &inProgress) || !errors.Is(err, broker.ErrInProgress) || !errors.Is(err, idempotency.ErrClaimLost) {
 					t.Fatalf("err = %v, want an in-progress error from the lost claim", err)
 				}
-				if errors.Is(err, orders.ErrNotPlaced) || errors.Is(err, orders.ErrRejected) {
+				if errors.Is(err, orders.ErrNotPlaced) || errors.Is(err, broker.ErrRejected) {
 					t.Fatalf("err %v also says not placed or rejected", err)
 				}
 			})
@@ -469,7 +470,7 @@ func TestLostClaim(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			_, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
 			cancel()
-			if !errors.Is(err, orders.ErrUnknownOutcome) {
+			if !errors.Is(err, broker.ErrUnknownOutcome) {
 				t.Fatalf("Place = %v", err)
 			}
 			store.mu.Lock()
@@ -512,7 +513,7 @@ func TestFailedStoreWrite(t *testing.T) {
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(context.Background(), "k", req)
 			e.checkTruth(t, cid, o, err)
-			if !errors.Is(err, orders.ErrRejected) {
+			if !errors.Is(err, broker.ErrRejected) {
 				t.Fatalf("err = %v, want the venue's rejection", err)
 			}
 		})
@@ -593,7 +594,7 @@ func TestStoreThatCannotVouch(t *testing.T) {
 			// (30 s + the margin + the lookback): older records a store
 			// lost are beyond any lookup's reach.
 			time.Sleep(time.Minute)
-			amnesiac, err := orders.New(e.tc, idempotency.NewMemoryStore(), e.srv.AccountNumber)
+			amnesiac, err := newPlacer(e.tc, idempotency.NewMemoryStore(), e.srv.AccountNumber)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,8 @@ package orders
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +48,7 @@ const ordersPath = wire.PathOrders
 // use; Places with the same key run one at a time. Construct it with New.
 type Placer struct {
 	tc        *transport.Client
+	codec     Codec
 	store     idempotency.Store
 	clock     clockwork.Clock
 	account   string
@@ -61,6 +64,32 @@ type Placer struct {
 
 	amu      sync.Mutex
 	answered map[string]bool // client_order_ids a 2xx answered, whatever the store recorded
+}
+
+// Codec is what the engine needs of the package that owns the order
+// vocabulary (package broker implements it): the few facts it reads of an
+// order the venue returned. It must be safe for concurrent use.
+type Codec interface {
+	// Facts decodes an order as the venue returns it (a create's 2xx
+	// body, a row of the orders list, the copy stored at
+	// acknowledgement).
+	Facts(order []byte) (Facts, error)
+}
+
+// Facts are what the engine reads of an order: its ids, and whether the
+// venue reports it failed (a rejection).
+type Facts struct {
+	ID            string
+	ClientOrderID string
+	Failed        bool
+}
+
+// Create is one order to place, prepared and validated by the caller:
+// Symbol narrows the lookups, and Body returns the create's JSON for a
+// client_order_id, the same bytes every time for the same id.
+type Create struct {
+	Symbol string
+	Body   func(clientOrderID string) ([]byte, error)
 }
 
 // Option configures a Placer.
@@ -91,17 +120,18 @@ func WithSkewMargin(d time.Duration) Option { return func(p *Placer) { p.skew = 
 // WithLookupPageCap bounds the pages one lookup reads (default 50).
 func WithLookupPageCap(n int) Option { return func(p *Placer) { p.pageCap = n } }
 
-// New returns a Placer that sends through tc, records intents in store and
-// places orders on accountNumber. It waits on tc's clock.
-func New(tc *transport.Client, store idempotency.Store, accountNumber string, opts ...Option) (*Placer, error) {
-	if tc == nil || store == nil {
-		return nil, errors.New("orders: a transport client and an intent store are required")
+// New returns a Placer that sends through tc, records intents in store,
+// places orders on accountNumber and reads the venue's orders with codec.
+// It waits on tc's clock.
+func New(tc *transport.Client, store idempotency.Store, accountNumber string, codec Codec, opts ...Option) (*Placer, error) {
+	if tc == nil || store == nil || codec == nil {
+		return nil, errors.New("orders: a transport client, an intent store and a codec are required")
 	}
 	if !wire.ValidAccountNumber(accountNumber) {
 		return nil, fmt.Errorf("orders: account number %q: want letters and digits", accountNumber)
 	}
 	p := &Placer{
-		tc: tc, store: store, clock: tc.Clock(), account: accountNumber, log: zerolog.Nop(),
+		tc: tc, codec: codec, store: store, clock: tc.Clock(), account: accountNumber, log: zerolog.Nop(),
 		maxSends: DefaultMaxSends, skew: DefaultSkewMargin, lookback: DefaultLookback, pageCap: DefaultLookupPageCap,
 		locks: map[string]*keyLock{}, answered: map[string]bool{},
 	}
@@ -119,10 +149,10 @@ func (p *Placer) ClientOrderID(key string) string {
 	return idempotency.ClientOrderID(p.account, p.namespace, key)
 }
 
-// Place places req once per key and returns the order as the venue reports
-// it.
+// Place places c once per key and returns the order as the venue reports
+// it, in the venue's JSON.
 //
-// It validates req, derives the client_order_id from key, and records the
+// It derives the client_order_id from key, and records the
 // intent durably before anything is sent. If the store does not vouch
 // that a new intent is new (idempotency.Witness), it first looks the
 // order up at the venue: a create sent by a process whose record was lost
@@ -142,14 +172,17 @@ func (p *Placer) ClientOrderID(key string) string {
 // again: its ambiguous outcome is an *UnknownOutcomeError.
 //
 // Errors: *NotPlacedError, *RejectedError, *UnknownOutcomeError,
-// *InProgressError, *KeyConflictError or *ValidationError; see the
+// *InProgressError, *KeyConflictError, or Body's error; see the
 // package documentation for what each means and the switch to write.
-func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, error) {
+func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error) {
 	cid := uuid.NewString()
 	if key != "" {
 		cid = p.ClientOrderID(key)
 	}
-	body, err := req.Body(cid)
+	if c.Body == nil {
+		return nil, errors.New("orders: a create needs a Body")
+	}
+	body, err := c.Body(cid)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +196,7 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 
 	now := p.clock.Now()
 	rec, created, err := p.store.Create(ctx, idempotency.Record{
-		ClientOrderID: cid, Key: key, Namespace: p.namespace, AccountNumber: p.account, Symbol: req.Symbol,
+		ClientOrderID: cid, Key: key, Namespace: p.namespace, AccountNumber: p.account, Symbol: c.Symbol,
 		Fingerprint: fingerprint(body), State: idempotency.Pending, Body: body,
 		Target: ordersPath + "?account_number=" + url.QueryEscape(p.account), CreatedAt: now, UpdatedAt: now,
 	})
@@ -179,12 +212,11 @@ func (p *Placer) Place(ctx context.Context, key string, req Request) (*Order, er
 		}
 		switch rec.State {
 		case idempotency.Acknowledged:
-			o, err := decodeOrder(rec.Order)
-			if err != nil {
+			if _, err := p.facts(rec.Order); err != nil {
 				return nil, &UnknownOutcomeError{ClientOrderID: cid, Key: key, Answered2xx: true,
 					Err: fmt.Errorf("the intent is acknowledged (order %s) but the stored order does not decode: %w", rec.OrderID, err)}
 			}
-			return o, nil
+			return rec.Order, nil
 		case idempotency.Rejected:
 			return nil, &RejectedError{ClientOrderID: cid, Reason: rec.Reason}
 		case idempotency.Pending, idempotency.Unknown:
@@ -214,7 +246,7 @@ func (p *Placer) vouches() bool {
 // resolves its answer. Before the first send of a call there is a lookup
 // first when the store does not vouch for newness, or when the transport
 // has not yet read the venue's clock.
-func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (*Order, error) {
+func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) ([]byte, error) {
 	_, measured := p.tc.ClockOffset()
 	if sends == 1 && ((rec.Key != "" && !p.vouches()) || !measured) {
 		// The lookup also shows the venue's clock (its Date header), so
@@ -263,7 +295,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 	var unknown *transport.UnknownOutcomeError
 	switch {
 	case err == nil:
-		o, derr := decodeOrder(resp.Body)
+		o, derr := p.facts(resp.Body)
 		if derr == nil && o.ClientOrderID == rec.ClientOrderID {
 			return p.acknowledge(ctx, rec, o, resp.Body)
 		}
@@ -326,7 +358,7 @@ func hasField(se *transport.StatusError, field string) bool {
 // answered2xx handles a 2xx whose order could not be read: an order
 // exists. The intent is marked so, never sent again and never taken as
 // not placed; one lookup tries to read the order.
-func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause error) (*Order, error) {
+func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause error) ([]byte, error) {
 	p.noteAnswered(rec.ClientOrderID)
 	rec.Answered2xx = true
 	reason := "acknowledged with a 2xx whose order could not be read: " + cause.Error()
@@ -345,7 +377,7 @@ func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause
 	return p.acknowledge(ctx, rec, o, raw)
 }
 
-func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends int, cause error) (*Order, error) {
+func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends int, cause error) ([]byte, error) {
 	if err := p.setState(ctx, rec, idempotency.Unknown, cause.Error()); errors.Is(err, idempotency.ErrClaimLost) {
 		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
 	}
@@ -359,7 +391,7 @@ func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends
 
 // reconcile looks the order up until it is found or known absent, then
 // sends again if the cap allows. sends counts this call's sends so far.
-func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends int) (*Order, error) {
+func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends int) ([]byte, error) {
 	unknown := func(err error) error {
 		return &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: p.wasAnswered(rec), Err: err}
 	}
@@ -443,9 +475,9 @@ func (p *Placer) expiry(rec idempotency.Record) time.Time {
 // returns the order (it exists; a later Place finds it again by lookup);
 // a failure to record a rejection returns it as known, unless the claim
 // was lost.
-func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Order, raw []byte) (*Order, error) {
+func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Facts, raw []byte) ([]byte, error) {
 	rec.OrderID = o.ID
-	if o.State == StateFailed {
+	if o.Failed {
 		reason := "the venue reports the order failed"
 		if err := p.setState(ctx, rec, idempotency.Rejected, reason); errors.Is(err, idempotency.ErrClaimLost) {
 			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
@@ -454,7 +486,7 @@ func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Or
 	}
 	rec.Order = raw
 	_ = p.setState(ctx, rec, idempotency.Acknowledged, "")
-	return o, nil
+	return raw, nil
 }
 
 // setState records the intent in state s. A failure is logged and
@@ -513,7 +545,7 @@ func (p *Placer) sleep(ctx context.Context, d time.Duration) error {
 // taken as incomplete too; a single full page without next cannot be
 // told from a complete one.) A symbol the venue refuses to list is
 // dropped from the filter.
-func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Order, []byte, error) {
+func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Facts, []byte, error) {
 	o, raw, err := p.lookupFiltered(ctx, rec, since, rec.Symbol)
 	var status *transport.StatusError
 	if rec.Symbol != "" && errors.As(err, &status) && status.StatusCode == http.StatusBadRequest && hasField(status, "symbol") {
@@ -523,7 +555,7 @@ func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time
 	return o, raw, err
 }
 
-func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, since time.Time, symbol string) (*Order, []byte, error) {
+func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, since time.Time, symbol string) (*Facts, []byte, error) {
 	q := url.Values{}
 	q.Set("account_number", rec.AccountNumber)
 	q.Set("created_at_start", since.UTC().Format(time.RFC3339))
@@ -531,12 +563,12 @@ func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, si
 		q.Set("symbol", symbol)
 	}
 	var blind error // why the walk may have missed an order, if it did
-	var found *Order
+	var found *Facts
 	var foundRaw []byte
 	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
 		for i, raw := range rows {
-			var o Order
-			if err := json.Unmarshal(raw, &o); err != nil {
+			o, err := p.codec.Facts(raw)
+			if err != nil {
 				blind = fmt.Errorf("%w: page %d row %d does not decode: %v", ErrLookupIncomplete, page, i+1, err)
 				continue
 			}
@@ -562,9 +594,9 @@ func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, si
 	return nil, nil, err // the venue's answer or the transport's
 }
 
-func decodeOrder(b []byte) (*Order, error) {
-	var o Order
-	if err := json.Unmarshal(b, &o); err != nil {
+func (p *Placer) facts(b []byte) (*Facts, error) {
+	o, err := p.codec.Facts(b)
+	if err != nil {
 		return nil, fmt.Errorf("orders: decoding an order: %w", err)
 	}
 	return &o, nil
@@ -599,4 +631,10 @@ func (p *Placer) lock(ctx context.Context, id string) (func(), error) {
 		release()
 		return nil, ctx.Err()
 	}
+}
+
+// fingerprint identifies a create: a key names one request only.
+func fingerprint(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
 }

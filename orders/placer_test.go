@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
@@ -29,7 +30,7 @@ type env struct {
 	srv    *brokertest.Server
 	tc     *transport.Client
 	store  idempotency.Store
-	placer *orders.Placer
+	placer *broker.Client
 }
 
 // envConfig is what a test changes about an env.
@@ -73,7 +74,7 @@ func newEnvWith(t *testing.T, c envConfig) *env {
 	if store == nil {
 		store = idempotency.NewMemoryStore()
 	}
-	p, err := orders.New(tc, store, srv.AccountNumber, c.placer...)
+	p, err := newPlacer(tc, store, srv.AccountNumber, c.placer...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +93,9 @@ func (e *env) creates() []brokertest.Request {
 }
 
 // limitBuy is far below the market, so it rests open.
-func limitBuy(qty string) orders.Request {
-	return orders.Request{
-		Symbol: "BTC-USD", Side: orders.SideBuy, Type: orders.TypeLimit,
+func limitBuy(qty string) broker.OrderRequest {
+	return broker.OrderRequest{
+		Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
 		AssetQuantity: decimal.RequireFromString(qty), LimitPrice: decimal.RequireFromString("1000.00"),
 	}
 }
@@ -111,17 +112,25 @@ func TestPlaceOnceAndAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 		cid := e.placer.ClientOrderID("order-1")
-		if o.ClientOrderID != cid || o.State != orders.StateOpen || o.ID == "" {
+		if o.ClientOrderID != cid || o.State != broker.StateOpen || o.ID == "" {
 			t.Fatalf("order = %+v", o)
 		}
-		before := len(e.srv.Ledger().Requests())
+		before, creates := len(e.srv.Ledger().Requests()), len(e.creates())
 		again, err := e.placer.Place(ctx, "order-1", limitBuy("0.001"))
 		if err != nil || again.ID != o.ID {
 			t.Fatalf("second Place = %+v, %v", again, err)
 		}
-		if after := len(e.srv.Ledger().Requests()); after != before {
-			t.Fatalf("Place of an acknowledged key sent %d requests", after-before)
+		// The facade reads the acknowledged order afresh (one GET); the
+		// engine sends no create.
+		if n := len(e.creates()); n != creates {
+			t.Fatalf("Place of an acknowledged key sent %d creates", n-creates)
 		}
+		for _, r := range e.srv.Ledger().Requests()[before:] {
+			if r.Method != "GET" {
+				t.Fatalf("Place of an acknowledged key sent %s %s", r.Method, r.Target)
+			}
+		}
+		before = len(e.srv.Ledger().Requests())
 		rec, err := e.store.Get(ctx, cid)
 		if err != nil || rec.State != idempotency.Acknowledged || rec.OrderID != o.ID || rec.Sends != 1 {
 			t.Fatalf("intent = %+v, %v", rec, err)
@@ -278,7 +287,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 				if err != nil || rec.State != idempotency.Pending || rec.Sends != 1 || rec.LastSignedAt.IsZero() {
 					t.Fatalf("after the crash the store holds %+v, %v; want the pending intent with its signature time", rec, err)
 				}
-				restarted, err := orders.New(e.tc, onDisk, e.srv.AccountNumber)
+				restarted, err := newPlacer(e.tc, onDisk, e.srv.AccountNumber)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -324,7 +333,7 @@ func TestCrashBeforeSend(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer onDisk.Close()
-		restarted, _ := orders.New(e.tc, onDisk, e.srv.AccountNumber)
+		restarted, _ := newPlacer(e.tc, onDisk, e.srv.AccountNumber)
 		rep, err := restarted.Recover(ctx)
 		if err != nil || len(rep.NotPlaced) != 1 {
 			t.Fatalf("Recover = %+v, %v", rep, err)
@@ -485,4 +494,11 @@ func TestIntentHeldByAnotherProcess(t *testing.T) {
 			t.Fatalf("Recover = %+v, %v", rep, err)
 		}
 	})
+}
+
+// newPlacer places through a broker.Client on tc, as a bot does: the
+// engine, with the order vocabulary package broker owns and gives it.
+func newPlacer(tc *transport.Client, store idempotency.Store, account string, opts ...orders.Option) (*broker.Client, error) {
+	return broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(account),
+		broker.WithIntentStore(store), broker.WithPlacerOptions(opts...))
 }

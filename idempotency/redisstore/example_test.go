@@ -5,8 +5,8 @@ import (
 	"errors"
 	"log"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
-	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -21,11 +21,11 @@ func Example() {
 	}
 	defer store.Close()
 	var tc *transport.Client // transport.New(…), with the fleet's budget
-	placer, err := orders.New(tc, store, "AB1234567890")
+	placer, err := broker.NewFromTransport(tc, broker.WithAccountNumber("AB1234567890"), broker.WithIntentStore(store))
 	if err != nil {
 		log.Fatal(err)
 	}
-	order, err := placer.Place(ctx, "rebalance-2026-05-01", orders.Request{ /* … */ })
+	order, err := placer.Place(ctx, "rebalance-2026-05-01", broker.OrderRequest{ /* … */ })
 	var busy *redisstore.InProgressError
 	switch {
 	case errors.As(err, &busy):

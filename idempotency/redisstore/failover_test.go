@@ -10,11 +10,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
-	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -32,8 +32,8 @@ const (
 // answerOf names what a Place said, most damaging claims first: a
 // not-placed or rejected that wraps a store error is still a claim that
 // no order exists.
-func answerOf(o *orders.Order, err error) string {
-	var np *orders.NotPlacedError
+func answerOf(o *broker.Order, err error) string {
+	var np *broker.NotPlacedError
 	switch {
 	case err == nil && o != nil:
 		return ansOrder
@@ -78,7 +78,7 @@ func fleetVenue(t *testing.T, seed int64) *brokertest.Server {
 // worker is one process's Placer and Store.
 type worker struct {
 	name  string
-	p     *orders.Placer
+	p     *broker.Client
 	store *redisstore.Store
 }
 

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
-	"github.com/tradewire/tradewire/orders"
 )
 
 // TestRedisRestartMidRun crashes a private redis-server (SIGKILL) while two
@@ -36,7 +36,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 		keys[i] = fmt.Sprintf("k%02d", i)
 	}
 	type worker struct {
-		p     *orders.Placer
+		p     *broker.Client
 		store *redisstore.Store
 	}
 	var workers []worker
@@ -109,7 +109,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 
 	// Finish every key: whichever worker holds a claim settles it.
 	for _, k := range keys {
-		var o *orders.Order
+		var o *broker.Order
 		var err error
 		for _, w := range workers {
 			if o, err = w.p.Place(ctx, k, buy); !errors.Is(err, redisstore.ErrInProgress) {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
-	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -34,7 +34,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	const lease = 100 * time.Millisecond
 	ctx := context.Background()
 
-	placer := func() (*orders.Placer, *redisstore.Store) {
+	placer := func() (*broker.Client, *redisstore.Store) {
 		pk, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +50,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { store.Close() })
-		p, err := orders.New(tc, store, srv.AccountNumber, orders.WithNamespace(ns))
+		p, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store), broker.WithNamespace(ns))
 		if err != nil {
 			t.Fatal(err)
 		}

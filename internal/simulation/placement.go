@@ -92,8 +92,8 @@ const (
 // placer is what the placement workload drives: a broker.Client (see
 // brokerPlacer), or a deliberately unsafe one in the negative controls.
 type placer interface {
-	Place(ctx context.Context, key string, req orders.Request) (*orders.Order, error)
-	Recover(ctx context.Context) (orders.RecoverReport, error)
+	Place(ctx context.Context, key string, req broker.OrderRequest) (*broker.Order, error)
+	Recover(ctx context.Context) (broker.RecoverReport, error)
 	ClientOrderID(key string) string
 }
 
@@ -113,10 +113,10 @@ func newBrokerPlacer(extra ...orders.Option) func(tc *transport.Client, store id
 // brokerPlacer is a broker.Client as the workload drives it.
 type brokerPlacer struct{ *broker.Client }
 
-func (b brokerPlacer) Recover(ctx context.Context) (orders.RecoverReport, error) {
+func (b brokerPlacer) Recover(ctx context.Context) (broker.RecoverReport, error) {
 	rep, err := b.Client.Recover(ctx)
 	if rep == nil {
-		return orders.RecoverReport{}, err
+		return broker.RecoverReport{}, err
 	}
 	return *rep, err
 }
@@ -168,7 +168,7 @@ type PlacementRun struct {
 	// FinalRecover when the final Recover began (zero if it never ran).
 	LastSend, FinalRecover time.Time
 	// Final is what the final Recover reported.
-	Final orders.RecoverReport
+	Final broker.RecoverReport
 	// Figures summarise the placement.
 	Figures PlacementFigures
 }
@@ -256,7 +256,7 @@ func opOf(ctx context.Context) int {
 // keyState is the harness's book on one key.
 type keyState struct {
 	rec      KeyRecord
-	req      orders.Request
+	req      broker.OrderRequest
 	inflight bool
 	acked    bool
 }
@@ -295,7 +295,7 @@ type process struct {
 	acked      []*keyState
 	ops        []PlaceOp
 	nextKey    []int // per bot
-	finalRep   orders.RecoverReport
+	finalRep   broker.RecoverReport
 	finalAt    time.Time
 }
 
@@ -448,7 +448,7 @@ func (p *process) live(ctx context.Context, b *Bot) (pl placer, g *generation, o
 
 // recover runs pl.Recover as an op and cancels the resting orders it
 // found, through the bot's usual cancels.
-func (p *process) recover(ctx context.Context, b *Bot, pl placer, g *generation, kind string) orders.RecoverReport {
+func (p *process) recover(ctx context.Context, b *Bot, pl placer, g *generation, kind string) broker.RecoverReport {
 	id := p.beginOp(PlaceOp{Bot: b.ID, Gen: g.n, Op: kind, Start: p.clock.Now()})
 	rctx, stop := p.withCrash(ctx, g, 0, id)
 	rep, err := pl.Recover(rctx)
@@ -474,7 +474,7 @@ func isLimit(body []byte) bool {
 	var o struct {
 		Type string `json:"type"`
 	}
-	return json.Unmarshal(body, &o) == nil && o.Type == string(orders.TypeLimit)
+	return json.Unmarshal(body, &o) == nil && o.Type == string(broker.TypeLimit)
 }
 
 // commitFaults are what CommitFaults scripts: answers lost after the
@@ -534,19 +534,19 @@ func (p *process) choose(b *Bot) *keyState {
 
 // newRequest draws an order: a resting limit buy far below the market, or
 // a small market buy or sell (a sell may fail for want of holdings).
-func newRequest(b *Bot) orders.Request {
+func newRequest(b *Bot) broker.OrderRequest {
 	switch b.Rand.IntN(4) {
 	case 0:
-		return orders.Request{Symbol: "ETH-USD", Side: orders.SideBuy, Type: orders.TypeLimit,
+		return broker.OrderRequest{Symbol: "ETH-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
 			AssetQuantity: decimal.RequireFromString("0.01"), LimitPrice: decimal.RequireFromString("100.00")}
 	case 1:
-		return orders.Request{Symbol: "BTC-USD", Side: orders.SideBuy, Type: orders.TypeLimit,
+		return broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
 			AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("1000.00")}
 	case 2:
-		return orders.Request{Symbol: "BTC-USD", Side: orders.SideSell, Type: orders.TypeMarket,
+		return broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideSell, Type: broker.TypeMarket,
 			AssetQuantity: decimal.RequireFromString("0.00001")}
 	}
-	return orders.Request{Symbol: "BTC-USD", Side: orders.SideBuy, Type: orders.TypeMarket,
+	return broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeMarket,
 		AssetQuantity: decimal.RequireFromString("0.00001")}
 }
 
@@ -610,7 +610,7 @@ func (p *process) step(ctx context.Context, b *Bot) error {
 		p.retry = append(p.retry, k)
 	}
 	p.mu.Unlock()
-	if o != nil && o.Type == orders.TypeLimit && !o.State.Final() && before != idempotency.Acknowledged {
+	if o != nil && o.Type == broker.TypeLimit && !o.State.Final() && before != idempotency.Acknowledged {
 		b.Orders = append(b.Orders, o.ID)
 	}
 	return nil
@@ -618,9 +618,9 @@ func (p *process) step(ctx context.Context, b *Bot) error {
 
 // classify names a Place's outcome.
 func classify(err error) string {
-	var rejected *orders.RejectedError
-	var notPlaced *orders.NotPlacedError
-	var inProgress *orders.InProgressError
+	var rejected *broker.RejectedError
+	var notPlaced *broker.NotPlacedError
+	var inProgress *broker.InProgressError
 	switch {
 	case err == nil:
 		return "acknowledged"

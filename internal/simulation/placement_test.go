@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
-	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -121,14 +121,14 @@ type unsafePlacer struct {
 	recordAfter bool
 	// lazyRecover's Recover settles nothing.
 	lazyRecover bool
-	safe        *orders.Placer
+	safe        *broker.Client
 }
 
 func newUnsafePlacer(u unsafePlacer) func(*transport.Client, idempotency.Store, string) (placer, error) {
 	return func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
 		u.tc, u.store, u.account = tc, store, account
 		var err error
-		u.safe, err = orders.New(tc, store, account)
+		u.safe, err = broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(account), broker.WithIntentStore(store))
 		return &u, err
 	}
 }
@@ -137,19 +137,23 @@ func (u *unsafePlacer) ClientOrderID(key string) string {
 	return idempotency.ClientOrderID(u.account, "", key)
 }
 
-func (u *unsafePlacer) Recover(ctx context.Context) (orders.RecoverReport, error) {
+func (u *unsafePlacer) Recover(ctx context.Context) (broker.RecoverReport, error) {
 	if u.lazyRecover {
-		return orders.RecoverReport{}, nil
+		return broker.RecoverReport{}, nil
 	}
-	return u.safe.Recover(ctx)
+	rep, err := u.safe.Recover(ctx)
+	if rep == nil {
+		return broker.RecoverReport{}, err
+	}
+	return *rep, err
 }
 
-func (u *unsafePlacer) Place(ctx context.Context, key string, req orders.Request) (*orders.Order, error) {
+func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRequest) (*broker.Order, error) {
 	if u.lazyRecover {
 		return u.safe.Place(ctx, key, req)
 	}
 	cid := u.ClientOrderID(key)
-	body, err := req.Body(cid)
+	body, err := unsafeBody(req, cid)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +167,7 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req orders.Request
 			return nil, err
 		}
 		if !created && old.State == idempotency.Acknowledged {
-			var o orders.Order
+			var o broker.Order
 			return &o, json.Unmarshal(old.Order, &o)
 		}
 		rec = old
@@ -173,7 +177,7 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req orders.Request
 		rec.Sends++
 		rec.LastSignedAt = u.tc.Clock().Now()
 		if err == nil {
-			var o orders.Order
+			var o broker.Order
 			if err := json.Unmarshal(resp.Body, &o); err != nil {
 				return nil, err
 			}
@@ -330,4 +334,35 @@ func TestPlacementInvariantsOnForgedRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unsafeBody is the create's JSON for the requests newRequest makes
+// (limit and market, sized by asset quantity): the unsafe placers send it
+// themselves, around broker.Client.
+func unsafeBody(req broker.OrderRequest, cid string) ([]byte, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	type config struct {
+		AssetQuantity string `json:"asset_quantity"`
+		LimitPrice    string `json:"limit_price,omitempty"`
+		TimeInForce   string `json:"time_in_force,omitempty"`
+	}
+	w := struct {
+		ClientOrderID string  `json:"client_order_id"`
+		Side          string  `json:"side"`
+		Type          string  `json:"type"`
+		Symbol        string  `json:"symbol"`
+		Market        *config `json:"market_order_config,omitempty"`
+		Limit         *config `json:"limit_order_config,omitempty"`
+	}{ClientOrderID: cid, Side: string(req.Side), Type: string(req.Type), Symbol: req.Symbol}
+	switch req.Type {
+	case broker.TypeMarket:
+		w.Market = &config{AssetQuantity: req.AssetQuantity.String()}
+	case broker.TypeLimit:
+		w.Limit = &config{AssetQuantity: req.AssetQuantity.String(), LimitPrice: req.LimitPrice.String(), TimeInForce: "gtc"}
+	default:
+		return nil, fmt.Errorf("unsafeBody: %s orders are not made by newRequest", req.Type)
+	}
+	return json.Marshal(w)
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
-	"github.com/tradewire/tradewire/orders"
 )
 
 // The intent store: where order placement records what it is about to do.
@@ -184,7 +183,7 @@ func (f *orderRequestFlags) request() (broker.OrderRequest, error) {
 		return req, err
 	}
 	if err := req.Validate(); err != nil {
-		var ve *orders.ValidationError
+		var ve *broker.ArgumentError
 		if errors.As(err, &ve) {
 			return req, usagef("%s: %s (nothing was sent)", flagForField(ve.Field), ve.Reason)
 		}
