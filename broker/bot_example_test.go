@@ -17,24 +17,31 @@ import (
 // A whole bot in one import: read the account and the book, preview a
 // buy, place it under an idempotency key, find it again by that key,
 // cancel it and wait until the cancel settles. Against the real venue the
-// environment is os.Getenv; here it names the simulated venue.
+// environment is os.Getenv and the clock the real one; here they are the
+// simulated venue's, on a simulation clock the example advances itself.
 func Example_bot() {
-	srv := brokertest.NewServer()
+	clk := brokertest.NewClock(time.Date(2026, 8, 20, 14, 0, 0, 0, time.UTC)) // clockwork.NewRealClock() in production
+	srv := brokertest.NewServer(brokertest.WithClock(clk))
 	defer srv.Close()
 	dir, _ := os.MkdirTemp("", "bot")
 	defer os.RemoveAll(dir)
 	env := map[string]string{broker.EnvBaseURL: srv.URL, broker.EnvAPIKey: srv.APIKey, broker.EnvPrivateKey: srv.PrivateKeyBase64}
 
 	c, err := broker.New(broker.WithEnv(func(k string) string { return env[k] }),
-		broker.WithRoundTripper(srv.Transport()), // not in production
+		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk), // not in production
 		broker.WithIntentStoreFile(filepath.Join(dir, "intents.db")), broker.WithNamespace("dip-buyer"))
 	if err != nil {
 		fmt.Println("setup:", err)
 		return
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := brokertest.WithTimeout(context.Background(), clk, time.Minute)
 	defer cancel()
+	go func() { // the simulation's time: it moves whenever the bot waits
+		for clk.BlockUntilContext(ctx, 1) == nil {
+			clk.Advance(100 * time.Millisecond)
+		}
+	}()
 
 	acct, err := c.Account(ctx)
 	if err != nil {
@@ -80,7 +87,7 @@ func Example_bot() {
 		case <-ctx.Done():
 			fmt.Println("gave up waiting:", ctx.Err())
 			return
-		case <-time.After(100 * time.Millisecond):
+		case <-clk.After(100 * time.Millisecond):
 		}
 		if o, err = c.Order(ctx, o.ID); err != nil {
 			fmt.Println("read:", err)
