@@ -49,15 +49,19 @@ demo:
 
 ## sim: the full simulation matrix, per seed: every fault mix for a simulated
 ## day at a realistic load, one saturated run at the rate budget's limit, and
-## the placement scenarios (orders.Placer with restarts, every duplicate
-## mode). Prints the figures of every run, the placement figures and the
-## simulated/wall ratios; fails if an invariant breaks. SIM_SEEDS,
-## SIM_DURATION (realistic runs) and SIM_SATURATED shrink or grow it.
+## the placement scenarios (broker.Client placing with restarts, on a venue
+## that creates a second order for a reused client_order_id) and every
+## hostile mode. Prints the figures of every run, the placement figures, the
+## hostile ledger and the simulated/wall ratios; fails if an invariant
+## breaks. SIM_SEEDS, SIM_DURATION (realistic runs), SIM_SATURATED and
+## SIM_HOSTILE shrink or grow it; SIM_WIRE=tls runs it over TLS + HTTP/2.
 SIM_SEEDS     ?= 5
 SIM_DURATION  ?= 24h
 SIM_SATURATED ?= 2h
+SIM_HOSTILE   ?= 1h
+SIM_WIRE      ?= memory
 .PHONY: sim
 sim:
 	TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_SEEDS=$(SIM_SEEDS) TRADEWIRE_SIM_DURATION=$(SIM_DURATION) \
-		TRADEWIRE_SIM_SATURATED=$(SIM_SATURATED) \
+		TRADEWIRE_SIM_SATURATED=$(SIM_SATURATED) TRADEWIRE_SIM_HOSTILE=$(SIM_HOSTILE) TRADEWIRE_SIM_WIRE=$(SIM_WIRE) \
 		$(GO) test -v -count=1 -timeout 60m -run '^TestMatrix$$' ./internal/simulation/
