@@ -28,7 +28,7 @@ func NewTLSServer(opts ...Option) *Server {
 	if err != nil {
 		panic(err)
 	}
-	hs := h2front.NewServer(s.v)
+	hs := h2front.NewServer(s.v, h2front.WithClock(s.v.Clock()))
 	s.URL = hs.URL
 	s.client = hs.Client()
 	s.tls = &tlsFront{close: hs.Close, cert: hs.Certificate(), caPEM: hs.CACertPEM()}

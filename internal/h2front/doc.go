@@ -19,8 +19,8 @@
 // after the handler's side effects), so it suits small bodies; streaming
 // responses and server push are not supported. Only h2 is offered in ALPN:
 // a client that cannot speak HTTP/2 fails the TLS handshake. Like net/http,
-// it adds a Date header (on the real clock) to an answer whose handler set
-// none; a handler on a simulated clock sets its own.
+// it adds a Date header to an answer whose handler set none, read from the
+// clock given with WithClock (default: the real clock).
 //
 // A Server is safe for concurrent use. Close ends every connection and
 // waits for every goroutine the server started, handlers included.

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -79,7 +80,16 @@ type Server struct {
 	conns     map[net.Conn]struct{}
 	policies  map[string]*policy
 	transport []*http.Transport
+	clock     clockwork.Clock
 }
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClock sets the clock the Date header of an answer is read from when
+// the handler set none (default: the real clock). Give it the clock the
+// handler's own time runs on.
+func WithClock(c clockwork.Clock) Option { return func(s *Server) { s.clock = c } }
 
 type policy struct {
 	kind      Kind
@@ -89,12 +99,12 @@ type policy struct {
 // NewServer starts a Server for h on 127.0.0.1 with a fresh self-signed
 // certificate for 127.0.0.1, ::1 and localhost. Like httptest.NewServer it
 // panics if it cannot listen.
-func NewServer(h http.Handler) *Server {
+func NewServer(h http.Handler, opts ...Option) *Server {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic("h2front: listen: " + err.Error())
 	}
-	return NewServerListener(ln, h)
+	return NewServerListener(ln, h, opts...)
 }
 
 // NewServerListener is NewServer on a listener of the caller's, such as
@@ -102,7 +112,7 @@ func NewServer(h http.Handler) *Server {
 // covers 127.0.0.1, ::1 and localhost only; URL names ln's address. The
 // Server owns ln and closes it in Close. It panics if it cannot make a
 // certificate.
-func NewServerListener(ln net.Listener, h http.Handler) *Server {
+func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server {
 	cert, leaf, certPEM, err := selfSigned()
 	if err != nil {
 		ln.Close()
@@ -116,11 +126,15 @@ func NewServerListener(ln net.Listener, h http.Handler) *Server {
 		certPEM:  certPEM,
 		conns:    make(map[net.Conn]struct{}),
 		policies: make(map[string]*policy),
+		clock:    clockwork.NewRealClock(),
 		tlsConf: &tls.Config{
 			Certificates: []tls.Certificate{cert},
 			NextProtos:   []string{http2.NextProtoTLS},
 			MinVersion:   tls.VersionTLS12,
 		},
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	s.wg.Add(1)
 	go s.accept()
@@ -647,7 +661,7 @@ func (c *conn) writeResponse(st *stream, req *http.Request, rw *responseWriter) 
 		rw.header.Set("Content-Type", http.DetectContentType(body))
 	}
 	if rw.header.Get("Date") == "" {
-		rw.header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		rw.header.Set("Date", c.srv.clock.Now().UTC().Format(http.TimeFormat))
 	}
 	c.mu.Lock()
 	maxFrame := int(c.maxFrame)
@@ -820,12 +834,14 @@ func selfSigned() (tls.Certificate, *x509.Certificate, []byte, error) {
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
-	now := time.Now()
+	// A client checks the validity on its own clock, whatever the
+	// handler's time is: a window wide enough for any clock a test or a
+	// simulation runs on.
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "127.0.0.1"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		NotBefore:             time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC),
+		NotAfter:              time.Date(2099, time.December, 31, 0, 0, 0, 0, time.UTC),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 func setup(t *testing.T, h http.Handler) *Server {
@@ -396,4 +398,26 @@ func TestNewServerListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// TestDateFromTheServersClock: an answer whose handler set no Date gets
+// one from the clock given with WithClock; a handler's own Date stands.
+func TestDateFromTheServersClock(t *testing.T) {
+	at := time.Date(2031, time.May, 4, 10, 20, 30, 0, time.UTC)
+	s := NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/own" {
+			w.Header().Set("Date", "Mon, 01 Jan 2029 00:00:00 GMT")
+		}
+	}), WithClock(clockwork.NewFakeClockAt(at)))
+	defer s.Close()
+	for path, want := range map[string]string{"/": at.Format(http.TimeFormat), "/own": "Mon, 01 Jan 2029 00:00:00 GMT"} {
+		resp, err := s.Client().Get(s.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Date"); got != want {
+			t.Errorf("%s: Date %q, want %q", path, got, want)
+		}
+	}
 }

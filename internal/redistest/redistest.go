@@ -259,19 +259,19 @@ func StartReplica(tb testing.TB, primary *Server, extraArgs ...string) *Server {
 	r := Start(tb, append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}, extraArgs...)...)
 	pc := redis.NewClient(&redis.Options{Addr: primary.Addr()})
 	defer pc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for {
-		info, err := pc.Info(ctx, "replication").Result()
-		if err == nil && strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online") {
-			return r
-		}
-		select {
-		case <-ctx.Done():
-			tb.Fatalf("redistest: replica %s did not come online on %s: %v\n%s", r.Addr(), primary.Addr(), err, info)
-		case <-time.After(20 * time.Millisecond): // the replica's sync runs on Redis's time; poll it
-		}
+	// WAIT blocks, on Redis's own clock, until the replica has synced and
+	// acknowledged every write so far (a marker written here).
+	if err := pc.Set(ctx, "redistest:replica-sync", r.Addr(), 0).Err(); err != nil {
+		tb.Fatalf("redistest: writing to %s: %v", primary.Addr(), err)
 	}
+	n, err := pc.Wait(ctx, 1, 10*time.Second).Result()
+	if err != nil || n < 1 {
+		info, _ := pc.Info(ctx, "replication").Result()
+		tb.Fatalf("redistest: replica %s did not come online on %s (WAIT: %d, %v)\n%s", r.Addr(), primary.Addr(), n, err, info)
+	}
+	return r
 }
 
 // Promote makes a replica a primary (REPLICAOF NO ONE), as a failover

@@ -292,7 +292,7 @@ const envSSLCertFile = "SSL_CERT_FILE"
 // temporary file, prints the exports with SSL_CERT_FILE, and serves until
 // ctx ends.
 func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv *brokertest.Server, f simServeFlags) error {
-	hs := h2front.NewServerListener(ln, srv.Handler())
+	hs := h2front.NewServerListener(ln, srv.Handler(), h2front.WithClock(srv.Clock))
 	defer hs.Close()
 	path, temp, err := writeSimCA(f.caFile, hs.CACertPEM())
 	if err != nil {
