@@ -3,6 +3,8 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +60,7 @@ type config struct {
 	attemptTimeout time.Duration
 	maxBody        int64
 	observe        func(Attempt)
+	rootCAs        *x509.CertPool
 }
 
 // WithClock sets the clock that timestamps signatures and times every wait
@@ -70,6 +73,12 @@ func WithClock(c clockwork.Clock) Option { return func(o *config) { o.clock = c 
 // sends through, and whatever that proxy or transport re-sends, are the
 // caller's to vouch for.
 func WithHTTPClient(hc *http.Client) Option { return func(o *config) { o.hc = hc } }
+
+// WithRootCAs sets the certificates the client's own HTTP transport trusts
+// for the venue's TLS, instead of the system's, such as the system's plus
+// a simulated venue's. It has no effect with WithHTTPClient or
+// WithRoundTripper, whose transport is used as given.
+func WithRootCAs(pool *x509.CertPool) Option { return func(o *config) { o.rootCAs = pool } }
 
 // WithRoundTripper sets the round tripper requests go through, such as an
 // in-memory simulated venue's. Like WithHTTPClient's transport, it is used
@@ -156,7 +165,7 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		hc.Transport = cfg.rt
 	}
 	if hc.Transport == nil {
-		hc.Transport = defaultTransport()
+		hc.Transport = defaultTransport(cfg.rootCAs)
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	hc.Timeout = 0 // each attempt has its own deadline on the injected clock
@@ -181,10 +190,14 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 // offers it, keep-alives, its timeouts) without a proxy from the
 // environment: a proxy between the client and the venue could re-send a
 // write, and HTTPS_PROXY is not a place to decide that silently.
-func defaultTransport() *http.Transport {
+// roots, when set, replaces the system's trusted roots.
+func defaultTransport(roots *x509.CertPool) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	tr.ForceAttemptHTTP2 = true
+	if roots != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
 	return tr
 }
 

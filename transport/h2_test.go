@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net/http"
@@ -308,5 +309,35 @@ func TestHTTP1OverTLS(t *testing.T) {
 	}
 	if string(v.bodys[0]) != createBody || len(v.bodys[1]) != 0 || v.protos()[0] != 1 {
 		t.Errorf("venue read %q, %q over HTTP/%d", v.bodys[0], v.bodys[1], v.protos()[0])
+	}
+}
+
+// TestWithRootCAs: the client's own transport trusts the pool it is given
+// (and still speaks HTTP/2 with no proxy); without it, the venue's
+// self-signed certificate is refused before anything is sent.
+func TestWithRootCAs(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newWireVenue(clock)
+	srv := h2front.NewServer(v)
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	for _, tc := range []struct {
+		name  string
+		opts  []Option
+		trust bool
+	}{{"trusted", []Option{WithRootCAs(pool)}, true}, {"system roots", nil, false}} {
+		c, err := New(srv.URL, testSigner(t), append([]Option{WithClock(clock), WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{MaxAttempts: 1})}, tc.opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Get(testContext(t), "/api/v2/crypto/trading/accounts/")
+		switch {
+		case tc.trust && (err != nil || resp.Proto != "HTTP/2.0"):
+			t.Errorf("%s: %v, %+v; want an answer over HTTP/2", tc.name, err, resp)
+		case !tc.trust && err == nil:
+			t.Errorf("%s: answered; want the certificate refused", tc.name)
+		}
 	}
 }

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -111,11 +109,7 @@ func (a *app) caCertOption() (transport.Option, error) {
 	if !pool.AppendCertsFromPEM(data) {
 		return nil, usagef("%s %s: holds no PEM \"CERTIFICATE\" block", source, path)
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	tr.ForceAttemptHTTP2 = true
-	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return transport.WithHTTPClient(&http.Client{Transport: tr}), nil
+	return transport.WithRootCAs(pool), nil
 }
 
 // accountNumberFlag returns --account-number (or its variable), "" when
