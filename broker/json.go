@@ -234,3 +234,54 @@ func (p Preview) MarshalJSON() ([]byte, error) {
 		violations, jsonTime(p.EstimatedAt),
 	})
 }
+
+// MarshalJSON writes the order with its <type>_order_config flattened into
+// it: id, client_order_id, symbol, side, type, state, asset_quantity,
+// quote_amount, limit_price, stop_price, time_in_force (null or "" when
+// the config has none), filled_asset_quantity, average_price (null until
+// something fills), filled_notional, fee_charged,
+// estimated_fee_remaining, created_at, updated_at, account_number and
+// executions. It is not the venue's shape: UnmarshalJSON reads that one.
+func (o Order) MarshalJSON() ([]byte, error) {
+	type execution struct {
+		EffectivePrice string `json:"effective_price"`
+		Quantity       string `json:"quantity"`
+		Timestamp      string `json:"timestamp"`
+	}
+	v := struct {
+		ID                    string      `json:"id"`
+		ClientOrderID         string      `json:"client_order_id"`
+		Symbol                string      `json:"symbol"`
+		Side                  string      `json:"side"`
+		Type                  string      `json:"type"`
+		State                 string      `json:"state"`
+		AssetQuantity         *string     `json:"asset_quantity"`
+		QuoteAmount           *string     `json:"quote_amount"`
+		LimitPrice            *string     `json:"limit_price"`
+		StopPrice             *string     `json:"stop_price"`
+		TimeInForce           string      `json:"time_in_force"`
+		FilledAssetQuantity   string      `json:"filled_asset_quantity"`
+		AveragePrice          *string     `json:"average_price"`
+		FilledNotional        string      `json:"filled_notional"`
+		FeeCharged            string      `json:"fee_charged"`
+		EstimatedFeeRemaining string      `json:"estimated_fee_remaining"`
+		CreatedAt             string      `json:"created_at"`
+		UpdatedAt             string      `json:"updated_at"`
+		AccountNumber         string      `json:"account_number"`
+		Executions            []execution `json:"executions"`
+	}{
+		ID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: string(o.Side), Type: string(o.Type), State: string(o.State),
+		FilledAssetQuantity: jsonDec(o.FilledAssetQuantity), AveragePrice: jsonNull(o.AveragePrice), FilledNotional: jsonDec(o.FilledNotional()),
+		FeeCharged: jsonDec(o.FeeCharged), EstimatedFeeRemaining: jsonDec(o.EstimatedFeeRemaining),
+		CreatedAt: jsonTime(o.CreatedAt), UpdatedAt: jsonTime(o.UpdatedAt), AccountNumber: o.AccountNumber,
+		Executions: make([]execution, 0, len(o.Executions)),
+	}
+	if cfg := o.Config(); cfg != nil {
+		v.AssetQuantity, v.QuoteAmount = jsonNull(cfg.AssetQuantity), jsonNull(cfg.QuoteAmount)
+		v.LimitPrice, v.StopPrice, v.TimeInForce = jsonNull(cfg.LimitPrice), jsonNull(cfg.StopPrice), cfg.TimeInForce
+	}
+	for _, e := range o.Executions {
+		v.Executions = append(v.Executions, execution{jsonDec(e.EffectivePrice), jsonDec(e.Quantity), jsonTime(e.Timestamp)})
+	}
+	return json.Marshal(v)
+}

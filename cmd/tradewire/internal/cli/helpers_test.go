@@ -184,3 +184,11 @@ func (c *countingRoundTripper) count() int {
 	defer c.mu.Unlock()
 	return c.n
 }
+
+// str reads an optional string of decoded JSON output: "" for null.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

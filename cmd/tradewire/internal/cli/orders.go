@@ -10,70 +10,25 @@ import (
 	"github.com/tradewire/tradewire/broker"
 )
 
-// The orders listing. An order's JSON and CSV (orderJSON) are shared with
-// order get and order place (orderReport).
+// The orders listing. An order's JSON is broker.Order's own; its CSV row
+// (orderCSVRow) is shared with order get and order place (orderReport).
 
 // ---- orders ----
 
-// orderJSON is an order in the read commands' output. The sizing and
-// prices are the order's <type>_order_config, flattened.
-type orderJSON struct {
-	ID                    string          `json:"id"`
-	ClientOrderID         string          `json:"client_order_id"`
-	Symbol                string          `json:"symbol"`
-	Side                  string          `json:"side"`
-	Type                  string          `json:"type"`
-	State                 string          `json:"state"`
-	AssetQuantity         *string         `json:"asset_quantity"`
-	QuoteAmount           *string         `json:"quote_amount"`
-	LimitPrice            *string         `json:"limit_price"`
-	StopPrice             *string         `json:"stop_price"`
-	TimeInForce           string          `json:"time_in_force"`
-	FilledAssetQuantity   string          `json:"filled_asset_quantity"`
-	AveragePrice          *string         `json:"average_price"`
-	FilledNotional        string          `json:"filled_notional"`
-	FeeCharged            string          `json:"fee_charged"`
-	EstimatedFeeRemaining string          `json:"estimated_fee_remaining"`
-	CreatedAt             string          `json:"created_at"`
-	UpdatedAt             string          `json:"updated_at"`
-	AccountNumber         string          `json:"account_number"`
-	Executions            []executionJSON `json:"executions"`
-}
-
-type executionJSON struct {
-	EffectivePrice string `json:"effective_price"`
-	Quantity       string `json:"quantity"`
-	Timestamp      string `json:"timestamp"`
-}
-
-func orderView(o *broker.Order) orderJSON {
-	j := orderJSON{
-		ID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: string(o.Side), Type: string(o.Type), State: string(o.State),
-		FilledAssetQuantity: dec(o.FilledAssetQuantity), AveragePrice: decOrNull(o.AveragePrice), FilledNotional: dec(o.FilledNotional()),
-		FeeCharged: dec(o.FeeCharged), EstimatedFeeRemaining: dec(o.EstimatedFeeRemaining),
-		CreatedAt: stamp(o.CreatedAt), UpdatedAt: stamp(o.UpdatedAt), AccountNumber: o.AccountNumber,
-		Executions: make([]executionJSON, 0, len(o.Executions)),
-	}
-	if cfg := o.Config(); cfg != nil {
-		j.AssetQuantity, j.QuoteAmount = decOrNull(cfg.AssetQuantity), decOrNull(cfg.QuoteAmount)
-		j.LimitPrice, j.StopPrice, j.TimeInForce = decOrNull(cfg.LimitPrice), decOrNull(cfg.StopPrice), cfg.TimeInForce
-	}
-	for _, e := range o.Executions {
-		j.Executions = append(j.Executions, executionJSON{dec(e.EffectivePrice), dec(e.Quantity), stamp(e.Timestamp)})
-	}
-	return j
-}
-
-// orderCSVHeader is every column of an order in CSV: orderJSON's fields,
-// with the executions counted.
+// orderCSVHeader is every column of an order in CSV: the fields of its
+// JSON (broker.Order.MarshalJSON), with the executions counted.
 var orderCSVHeader = []string{"id", "client_order_id", "symbol", "side", "type", "state", "asset_quantity", "quote_amount",
 	"limit_price", "stop_price", "time_in_force", "filled_asset_quantity", "average_price", "filled_notional", "fee_charged",
 	"estimated_fee_remaining", "created_at", "updated_at", "account_number", "executions"}
 
-func (j orderJSON) csvRow() []string {
-	return []string{j.ID, j.ClientOrderID, j.Symbol, j.Side, j.Type, j.State, str(j.AssetQuantity), str(j.QuoteAmount),
-		str(j.LimitPrice), str(j.StopPrice), j.TimeInForce, j.FilledAssetQuantity, str(j.AveragePrice), j.FilledNotional, j.FeeCharged,
-		j.EstimatedFeeRemaining, j.CreatedAt, j.UpdatedAt, j.AccountNumber, strconv.Itoa(len(j.Executions))}
+func orderCSVRow(o *broker.Order) []string {
+	var qty, quote, limit, stop, tif string
+	if cfg := o.Config(); cfg != nil {
+		qty, quote, limit, stop, tif = decOrEmpty(cfg.AssetQuantity), decOrEmpty(cfg.QuoteAmount), decOrEmpty(cfg.LimitPrice), decOrEmpty(cfg.StopPrice), cfg.TimeInForce
+	}
+	return []string{o.ID, o.ClientOrderID, o.Symbol, string(o.Side), string(o.Type), string(o.State), qty, quote,
+		limit, stop, tif, dec(o.FilledAssetQuantity), decOrEmpty(o.AveragePrice), dec(o.FilledNotional()), dec(o.FeeCharged),
+		dec(o.EstimatedFeeRemaining), stamp(o.CreatedAt), stamp(o.UpdatedAt), o.AccountNumber, strconv.Itoa(len(o.Executions))}
 }
 
 // orderTableHeader is the narrower table a terminal shows.
@@ -81,16 +36,16 @@ var orderTableHeader = []string{"created_at", "id", "symbol", "side", "type", "s
 
 // orderTableRow is o's row of the table, its money (a quote amount, the
 // limit and average prices, the fee) rounded as m says.
-func orderTableRow(o *broker.Order, j orderJSON, m money) []string {
-	size := str(j.AssetQuantity)
-	var limit string
+func orderTableRow(o *broker.Order, m money) []string {
+	var size, limit string
 	if cfg := o.Config(); cfg != nil {
+		size = decOrEmpty(cfg.AssetQuantity)
 		if cfg.QuoteAmount.Valid {
 			size = m.nullCell(o.Symbol, cfg.QuoteAmount) + " (quote)"
 		}
 		limit = m.nullCell(o.Symbol, cfg.LimitPrice)
 	}
-	return []string{j.CreatedAt, j.ID, j.Symbol, j.Side, j.Type, j.State, size, limit, j.FilledAssetQuantity,
+	return []string{stamp(o.CreatedAt), o.ID, o.Symbol, string(o.Side), string(o.Type), string(o.State), size, limit, dec(o.FilledAssetQuantity),
 		m.nullCell(o.Symbol, o.AveragePrice), m.cell(o.Symbol, o.FeeCharged)}
 }
 
@@ -105,13 +60,6 @@ func orderSymbols(orders []broker.Order) []string {
 		}
 	}
 	return out
-}
-
-func str(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func newOrdersCmd(a *app) *cobra.Command {
@@ -159,17 +107,17 @@ cap. On a terminal a progress bar on stderr shows the pages read.`,
 					if err != nil {
 						return nil, listError("orders", err)
 					}
-					items := make([]orderJSON, 0, len(orders))
 					tt := table{header: orderTableHeader}
 					ct := table{header: orderCSVHeader}
 					m := q.money(ctx, orderSymbols(orders)...)
 					for i := range orders {
-						j := orderView(&orders[i])
-						items = append(items, j)
-						tt.rows = append(tt.rows, orderTableRow(&orders[i], j, m))
-						ct.rows = append(ct.rows, j.csvRow())
+						tt.rows = append(tt.rows, orderTableRow(&orders[i], m))
+						ct.rows = append(ct.rows, orderCSVRow(&orders[i]))
 					}
-					return &report{json: items, tables: []table{tt}, csv: ct}, nil
+					if orders == nil {
+						orders = []broker.Order{}
+					}
+					return &report{json: orders, tables: []table{tt}, csv: ct}, nil
 				},
 			})
 		}),

@@ -186,15 +186,6 @@ func decOrEmpty(n decimal.NullDecimal) string {
 	return dec(n.Decimal)
 }
 
-// decOrNull is an optional decimal for JSON: null when not Valid.
-func decOrNull(n decimal.NullDecimal) *string {
-	if !n.Valid {
-		return nil
-	}
-	s := dec(n.Decimal)
-	return &s
-}
-
 // givenOrEmpty is a request value for a cell: empty when zero (not given).
 func givenOrEmpty(d decimal.Decimal) string {
 	if d.IsZero() {

@@ -421,17 +421,16 @@ at start-up. Intents it could not settle exit 5.`,
 
 // orderReport is one order for every output format.
 func orderReport(o *broker.Order) *report {
-	j := orderView(o)
-	row := j.csvRow()
-	r := &report{json: j, csv: table{header: orderCSVHeader, rows: [][]string{row}}}
+	row := orderCSVRow(o)
+	r := &report{json: o, csv: table{header: orderCSVHeader, rows: [][]string{row}}}
 	for i, h := range orderCSVHeader {
 		if h != "executions" {
 			r.fields = append(r.fields, [2]string{h, row[i]})
 		}
 	}
 	ex := table{title: "executions", header: []string{"timestamp", "quantity", "effective_price"}}
-	for _, e := range j.Executions {
-		ex.rows = append(ex.rows, []string{e.Timestamp, e.Quantity, e.EffectivePrice})
+	for _, e := range o.Executions {
+		ex.rows = append(ex.rows, []string{stamp(e.Timestamp), dec(e.Quantity), dec(e.EffectivePrice)})
 	}
 	r.tables = []table{ex}
 	return r
