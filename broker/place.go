@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
@@ -69,7 +72,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 	if c.place.store == nil {
 		switch {
 		case c.fleet != nil && c.place.storeFile == "":
-			s, err := redisstore.New(ctx, c.fleet.rdb, n, redisstore.WithClock(c.clock))
+			s, err := redisstore.New(ctx, c.fleet.rdb, n, redisstore.WithClock(venueClock{c.clock, c.tc}))
 			if err != nil {
 				return nil, fmt.Errorf("broker: the fleet's intent store: %w", err)
 			}
@@ -97,6 +100,17 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 	c.place.placer = p
 	return p, nil
 }
+
+// venueClock is the client's clock read as the venue's: the transport's
+// corrected time. The fleet's store judges an abandoned intent's
+// signatures by it, since they were stamped on it.
+type venueClock struct {
+	clockwork.Clock
+	tc *transport.Client
+}
+
+// Now returns the venue's time as the transport measures it.
+func (v venueClock) Now() time.Time { return v.tc.VenueNow() }
 
 // closeStore closes the intent store if this Client opened it.
 func (c *Client) closeStore() error {

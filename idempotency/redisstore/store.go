@@ -197,7 +197,8 @@ func WithSkewMargin(d time.Duration) Option { return func(c *config) { c.skew = 
 
 // WithClock sets the clock that judges, with Redis's, whether an abandoned
 // intent's signatures have expired (default: the real clock). Use the
-// clock the transport signs with: record times come from it.
+// time the transport signs with (transport.Client.VenueNow, the venue's
+// clock as measured): record times come from it. broker.Client does.
 func WithClock(clk clockwork.Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithWeakDurability skips the check that Redis fsyncs every write
