@@ -53,8 +53,10 @@ func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
 			rep.InProgress = append(rep.InProgress, settled)
 		case err != nil:
 			rep.Unresolved = append(rep.Unresolved, settled)
-			if ctx.Err() != nil {
+			select { // read Err only once done: some contexts block in it
+			case <-ctx.Done():
 				return rep, ctx.Err()
+			default:
 			}
 		case settled.State == idempotency.Acknowledged:
 			rep.Acknowledged = append(rep.Acknowledged, settled)
