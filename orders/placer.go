@@ -458,10 +458,7 @@ func (p *Placer) lookbackFor() time.Duration {
 	if !measured {
 		return p.lookback + transport.MaxClockOffset
 	}
-	if off < 0 {
-		off = -off
-	}
-	return p.lookback + off
+	return p.lookback + off.Abs()
 }
 
 // expiry is when, on the venue's clock, no signature the create was sent

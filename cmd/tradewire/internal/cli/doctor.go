@@ -196,10 +196,7 @@ func (a *app) doctorClock(d *doctorReport, tc *transport.Client) {
 		d.warn("clock", "the venue sent no usable Date header; offset unknown", "placement then waits the longest margin before it treats a create as expired")
 		return
 	}
-	abs := off
-	if abs < 0 {
-		abs = -abs
-	}
+	abs := off.Abs()
 	ahead := "behind"
 	if off > 0 {
 		ahead = "ahead of"
