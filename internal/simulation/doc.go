@@ -158,7 +158,9 @@
 // # The wire
 //
 // Scenario.Wire picks how the client reaches the venue: WireMemory (the
-// default) calls its handler in memory; WireTLS serves it over TLS + HTTP/2
+// default) calls its handler in memory; WireHTTP serves it over plain
+// HTTP/1.1 on a loopback listener (brokertest.NewServer); WireTLS serves it
+// over TLS + HTTP/2
 // on a loopback listener (brokertest.NewTLSServer, on internal/h2front,
 // which can refuse a stream or send GOAWAY) and hands the client the
 // http.Transport of Server.Client, so requests cross the protocol the real

@@ -13,11 +13,15 @@ import (
 
 // hostileSlice is the hostile runs go test makes: every hostile mode on
 // seed 1 for three simulated minutes with a restart every minute and a
-// half, in memory, and the modes that do not need HTTP/2 over TLS too.
+// half: in memory and over loopback HTTP/1.1, and the HTTP/2 stream modes
+// over TLS.
 func hostileSlice() []Scenario {
 	var out []Scenario
 	for _, m := range HostileModes() {
 		out = append(out, HostileScenario(m, 1, WireMemory, 3*time.Minute, 90*time.Second))
+		if m.Wire == "" {
+			out = append(out, HostileScenario(m, 1, WireHTTP, 3*time.Minute, 90*time.Second))
+		}
 	}
 	return out
 }

@@ -57,6 +57,9 @@ func (r *Run) Attempts(id int) []Event {
 	r.byCallOnce.Do(func() {
 		r.byCall = map[int][]Event{}
 		for _, e := range r.Events {
+			if e.Replayed {
+				continue // net/http's, beneath the client: not an attempt of its own
+			}
 			r.byCall[e.Call] = append(r.byCall[e.Call], e)
 		}
 	})

@@ -82,10 +82,11 @@ type Scenario struct {
 	// the run is declared hung (default DefaultWatchdog).
 	Watchdog time.Duration
 	// Wire is how the client reaches the venue: WireMemory (the default,
-	// brokertest.New's in-memory RoundTripper) or WireTLS (a loopback
+	// brokertest.New's in-memory RoundTripper), WireTLS (a loopback
 	// listener speaking TLS + HTTP/2 as the real venue does,
 	// brokertest.NewTLSServer, with the client's http.Transport from
-	// Server.Client).
+	// Server.Client) or WireHTTP (plain HTTP/1.1 on a loopback listener,
+	// brokertest.NewServer).
 	Wire Wire
 	// Hostile is the venue's hostile modes for the whole run (see
 	// brokertest.Hostile); the zero value is a well-behaved venue.
@@ -125,6 +126,8 @@ const (
 	WireMemory Wire = "memory"
 	// WireTLS speaks TLS + HTTP/2 to a loopback listener.
 	WireTLS Wire = "tls"
+	// WireHTTP speaks plain HTTP/1.1 to a loopback listener.
+	WireHTTP Wire = "http"
 )
 
 // Caller is what the bots call the venue through: a *transport.Client.
@@ -151,7 +154,7 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	switch s.Wire {
 	case "":
 		s.Wire = WireMemory
-	case WireMemory, WireTLS:
+	case WireMemory, WireTLS, WireHTTP:
 	default:
 		return s, fmt.Errorf("simulation: scenario %q: unknown Wire %q", s.Name, s.Wire)
 	}
@@ -327,10 +330,18 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	baseURL, rt := brokertest.InMemoryURL, srv.Transport()
-	if s.Wire == WireTLS {
+	switch s.Wire {
+	case WireTLS:
 		srv = brokertest.NewTLSServer(opts...)
 		defer srv.Close()
 		baseURL, rt = srv.URL, srv.Client().Transport
+	case WireHTTP:
+		srv = brokertest.NewServer(opts...)
+		defer srv.Close()
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = nil
+		defer tr.CloseIdleConnections()
+		baseURL, rt = srv.URL, tr
 	}
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {
@@ -341,7 +352,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	tp := &tap{next: rt}
-	if s.Wire == WireTLS {
+	if s.Wire != WireMemory { // over a socket
 		tp.ledger, tp.done, tp.recorded = srv.Ledger(), map[string]int{}, map[string]int{}
 	}
 	caller, err := s.newCaller(env{clock: clk, transport: tp, baseURL: baseURL,
@@ -487,7 +498,7 @@ func callOf(ctx context.Context) int {
 // venue appends to its ledger, so the two line up one for one.
 type tap struct {
 	next http.RoundTripper
-	// ledger, over a socket (WireTLS), is the venue's: after each request
+	// ledger, over a socket (WireTLS, WireHTTP), is the venue's: after each request
 	// the tap waits until the venue has recorded it, which it may do after
 	// the client gave up on it (a timeout), so the two stay in step. In
 	// memory the venue records a request before the RoundTrip returns.

@@ -374,8 +374,8 @@ func TestMatrix(t *testing.T) {
 	dur, sat := env("TRADEWIRE_SIM_DURATION", 24*time.Hour), env("TRADEWIRE_SIM_SATURATED", 2*time.Hour)
 	hostile := env("TRADEWIRE_SIM_HOSTILE", time.Hour)
 	wire := Wire(os.Getenv("TRADEWIRE_SIM_WIRE"))
-	if wire != "" && wire != WireMemory && wire != WireTLS {
-		t.Fatalf("TRADEWIRE_SIM_WIRE=%q: want memory or tls", wire)
+	if wire != "" && wire != WireMemory && wire != WireTLS && wire != WireHTTP {
+		t.Fatalf("TRADEWIRE_SIM_WIRE=%q: want memory, tls or http", wire)
 	}
 	if wire == "" {
 		wire = WireMemory
