@@ -4,7 +4,7 @@ GO       ?= go
 GOFMT    ?= gofmt
 FUZZTIME ?= 10s
 
-.PHONY: test fmt-check vet bench fuzz build demo
+.PHONY: test fmt-check vet bench fuzz build demo api
 
 ## test: gofmt check, go vet, and every test under the race detector. The
 ## Redis-backed packages need a redis-server: with TRADEWIRE_TEST_REDIS_URL
@@ -39,6 +39,10 @@ fuzz:
 			$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
 		done; \
 	done
+
+## api: the exported identifiers per package (what a user of the module can name).
+api:
+	$(GO) run ./internal/apicount
 
 build:
 	$(GO) build -o bin/tradewire ./cmd/tradewire
