@@ -85,8 +85,8 @@ func Example() {
 // 503: it may have taken effect, so the bot must not place it again under
 // a new key.
 func ExamplePlacer_Place_errors() {
-	venue, err := brokertest.New(brokertest.WithFaults(brokertest.Fault{
-		Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}))
+	venue, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{
+		Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
 	if err != nil {
 		panic(err)
 	}

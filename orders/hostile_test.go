@@ -264,7 +264,7 @@ func TestListLag(t *testing.T) {
 	lost := brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503}
 	t.Run("outwaited", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			e := newEnvWith(t, envConfig{venue: []brokertest.Option{brokertest.WithFaults(lost)}, wrap: lagging(20 * time.Second)})
+			e := newEnvWith(t, envConfig{venue: []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{lost}})}, wrap: lagging(20 * time.Second)})
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
 			e.checkTruth(t, cid, o, err)
@@ -282,7 +282,7 @@ func TestListLag(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := newEnvWith(t, envConfig{venue: []brokertest.Option{brokertest.WithFaults(f)}, wrap: lagging(24 * time.Hour),
+				e := newEnvWith(t, envConfig{venue: []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{f}})}, wrap: lagging(24 * time.Hour),
 					placer: []orders.Option{orders.WithMaxSends(1)}})
 				ctx := context.Background()
 				cid := e.placer.ClientOrderID("k")
@@ -428,11 +428,11 @@ func TestLostClaim(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := envConfig{store: &claimStore{Store: idempotency.NewMemoryStore(), lose: tc.lose}}
 				if tc.fault != nil {
-					cfg.venue = []brokertest.Option{brokertest.WithFaults(*tc.fault)}
+					cfg.venue = []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{*tc.fault}})}
 				}
 				if tc.name == "recording not placed before the first send" {
 					// The lookup before the first send fails: nothing is sent.
-					cfg.venue = []brokertest.Option{brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4})}
+					cfg.venue = []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}})}
 				}
 				e := newEnvWith(t, cfg)
 				req := limitBuy("0.001")
@@ -464,8 +464,8 @@ func TestLostClaim(t *testing.T) {
 	t.Run("Recover", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			store := &claimStore{Store: idempotency.NewMemoryStore(), lose: func(int, idempotency.Record) bool { return false }}
-			e := newEnvWith(t, envConfig{store: store, venue: []brokertest.Option{brokertest.WithFaults(
-				brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503})}})
+			e := newEnvWith(t, envConfig{store: store, venue: []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{
+				{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}}})}})
 			// Ends while Place waits for the signature to expire (40 s).
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			_, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
@@ -565,7 +565,7 @@ func TestFailedStoreWrite(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newEnvWith(t, envConfig{store: &failingStore{Store: idempotency.NewMemoryStore(),
 				fail: func(r idempotency.Record) bool { return r.State == idempotency.NotPlaced }},
-				venue: []brokertest.Option{brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 3})}})
+				venue: []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 3}}})}})
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
 			e.checkTruth(t, cid, o, err)
@@ -607,7 +607,7 @@ func TestStoreThatCannotVouch(t *testing.T) {
 	})
 	t.Run("the lookup before the first send fails", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			e := newEnv(t, nil, brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}))
+			e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}}))
 			ctx := context.Background()
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
@@ -666,7 +666,7 @@ func TestLookupWindows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnvWith(t, envConfig{wrap: tc.wrap, venue: []brokertest.Option{
-					brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503})}})
+					brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}}})}})
 				start := time.Now()
 				if _, err := e.placer.Place(context.Background(), "k", limitBuy("0.001")); err != nil {
 					t.Fatal(err)
@@ -717,7 +717,7 @@ func TestLookupWindows(t *testing.T) {
 // placed: the other may be about to place it.
 func TestWaitingBehindAnotherPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}))
+		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}}}))
 		cid := e.placer.ClientOrderID("k")
 		done := make(chan error, 1)
 		go func() {

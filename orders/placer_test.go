@@ -49,7 +49,7 @@ func newEnv(t *testing.T, store idempotency.Store, opts ...brokertest.Option) *e
 
 func newEnvWith(t *testing.T, c envConfig) *env {
 	t.Helper()
-	srv, err := brokertest.New(append([]brokertest.Option{brokertest.WithSeed(7), brokertest.WithDuplicateMode(brokertest.CreateSecond)}, c.venue...)...)
+	srv, err := brokertest.New(append([]brokertest.Option{brokertest.WithSeed(7), brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond})}, c.venue...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestCreateFailures(t *testing.T) {
 		for _, f := range failures {
 			t.Run(string(dup)+"/"+f.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					e := newEnv(t, nil, brokertest.WithDuplicateMode(dup), brokertest.WithFaults(f.fault))
+					e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: dup, Faults: []brokertest.Fault{f.fault}}))
 					ctx := context.Background()
 					o, err := e.placer.Place(ctx, "k-1", limitBuy("0.001"))
 					if err != nil {
@@ -214,7 +214,7 @@ func TestCreateFailures(t *testing.T) {
 
 func TestRandomIDIsSentOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}))
+		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
 		ctx := context.Background()
 		_, err := e.placer.Place(ctx, "", limitBuy("0.001"))
 		var unknown *orders.UnknownOutcomeError
@@ -238,7 +238,7 @@ func TestRandomIDIsSentOnce(t *testing.T) {
 
 func TestCancelledContextDuringReconcile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}))
+		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // bubble time
 		defer cancel()
 		_, err := e.placer.Place(ctx, "k-1", limitBuy("0.001"))
@@ -271,8 +271,8 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e := newEnv(t, &crashingStore{Store: store, afterWrites: 2}, brokertest.WithDuplicateMode(mode),
-					brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/"}))
+				e := newEnv(t, &crashingStore{Store: store, afterWrites: 2}, brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: mode,
+					Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/"}}}))
 				ctx := context.Background()
 				cid := e.placer.ClientOrderID("k-1")
 				_, _ = e.placer.Place(ctx, "k-1", limitBuy("0.001")) // "crashes" after the send
@@ -384,8 +384,8 @@ func (s *crashingStore) Update(ctx context.Context, r idempotency.Record) error 
 
 func TestConcurrentPlaceSameKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithDuplicateMode(brokertest.CreateSecond),
-			brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}))
+		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond,
+			Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
 		ctx := context.Background()
 		var wg sync.WaitGroup
 		ids := make(chan string, 8)

@@ -10,12 +10,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
-	"github.com/tradewire/tradewire/internal/venue"
 )
 
 // InMemoryURL is the base URL of a Server made by New: it exists only
@@ -24,7 +21,8 @@ import (
 const InMemoryURL = "https://venue.brokertest.invalid"
 
 // Server is a simulated venue reachable over a loopback listener
-// (NewServer) or only in memory (New). It is safe for concurrent use.
+// (NewServer, NewTLSServer) or only in memory (New). It is safe for
+// concurrent use.
 type Server struct {
 	// URL is the base URL to point a client at, without a trailing slash.
 	URL string
@@ -40,21 +38,19 @@ type Server struct {
 	// Clock is the venue's clock; advance it if it is a fake.
 	Clock clockwork.Clock
 
-	v      *venue.Venue
-	ledger *Ledger
-	ts     *httptest.Server
-	tls    *tlsFront
-	client *http.Client // the TLS client, for NewTLSServer
+	v   *engine
+	ts  *httptest.Server
+	tls *tlsFront
+	rt  http.RoundTripper // what Transport returns
 }
 
 // Option configures a Server.
 type Option func(*config) error
 
 type config struct {
-	cfg  venue.Config
+	cfg  engineConfig
 	priv ed25519.PrivateKey
 	key  string
-	plan *FaultPlan
 
 	buyingPower decimal.Decimal
 }
@@ -109,21 +105,6 @@ func WithHistory(n int) Option { return func(c *config) error { c.cfg.History = 
 // pagination and fee-sweep benchmarks; they cost no memory per order.
 func WithBulkOrders(n int) Option { return func(c *config) error { c.cfg.BulkOrders = n; return nil } }
 
-// WithDuplicateMode selects what a reused client_order_id does.
-func WithDuplicateMode(m DuplicateMode) Option {
-	return func(c *config) error { c.cfg.Duplicate = venue.DuplicateMode(m); return nil }
-}
-
-// WithFaults injects faults from the start.
-func WithFaults(f ...Fault) Option {
-	return func(c *config) error { c.cfg.Faults = append(c.cfg.Faults, venueFaults(f)...); return nil }
-}
-
-// WithMix installs a probabilistic fault mix.
-func WithMix(m Mix) Option {
-	return func(c *config) error { vm := venue.Mix(m); c.cfg.Mix = &vm; return nil }
-}
-
 // WithCredentials replaces the demo credentials with apiKey and key.
 func WithCredentials(apiKey string, key ed25519.PrivateKey) Option {
 	return func(c *config) error {
@@ -146,79 +127,35 @@ func WithBuyingPower(usd decimal.Decimal) Option {
 	}
 }
 
-// WithFaultPlan installs a fault plan read by LoadFaultPlan or ParseFaultPlan.
-func WithFaultPlan(p FaultPlan) Option { return func(c *config) error { c.plan = &p; return nil } }
-
-// WithClockOffset sets the venue's clock offset: its own notion of now is
-// its clock plus d (negative: the venue is behind). It governs the
-// signature window, the timestamps it writes and its Date header.
-func WithClockOffset(d time.Duration) Option {
-	return func(c *config) error { c.cfg.Hostile.ClockOffset = d; return nil }
-}
-
-// WithListLag hides orders created less than d ago (on the venue's clock)
-// from the orders list; GET .../orders/{id}/ shows them at once.
-func WithListLag(d time.Duration) Option {
+// WithFaultPlan sets up what the venue does wrong from the start: the
+// plan's faults, mix, duplicate mode and hostile modes (see FaultPlan), as
+// Server.SetFaultPlan changes them on a running Server. The hostile modes
+// are in force before the history is seeded, so its orders are on the
+// venue's own clock. Several WithFaultPlan options apply in order: their
+// faults queue one after another, and a later plan's mix, duplicate mode
+// or hostile modes, where set, replace an earlier one's. New fails if any
+// part of a plan is invalid.
+func WithFaultPlan(p FaultPlan) Option {
 	return func(c *config) error {
-		if d < 0 {
-			return fmt.Errorf("brokertest: list lag %v is negative", d)
+		c.cfg.Faults = append(c.cfg.Faults, p.Faults...)
+		if p.Mix != nil {
+			m := *p.Mix
+			c.cfg.Mix = &m
 		}
-		c.cfg.Hostile.ListLag = d
+		if p.Duplicate != "" {
+			c.cfg.Duplicate = p.Duplicate
+		}
+		if p.Hostile != nil {
+			c.cfg.Hostile = *p.Hostile
+		}
 		return nil
 	}
-}
-
-// WithOmittedClientOrderIDs drops client_order_id from the orders-list
-// rows of that fraction of the orders (1: every row).
-func WithOmittedClientOrderIDs(fraction float64) Option {
-	return func(c *config) error {
-		if !(fraction >= 0 && fraction <= 1) {
-			return fmt.Errorf("brokertest: omitted fraction %v is outside [0, 1]", fraction)
-		}
-		c.cfg.Hostile.OmitClientOrderID = fraction
-		return nil
-	}
-}
-
-// WithDroppedNext nulls the "next" link of that fraction of the
-// orders-list pages that should have one (1: every such page).
-func WithDroppedNext(fraction float64) Option {
-	return func(c *config) error {
-		if !(fraction >= 0 && fraction <= 1) {
-			return fmt.Errorf("brokertest: dropped-next fraction %v is outside [0, 1]", fraction)
-		}
-		c.cfg.Hostile.DropNext = fraction
-		return nil
-	}
-}
-
-// WithHostile sets every hostile mode at once.
-func WithHostile(h Hostile) Option {
-	return func(c *config) error { c.cfg.Hostile = venue.Hostile(h); return nil }
 }
 
 // WithPublicBaseURL makes pagination links use base instead of the
 // request's own scheme and host.
 func WithPublicBaseURL(base string) Option {
 	return func(c *config) error { c.cfg.PublicBaseURL = base; return nil }
-}
-
-// LoadFaultPlan reads and validates a JSON fault plan file.
-func LoadFaultPlan(path string) (FaultPlan, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return FaultPlan{}, fmt.Errorf("brokertest: %w", err)
-	}
-	return ParseFaultPlan(b)
-}
-
-// ParseFaultPlan decodes and validates a JSON fault plan.
-func ParseFaultPlan(data []byte) (FaultPlan, error) {
-	p, err := venue.ParseFaultPlan(data)
-	if err != nil {
-		return FaultPlan{}, err
-	}
-	return planFromVenue(p), nil
 }
 
 // New returns a Server reachable only through Transport (no sockets), at
@@ -231,9 +168,9 @@ func New(opts ...Option) (*Server, error) {
 		}
 	}
 	if c.priv == nil {
-		c.key, c.priv = venue.DemoAPIKey, venue.DemoPrivateKey()
+		c.key, c.priv = demoAPIKey, demoPrivateKey()
 	}
-	acct := venue.Account{Number: venue.DemoAccountNumber, APIKey: c.key,
+	acct := accountConfig{Number: demoAccountNumber, APIKey: c.key,
 		PublicKey: c.priv.Public().(ed25519.PublicKey), BuyingPower: c.buyingPower,
 		Holdings: map[string]decimal.Decimal{
 			"BTC": decimal.RequireFromString("0.5"), "ETH": decimal.RequireFromString("4"),
@@ -241,30 +178,15 @@ func New(opts ...Option) (*Server, error) {
 		},
 		ThirtyDayVolume: decimal.RequireFromString("12480.55"),
 	}
-	c.cfg.Accounts = []venue.Account{acct}
+	c.cfg.Accounts = []accountConfig{acct}
 	c.cfg.StreamAbort = streamAbort
-	var plan *venue.FaultPlan
-	if c.plan != nil {
-		p := c.plan.venue()
-		if p.Hostile != nil {
-			// Set at construction, so the seeded history is on the venue's clock.
-			c.cfg.Hostile = *p.Hostile
-			p.Hostile = nil
-		}
-		plan = &p
-	}
-	v, err := venue.New(c.cfg)
+	v, err := newEngine(c.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("brokertest: %w", err)
-	}
-	if plan != nil {
-		if err := v.Apply(*plan); err != nil {
-			return nil, fmt.Errorf("brokertest: %w", err)
-		}
+		return nil, err
 	}
 	return &Server{URL: InMemoryURL, APIKey: c.key, PrivateKey: c.priv,
 		PrivateKeyBase64: base64.StdEncoding.EncodeToString(c.priv.Seed()),
-		AccountNumber:    acct.Number, Clock: v.Clock(), v: v, ledger: &Ledger{l: v.Ledger()}}, nil
+		AccountNumber:    acct.Number, Clock: v.clock, v: v, rt: roundTripper{v}}, nil
 }
 
 // NewServer starts a Server listening on a loopback address and sets URL to
@@ -293,47 +215,39 @@ func (s *Server) Close() {
 // Handler returns the venue as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.v }
 
-// Inject adds scripted faults; see Fault.
-func (s *Server) Inject(f ...Fault) error { return s.v.Inject(venueFaults(f)...) }
+// Inject queues scripted faults after those still pending; each affects
+// the next Times requests that match it (see Fault). It fails, queuing
+// none, if any fault is invalid. It is SetFaultPlan(FaultPlan{Faults: f}).
+func (s *Server) Inject(f ...Fault) error { return s.v.inject(f...) }
 
-// SetMix installs a probabilistic fault mix; the zero Mix removes it.
-func (s *Server) SetMix(m Mix) error { return s.v.SetMix(venue.Mix(m)) }
-
-// SetHostile replaces the venue's hostile modes.
-func (s *Server) SetHostile(h Hostile) error { return s.v.SetHostile(venue.Hostile(h)) }
-
-// SetDuplicateMode changes what a reused client_order_id does.
-func (s *Server) SetDuplicateMode(m DuplicateMode) error {
-	return s.v.SetDuplicateMode(venue.DuplicateMode(m))
-}
+// SetFaultPlan changes what the running venue does wrong by p, from the
+// next request on. p's Faults are queued after those still pending, as by
+// Inject. Each other part, where p sets it, replaces the venue's: Mix the
+// random fault mix (a zero Mix removes it), Duplicate what a reused
+// client_order_id does (ReturnOriginal restores the default), Hostile
+// every hostile mode (a zero Hostile is a well-behaved venue; a new
+// ClockOffset moves the venue's now, not the seeded history). What p
+// leaves unset (nil, "") is unchanged. It fails, changing nothing, if any
+// part of p is invalid.
+func (s *Server) SetFaultPlan(p FaultPlan) error { return s.v.apply(p) }
 
 // PendingFaults reports how many scripted fault activations are unused.
-func (s *Server) PendingFaults() int { return s.v.PendingFaults() }
+func (s *Server) PendingFaults() int { return s.v.pendingFaults() }
 
 // Ledger returns the record of requests and created orders.
-func (s *Server) Ledger() *Ledger { return s.ledger }
+func (s *Server) Ledger() *Ledger { return s.v.ledger }
 
 // Quote returns the venue's bid and ask for symbol now.
-func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.Quote(symbol) }
+func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.quote(symbol) }
 
-// Client returns an *http.Client with redirects not followed, so a test
-// sees a redirect fault as the client would. For a NewTLSServer it speaks
-// TLS + HTTP/2 to the listener and trusts only the server's certificate;
-// otherwise it uses Transport.
-func (s *Server) Client() *http.Client {
-	if s.client != nil {
-		c := *s.client
-		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		return &c
-	}
-	return &http.Client{Transport: s.Transport(),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
-// Transport returns an http.RoundTripper that serves requests to the venue
-// in memory, without sockets, whatever the request's host. A dropped
-// connection fault returns io.ErrUnexpectedEOF. It is safe for concurrent use.
-func (s *Server) Transport() http.RoundTripper { return roundTripper{s.v} }
+// Transport returns the http.RoundTripper that reaches the venue. For a
+// Server made by New or NewServer it serves requests in memory, without
+// sockets, whatever the request's host; a dropped-connection fault returns
+// io.ErrUnexpectedEOF. For a NewTLSServer it speaks TLS + HTTP/2 to the
+// listener and trusts only the server's certificate. It is safe for
+// concurrent use; use it as broker.WithRoundTripper(srv.Transport()) or
+// &http.Client{Transport: srv.Transport()}.
+func (s *Server) Transport() http.RoundTripper { return s.rt }
 
 type roundTripper struct{ h http.Handler }
 

@@ -35,6 +35,17 @@ func signedRequest(t testing.TB, s *brokertest.Server, method, target, body stri
 	return req
 }
 
+// status sends req through c and returns the status answered.
+func status(t testing.TB, c *http.Client, req *http.Request) int {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 func TestLoopbackServer(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
@@ -67,14 +78,14 @@ func TestInMemoryTransport(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
 	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithPageSize(2), brokertest.WithHistory(10),
-		brokertest.WithDuplicateMode(brokertest.CreateSecond))
+		brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.URL != brokertest.InMemoryURL {
 		t.Fatalf("URL %s", s.URL)
 	}
-	c := s.Client()
+	c := &http.Client{Transport: s.Transport()}
 	resp, err := c.Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/", ""))
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +127,7 @@ func TestInMemoryTransport(t *testing.T) {
 func TestOptionsValidate(t *testing.T) {
 	t.Parallel()
 	for _, o := range []brokertest.Option{brokertest.WithPageSize(0), brokertest.WithRateLimit(0, 1),
-		brokertest.WithDuplicateMode("maybe"), brokertest.WithCredentials("", nil)} {
+		brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: "maybe"}), brokertest.WithCredentials("", nil)} {
 		if _, err := brokertest.New(o); err == nil {
 			t.Errorf("option accepted")
 		}
@@ -147,4 +158,113 @@ func TestWithRateLimitZeroMeansOff(t *testing.T) {
 			t.Errorf("WithRateLimit(%v, %d): err = %v, want ok %v", tc.perMinute, tc.burst, err, tc.ok)
 		}
 	}
+}
+
+// TestWithFaultPlanComposes: faults of several WithFaultPlan options queue
+// one after another; a later plan's duplicate mode replaces an earlier's
+// and one that leaves it unset keeps it.
+func TestWithFaultPlanComposes(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	respond := brokertest.Fault{Kind: brokertest.FaultRespond, Method: "GET", Status: 418}
+	s, err := brokertest.New(brokertest.WithClock(clk),
+		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{respond}, Duplicate: brokertest.Reject400}),
+		brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}),
+		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{respond}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.PendingFaults(); n != 2 {
+		t.Fatalf("%d faults pending, want both plans' 2", n)
+	}
+	c := &http.Client{Transport: s.Transport()}
+	for range 2 {
+		if st := status(t, c, signedRequest(t, s, "GET", "/api/v2/crypto/trading/accounts/", "")); st != 418 {
+			t.Fatalf("status %d, want the injected 418", st)
+		}
+	}
+	body := `{"client_order_id":"3b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"ETH-USD","market_order_config":{"asset_quantity":"0.001"}}`
+	target := "/api/v2/crypto/trading/orders/?account_number=" + s.AccountNumber
+	for range 2 {
+		if st := status(t, c, signedRequest(t, s, "POST", target, body)); st != 201 {
+			t.Fatalf("status %d, want 201 from a CreateSecond venue", st)
+		}
+	}
+	if _, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{Hostile: &brokertest.Hostile{ListLag: -time.Second}})); err == nil {
+		t.Error("a negative list lag was accepted")
+	}
+}
+
+// TestSetFaultPlan: a running Server's plan queues faults, replaces what
+// it sets, keeps what it leaves unset, and changes nothing when any part
+// is invalid.
+func TestSetFaultPlan(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(brokertest.FaultPlan{
+		Faults:    []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "DELETE", Status: 418}},
+		Duplicate: brokertest.CreateSecond,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := brokertest.FaultPlan{
+		Faults:    []brokertest.Fault{{Kind: brokertest.FaultRespond, Status: 503}},
+		Duplicate: brokertest.Reject400,
+		Hostile:   &brokertest.Hostile{DropNext: 2},
+	}
+	if err := s.SetFaultPlan(bad); err == nil {
+		t.Fatal("a plan with an invalid hostile mode was accepted")
+	}
+	if n := s.PendingFaults(); n != 1 {
+		t.Fatalf("%d faults pending after a refused plan, want 1: it changed something", n)
+	}
+	offset := -20 * time.Second
+	if err := s.SetFaultPlan(brokertest.FaultPlan{
+		Faults:  []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "DELETE", Status: 418, Times: 2}},
+		Hostile: &brokertest.Hostile{ClockOffset: offset},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.PendingFaults(); n != 3 {
+		t.Fatalf("%d faults pending, want 1 + 2 queued", n)
+	}
+	c := &http.Client{Transport: s.Transport()}
+	resp, err := c.Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/accounts/", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := resp.Header.Get("Date"), clk.Now().Add(offset).UTC().Format(http.TimeFormat); got != want {
+		t.Errorf("Date %q, want %q: the hostile clock offset is set", got, want)
+	}
+	// The duplicate mode the plan left unset is still CreateSecond.
+	body := `{"client_order_id":"4b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"ETH-USD","market_order_config":{"asset_quantity":"0.001"}}`
+	target := "/api/v2/crypto/trading/orders/?account_number=" + s.AccountNumber
+	for range 2 {
+		// Signed on the clock: 20 s from the venue's now, inside the signature window.
+		if st := status(t, c, signedRequest(t, s, "POST", target, body)); st != 201 {
+			t.Fatalf("status %d, want 201 from the CreateSecond venue", st)
+		}
+	}
+	if n := len(s.Ledger().OrdersByClientID("4b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f")); n != 2 {
+		t.Fatalf("%d orders, want 2 from the CreateSecond venue", n)
+	}
+	// ReturnOriginal restores the default.
+	if err := s.SetFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.ReturnOriginal}); err != nil {
+		t.Fatal(err)
+	}
+	st := status(t, c, signedRequest(t, s, "POST", target, body))
+	if n := len(s.Ledger().OrdersByClientID("4b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f")); st != 200 || n != 2 {
+		t.Fatalf("answered %d with %d orders, want 200 and the original orders only", st, n)
+	}
+}
+
+func TestZeroLedgerIsEmpty(t *testing.T) {
+	t.Parallel()
+	var l brokertest.Ledger
+	if l.Len() != 0 || l.Requests() != nil || l.Orders() != nil || l.Counts().Total != 0 || l.DuplicateClientIDs() != nil {
+		t.Fatal("zero Ledger is not empty")
+	}
+	l.Reset()
 }

@@ -197,10 +197,10 @@ func TestBotOnClockWithTheUsualIdiom(t *testing.T) {
 // botVenue is the bot's venue and client on clk.
 func botVenue(clk clockwork.Clock) (*brokertest.Server, *broker.Client, error) {
 	srv, err := brokertest.New(brokertest.WithClock(clk),
-		brokertest.WithFaults(
-			brokertest.Fault{Kind: brokertest.FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/holdings/", Status: 503},
-			brokertest.Fault{Kind: brokertest.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Delay: 1500 * time.Millisecond, Times: 2},
-		))
+		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{
+			{Kind: brokertest.FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/holdings/", Status: 503},
+			{Kind: brokertest.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Delay: 1500 * time.Millisecond, Times: 2},
+		}}))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,9 +1,13 @@
 // Package brokertest provides a simulated Robinhood Crypto Trading API v2
 // venue for tests and simulations, the way net/http/httptest provides a
-// server. It is the importable face of tradewire's venue simulator: the
-// venue authenticates every request with Ed25519 exactly as the real one
-// does, rate-limits per account, validates orders strictly, fills them
-// against seeded, deterministic prices, and misbehaves on request.
+// server. The venue authenticates every request with Ed25519 exactly as the
+// real one does, rate-limits per account, validates orders strictly, fills
+// them against seeded, deterministic prices, and misbehaves on request.
+//
+// It is an independent oracle: it imports none of tradewire's client
+// packages (signing, transport, orders, idempotency, broker), and checks
+// signatures with crypto/ed25519 directly, so a bug shared with the client
+// cannot pass on both sides. A test enforces it.
 //
 // # Three ways in
 //
@@ -25,14 +29,38 @@
 //	httpClient := &http.Client{Transport: srv.Transport()}
 //
 // NewTLSServer serves the venue as the real one is served: TLS with HTTP/2
-// on a loopback address (https://127.0.0.1:port). Server.Client speaks
-// HTTP/2 to it and trusts only its self-signed certificate; CACertPEM is
-// that certificate for any other client. Only there do the HTTP/2 stream
-// faults end a stream rather than the connection.
+// on a loopback address (https://127.0.0.1:port). Its Server.Transport
+// speaks HTTP/2 to it and trusts only its self-signed certificate;
+// CACertPEM is that certificate for any other client. Only there do the
+// HTTP/2 stream faults end a stream rather than the connection.
 //
-//	srv := brokertest.NewTLSServer(brokertest.WithDuplicateMode(brokertest.CreateSecond))
+//	srv := brokertest.NewTLSServer(brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
 //	defer srv.Close()
-//	httpClient := srv.Client() // resp.Proto == "HTTP/2.0"
+//	httpClient := &http.Client{Transport: srv.Transport()} // resp.Proto == "HTTP/2.0"
+//
+// # Behaviour
+//
+// Every request must carry x-api-key, x-timestamp and x-signature; a
+// missing header answers 400 text/plain. The signature is verified over
+// api_key + timestamp + request-target (as received) + METHOD + body; an
+// unknown key, a bad signature or a timestamp more than SignatureWindow
+// from the venue's now answers 401. Each account then has a token bucket
+// (WithRateLimit; default 100 a minute in bursts of 300, the real venue's
+// budget) on the venue's clock; an empty bucket answers 429 "Request was
+// throttled.".
+//
+// Prices are a pure function of (WithSeed, symbol, whole second of the
+// venue's clock), so two venues with one seed quote the same prices at the
+// same time. Market orders fill at once at the ask (buy) or bid (sell);
+// limit orders fill when the market crosses, in seeded chunks; stop orders
+// trigger on crossing. fee_charged is the account's fee_ratio times the
+// filled notional. A create the account cannot cover is accepted (201)
+// with state "failed". A cancel answers the order still open and settles
+// to "canceled" a second later. Validation is strict on purpose: unknown
+// body fields, decimals sent as JSON numbers or in exponent form, amounts
+// off the pair's increments and orders outside
+// max_order_size/min_order_amount are all 400 validation_error with the
+// offending attr.
 //
 // # Time
 //
@@ -72,22 +100,33 @@
 //
 // # Faults
 //
-// Inject (or WithFaults) scripts the next N matching requests: a canned
-// status (FaultRespond), a committed create whose answer is lost
-// (FaultLoseResponse: 429, 500, 502, 503, 504 or a dropped connection), latency on the
-// venue's clock (FaultLatency), a redirect to another host (FaultRedirect)
-// or a "next" link to another host (FaultForeignNext). SetMix (or WithMix)
-// adds a seeded random mix for simulation runs. Some faults commit a create
-// and then lie about it: a 2xx with a body cut short (FaultTruncatedBody),
-// with another order's JSON (FaultOtherOrderBody) or under another
-// client_order_id (FaultWrongClientOrderID); or an HTTP/2 stream ended
-// after the commit with RST_STREAM REFUSED_STREAM (FaultRefusedStream),
-// RST_STREAM PROTOCOL_ERROR (FaultProtocolError) or a GOAWAY that claims
-// the request unprocessed (FaultGoAway), which Go's HTTP/2 client would
-// replay by itself if the request let it. WithDuplicateMode picks what
-// a reused client_order_id does: ReturnOriginal (the default), Reject400 or
-// CreateSecond (the dangerous venue). LoadFaultPlan reads the JSON file the
-// CLI's --faults flag takes:
+// A FaultPlan is everything the venue does wrong: WithFaultPlan sets it up
+// from the start, Server.SetFaultPlan changes a running Server by it, and
+// Server.Inject queues scripted faults alone. A Fault scripts the next N
+// matching requests: a canned status (FaultRespond), a committed create
+// whose answer is lost (FaultLoseResponse: 429, 500, 502, 503, 504 or a
+// dropped connection), latency on the venue's clock (FaultLatency), a
+// redirect to another host (FaultRedirect) or a "next" link to another
+// host (FaultForeignNext). A Mix adds a seeded random mix of 429s, 5xx,
+// lost responses and latency for simulation runs. Some faults commit a
+// create and then lie about it: a 2xx with a body cut short
+// (FaultTruncatedBody), with another order's JSON (FaultOtherOrderBody) or
+// under another client_order_id (FaultWrongClientOrderID); or an HTTP/2
+// stream ended after the commit with RST_STREAM REFUSED_STREAM
+// (FaultRefusedStream), RST_STREAM PROTOCOL_ERROR (FaultProtocolError) or a
+// GOAWAY that claims the request unprocessed (FaultGoAway), which Go's
+// HTTP/2 client would replay by itself if the request let it. A plan's
+// DuplicateMode picks what a reused client_order_id does: ReturnOriginal
+// (the default), Reject400 or CreateSecond (the dangerous venue):
+//
+//	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(brokertest.FaultPlan{
+//		Duplicate: brokertest.CreateSecond,
+//		Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse,
+//			Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
+//	}))
+//
+// ParseFaultPlan reads the JSON form, the file the CLI's --faults flag
+// takes:
 //
 //	{
 //	  "faults": [
@@ -97,7 +136,9 @@
 //	    {"kind": "latency", "path": "/api/v2/crypto/marketdata/*/", "delay": "1.5s", "times": 3},
 //	    {"kind": "latency", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "delay": "15s", "after_commit": true},
 //	    {"kind": "redirect", "status": 302, "location": "https://elsewhere.example"},
-//	    {"kind": "foreign_next", "path": "/api/v2/crypto/trading/orders/", "location": "https://evil.example"}
+//	    {"kind": "foreign_next", "path": "/api/v2/crypto/trading/orders/", "location": "https://evil.example"},
+//	    {"kind": "truncated_body", "method": "POST", "path": "/api/v2/crypto/trading/orders/"},
+//	    {"kind": "refused_stream", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "times": 3}
 //	  ],
 //	  "mix": {"seed": 7, "rate_429": 0.05, "rate_5xx": 0.02, "rate_lost": 0.01,
 //	          "rate_latency": 0.1, "latency": "250ms"},
@@ -105,23 +146,26 @@
 //	  "hostile": {"clock_offset": "-3m", "list_lag": "90s", "omit_client_order_id": 0.5, "drop_next": 1}
 //	}
 //
-// The other kinds are truncated_body, other_order_body,
-// wrong_client_order_id, refused_stream, protocol_error and goaway.
-// path is a prefix, or a path.Match pattern when it holds '*', '?' or '[';
-// times defaults to 1; lose_response with status 0 drops the connection;
-// unknown fields are an error.
+// kind is one of respond, lose_response, latency, redirect, foreign_next,
+// truncated_body, other_order_body, wrong_client_order_id, refused_stream,
+// protocol_error and goaway; path is a prefix, or a path.Match pattern when
+// it holds '*', '?' or '['; times defaults to 1; lose_response with status 0
+// drops the connection; duplicate is return_original, reject or
+// create_second; in hostile, clock_offset and list_lag are Go durations
+// (clock_offset negative when the venue is behind) and
+// omit_client_order_id and drop_next fractions in [0, 1]. Unknown fields
+// are an error, so a typo cannot silently disable a fault.
 //
 // # Hostile modes
 //
 // A hostile venue does not share the client's assumptions, for as long as
-// the mode is set (WithHostile, SetHostile, a plan's "hostile", or one
-// option each): WithClockOffset moves the venue's own now ahead or behind
-// its clock, for the 30 s signature window, the timestamps it writes and
-// the Date header it sets on every answer; WithListLag hides orders younger
-// than the lag from the orders list (GET .../orders/{id}/ shows them at
-// once); WithOmittedClientOrderIDs drops client_order_id from some or all
-// list rows; WithDroppedNext nulls the "next" link of some or all list pages
-// that should have one.
+// a plan's Hostile sets it: ClockOffset moves the venue's own now ahead or
+// behind its clock, for the 30 s signature window, the timestamps it
+// writes, the ledger's times and the Date header it sets on every answer;
+// ListLag hides orders younger than the lag from the orders list (GET
+// .../orders/{id}/ shows them at once); OmitClientOrderID drops
+// client_order_id from some or all list rows; DropNext nulls the "next"
+// link of some or all list pages that should have one.
 //
 // # Assertions
 //

@@ -103,3 +103,40 @@ func ExampleNewClock() {
 	// Output:
 	// TW0000000001 3 quotes over 1m30s
 }
+
+// ExampleWithFaultPlan sets up a venue that loses the answer to the next
+// create and would create a second order for a resent client_order_id,
+// then changes what it does wrong while it runs.
+func ExampleWithFaultPlan() {
+	plan, err := brokertest.ParseFaultPlan([]byte(`{
+		"faults": [{"kind": "lose_response", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "status": 503}],
+		"duplicate": "create_second"
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	srv, err := brokertest.New(brokertest.WithFaultPlan(plan))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("pending:", srv.PendingFaults())
+
+	// Two more lost answers, queued after the first; a resent
+	// client_order_id now returns the original order.
+	err = srv.SetFaultPlan(brokertest.FaultPlan{
+		Faults:    []brokertest.Fault{{Kind: brokertest.FaultLoseResponse, Method: "POST", Times: 2}},
+		Duplicate: brokertest.ReturnOriginal,
+	})
+	fmt.Println("pending:", srv.PendingFaults(), err)
+
+	// A plan with an invalid part changes nothing.
+	err = srv.SetFaultPlan(brokertest.FaultPlan{
+		Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Status: 503}},
+		Mix:    &brokertest.Mix{Rate5xx: 2},
+	})
+	fmt.Println("pending:", srv.PendingFaults(), err)
+	// Output:
+	// pending: 1
+	// pending: 3 <nil>
+	// pending: 3 brokertest: mix rate 2 is outside [0, 1]
+}

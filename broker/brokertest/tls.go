@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/tradewire/tradewire/internal/h2front"
-	"github.com/tradewire/tradewire/internal/venue"
 )
 
 // tlsFront is the TLS + HTTP/2 listener of a NewTLSServer.
@@ -17,8 +16,8 @@ type tlsFront struct {
 
 // NewTLSServer starts a Server served over TLS with HTTP/2 on a loopback
 // address, as the real venue is served, and sets URL to it
-// (https://127.0.0.1:port). Client speaks HTTP/2 to it and trusts only its
-// self-signed certificate (CACertPEM, Certificate). The server controls
+// (https://127.0.0.1:port). Transport speaks HTTP/2 to it and trusts only
+// its self-signed certificate (CACertPEM, Certificate). The server controls
 // HTTP/2 at the frame level, so the stream faults (FaultRefusedStream,
 // FaultProtocolError, FaultGoAway) end the stream as they say. Like
 // httptest.NewTLSServer it panics if it cannot start, including on an
@@ -28,9 +27,9 @@ func NewTLSServer(opts ...Option) *Server {
 	if err != nil {
 		panic(err)
 	}
-	hs := h2front.NewServer(s.v, h2front.WithClock(s.v.Clock()))
+	hs := h2front.NewServer(s.v, h2front.WithClock(s.v.clock))
 	s.URL = hs.URL
-	s.client = hs.Client()
+	s.rt = hs.Client().Transport
 	s.tls = &tlsFront{close: hs.Close, cert: hs.Certificate(), caPEM: hs.CACertPEM()}
 	return s
 }
@@ -56,11 +55,11 @@ func (s *Server) Certificate() *x509.Certificate {
 // streamAbort ends a request's HTTP/2 stream for the venue's stream
 // faults when h2front serves it; false otherwise (in memory, HTTP/1.1),
 // and the venue drops the connection instead.
-func streamAbort(r *http.Request, k venue.FaultKind) bool {
-	kinds := map[venue.FaultKind]h2front.Kind{
-		venue.FaultRefusedStream: h2front.RefusedStream,
-		venue.FaultProtocolError: h2front.ProtocolError,
-		venue.FaultGoAway:        h2front.GoAway,
+func streamAbort(r *http.Request, k FaultKind) bool {
+	kinds := map[FaultKind]h2front.Kind{
+		FaultRefusedStream: h2front.RefusedStream,
+		FaultProtocolError: h2front.ProtocolError,
+		FaultGoAway:        h2front.GoAway,
 	}
 	hk, ok := kinds[k]
 	return ok && h2front.Abort(r, hk)

@@ -22,7 +22,7 @@ func TestTLSServerSpeaksHTTP2(t *testing.T) {
 	if !strings.HasPrefix(s.URL, "https://127.0.0.1:") {
 		t.Fatalf("URL %s", s.URL)
 	}
-	resp, err := s.Client().Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/", ""))
+	resp, err := (&http.Client{Transport: s.Transport()}).Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestTLSServerStreamFaultsCommit(t *testing.T) {
 			s.Inject(brokertest.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
 			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
 			req.GetBody = nil // nothing beneath may replay it: count the venue's creates
-			if resp, err := s.Client().Do(req); err == nil {
+			if resp, err := (&http.Client{Transport: s.Transport()}).Do(req); err == nil {
 				resp.Body.Close()
 				t.Fatalf("answered %d, want the stream ended", resp.StatusCode)
 			}
@@ -80,11 +80,11 @@ func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
 	for _, k := range []brokertest.FaultKind{brokertest.FaultRefusedStream, brokertest.FaultProtocolError, brokertest.FaultGoAway} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
-			s := brokertest.NewTLSServer(brokertest.WithDuplicateMode(brokertest.CreateSecond))
+			s := brokertest.NewTLSServer(brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
 			defer s.Close()
 			s.Inject(brokertest.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
 			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
-			resp, err := s.Client().Do(req)
+			resp, err := (&http.Client{Transport: s.Transport()}).Do(req)
 			if err != nil {
 				t.Fatalf("net/http did not replay: %v", err)
 			}
@@ -99,12 +99,12 @@ func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
 func TestHostileOptions(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithClockOffset(-20*time.Second),
-		brokertest.WithListLag(time.Minute), brokertest.WithOmittedClientOrderIDs(1), brokertest.WithDroppedNext(1))
+	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(brokertest.FaultPlan{Hostile: &brokertest.Hostile{
+		ClockOffset: -20 * time.Second, ListLag: time.Minute, OmitClientOrderID: 1, DropNext: 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := s.Client().Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/accounts/", ""))
+	resp, err := (&http.Client{Transport: s.Transport()}).Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/accounts/", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +112,9 @@ func TestHostileOptions(t *testing.T) {
 	if got, want := resp.Header.Get("Date"), clk.Now().Add(-20*time.Second).UTC().Format(http.TimeFormat); got != want {
 		t.Errorf("Date %q, want %q (20 s behind)", got, want)
 	}
-	for _, o := range []brokertest.Option{brokertest.WithListLag(-time.Second), brokertest.WithOmittedClientOrderIDs(2),
-		brokertest.WithDroppedNext(-1)} {
-		if _, err := brokertest.New(o); err == nil {
-			t.Error("option accepted")
+	for _, h := range []brokertest.Hostile{{ListLag: -time.Second}, {OmitClientOrderID: 2}, {DropNext: -1}} {
+		if _, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{Hostile: &h})); err == nil {
+			t.Errorf("hostile modes %+v accepted", h)
 		}
 	}
 	p, err := brokertest.ParseFaultPlan([]byte(`{"hostile":{"clock_offset":"1m"}}`))

@@ -70,7 +70,8 @@ func truthful(r placeResult, want string) bool {
 // fleetVenue is the dangerous venue: a reused client_order_id creates a
 // second order, so only the client keeps a key to one order.
 func fleetVenue(t *testing.T, seed int64) *brokertest.Server {
-	srv := brokertest.NewServer(brokertest.WithSeed(seed), brokertest.WithDuplicateMode(brokertest.CreateSecond), brokertest.WithRateLimit(0, 0))
+	srv := brokertest.NewServer(brokertest.WithSeed(seed), brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}),
+		brokertest.WithRateLimit(0, 0))
 	t.Cleanup(srv.Close)
 	return srv
 }

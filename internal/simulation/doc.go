@@ -163,7 +163,7 @@
 // over TLS + HTTP/2
 // on a loopback listener (brokertest.NewTLSServer, on internal/h2front,
 // which can refuse a stream or send GOAWAY) and hands the client the
-// http.Transport of Server.Client, so requests cross the protocol the real
+// the Server's Transport, so requests cross the protocol the real
 // venue speaks (Event.Proto is "HTTP/2.0"). The lockstep holds over the
 // socket, since the venue's handler waits on the same clock on behalf of
 // the bot that sent the request; a request the client gave up on (latency

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tradewire/tradewire/internal/venue"
+	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -195,7 +195,7 @@ func checkGetRetryRule(r *Run) error {
 // offset is still a violation.
 func signedBeforeMeasured(r *Run, e Event) bool {
 	off := r.Scenario.Hostile.ClockOffset
-	if off.Abs() <= venue.SignatureWindow {
+	if off.Abs() <= brokertest.SignatureWindow {
 		return false
 	}
 	ts, ok := unixSeconds(e.Timestamp)
@@ -219,7 +219,7 @@ func checkSignaturesFresh(r *Run) error {
 			p.addf("%s %s at %s was accepted without a valid signature", e.Method, e.Target, e.Time.Format(time.RFC3339))
 			continue
 		}
-		if age := e.Time.Sub(ts); age > venue.SignatureWindow || age < -venue.SignatureWindow {
+		if age := e.Time.Sub(ts); age > brokertest.SignatureWindow || age < -brokertest.SignatureWindow {
 			p.addf("%s %s was accepted with a signature %v from the venue's clock", e.Method, e.Target, age)
 		}
 	}
@@ -243,8 +243,8 @@ func checkSignaturesFresh(r *Run) error {
 // injected429 reports whether a 429 was put there by the fault machinery
 // rather than earned by the client's rate.
 func injected429(e Event) bool {
-	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string(venue.FaultRespond)) ||
-		strings.Contains(e.Fault, string(venue.FaultLoseResponse))
+	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string(brokertest.FaultRespond)) ||
+		strings.Contains(e.Fault, string(brokertest.FaultLoseResponse))
 }
 
 func checkRateBudget(r *Run) error {

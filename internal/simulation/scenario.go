@@ -84,8 +84,7 @@ type Scenario struct {
 	// Wire is how the client reaches the venue: WireMemory (the default,
 	// brokertest.New's in-memory RoundTripper), WireTLS (a loopback
 	// listener speaking TLS + HTTP/2 as the real venue does,
-	// brokertest.NewTLSServer, with the client's http.Transport from
-	// Server.Client) or WireHTTP (plain HTTP/1.1 on a loopback listener,
+	// brokertest.NewTLSServer, with its Server.Transport) or WireHTTP (plain HTTP/1.1 on a loopback listener,
 	// brokertest.NewServer).
 	Wire Wire
 	// Hostile is the venue's hostile modes for the whole run (see
@@ -317,11 +316,11 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, err
 	}
 	clk := newLockstep(s.Start)
-	opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithMix(s.Mix),
-		brokertest.WithHostile(s.Hostile)}
+	plan := brokertest.FaultPlan{Mix: &s.Mix, Hostile: &s.Hostile}
 	if s.Placement != nil {
-		opts = append(opts, brokertest.WithDuplicateMode(s.Placement.Duplicate))
+		plan.Duplicate = s.Placement.Duplicate
 	}
+	opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithFaultPlan(plan)}
 	if s.PageSize > 0 {
 		opts = append(opts, brokertest.WithPageSize(s.PageSize))
 	}
@@ -334,7 +333,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	case WireTLS:
 		srv = brokertest.NewTLSServer(opts...)
 		defer srv.Close()
-		baseURL, rt = srv.URL, srv.Client().Transport
+		baseURL, rt = srv.URL, srv.Transport()
 	case WireHTTP:
 		srv = brokertest.NewServer(opts...)
 		defer srv.Close()

@@ -128,7 +128,7 @@ func (d *demoRun) newBroker(srv *brokertest.Server, opts ...broker.Option) (*bro
 		return nil, err
 	}
 	return broker.New(append([]broker.Option{broker.WithSigner(signer), broker.WithBaseURL(srv.URL),
-		broker.WithHTTPClient(srv.Client()), broker.WithClock(d.clock), broker.WithRateLimit(demoPerMinute, demoBurst),
+		broker.WithRoundTripper(srv.Transport()), broker.WithClock(d.clock), broker.WithRateLimit(demoPerMinute, demoBurst),
 		broker.WithIntentStore(d.store), broker.WithNamespace("demo"),
 		broker.WithTransportOptions(transport.WithObserver(d.record))}, opts...)...)
 }
@@ -291,9 +291,9 @@ func demoLostAnswer(ctx context.Context, d *demoRun) {
 func demoRefusedCreate(ctx context.Context, d *demoRun) {
 	d.chapter("A refused create, sent again only once it cannot land")
 	d.say("The venue refuses the next create with 503 before committing it, and would create a second order on a resend.")
-	check(d.venue.SetDuplicateMode(brokertest.CreateSecond))
-	defer d.venue.SetDuplicateMode(brokertest.ReturnOriginal)
-	check(d.venue.Inject(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}))
+	check(d.venue.SetFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond,
+		Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}}}))
+	defer d.venue.SetFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.ReturnOriginal})
 	o := must(d.b.Place(ctx, "entry-3", d.restingBuy()))
 	creates := d.placed("entry-3", "Place(key %q) -> order %s, state %s", "entry-3", o.ID, o.State)
 	if len(creates) != 2 {

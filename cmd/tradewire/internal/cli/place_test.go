@@ -18,7 +18,7 @@ const pathCreate = "/api/v2/crypto/trading/orders/"
 // it with an environment that points the CLI at it and at a store file.
 func placeVenue(t *testing.T, faults ...brokertest.Fault) (*brokertest.Server, map[string]string) {
 	t.Helper()
-	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithFaults(faults...))
+	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: faults}))
 	t.Cleanup(srv.Close)
 	return srv, map[string]string{
 		envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
@@ -101,7 +101,7 @@ func TestOrderPlace_KeyedUnknownWhenStopped(t *testing.T) {
 	t.Parallel()
 	clock := clockwork.NewFakeClock()
 	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithClock(clock),
-		brokertest.WithFaults(brokertest.Fault{Kind: brokertest.FaultRespond, Method: "POST", Path: pathCreate, Status: 503}))
+		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "POST", Path: pathCreate, Status: 503}}}))
 	t.Cleanup(srv.Close)
 	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
 		envStore: filepath.Join(t.TempDir(), "intents.db")}

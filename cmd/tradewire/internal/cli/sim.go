@@ -143,7 +143,11 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		brokertest.WithPageSize(f.pageSize), brokertest.WithHistory(f.history),
 	}
 	if f.faults != "" {
-		plan, err := brokertest.LoadFaultPlan(f.faults)
+		b, err := os.ReadFile(f.faults)
+		if err != nil {
+			return usagef("--faults %s: %v", f.faults, err)
+		}
+		plan, err := brokertest.ParseFaultPlan(b)
 		if err != nil {
 			return usagef("--faults %s: %s", f.faults, strings.TrimPrefix(err.Error(), "brokertest: "))
 		}

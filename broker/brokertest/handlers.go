@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"encoding/base64"
@@ -58,7 +58,7 @@ type pageJSON struct {
 }
 
 // route dispatches an authenticated, unthrottled request. Caller holds mu.
-func (v *Venue) route(r *http.Request, a *account, body []byte, now time.Time, foreign string) (*reply, *order) {
+func (v *engine) route(r *http.Request, a *account, body []byte, now time.Time, foreign string) (*reply, *order) {
 	v.advance(now)
 	p := r.URL.Path
 	q := r.URL.Query()
@@ -157,7 +157,7 @@ var feeTiers = []struct{ threshold, ratio string }{
 	{"50000", "0.0085"}, {"250000", "0.006"}, {"1000000", "0.004"},
 }
 
-func (v *Venue) accountsReply(a *account, now time.Time) *reply {
+func (v *engine) accountsReply(a *account, now time.Time) *reply {
 	res, _ := v.reserved(a, now)
 	ft := feeTierJSON{FeeRatio: num(a.FeeRatio), ThirtyDayVolume: num(a.volume.Round(2))}
 	for _, t := range feeTiers {
@@ -181,7 +181,7 @@ type holdingJSON struct {
 	QuantityAvailableForTrading num    `json:"quantity_available_for_trading"`
 }
 
-func (v *Venue) holdingsReply(r *http.Request, a *account, now time.Time, foreign string) *reply {
+func (v *engine) holdingsReply(r *http.Request, a *account, now time.Time, foreign string) *reply {
 	q := r.URL.Query()
 	if q.Get("account_number") == "" {
 		return errReply(http.StatusBadRequest, "validation_error", "This field is required.", "account_number")
@@ -217,7 +217,7 @@ type pairJSON struct {
 	IsAPITradable  bool   `json:"is_api_tradable"`
 }
 
-func (v *Venue) pairsReply(r *http.Request, foreign string) *reply {
+func (v *engine) pairsReply(r *http.Request, foreign string) *reply {
 	want := map[string]bool{}
 	for _, s := range r.URL.Query()["symbol"] {
 		want[s] = true
@@ -239,10 +239,10 @@ type bbaJSON struct {
 	Ask       string `json:"ask"`
 }
 
-func (v *Venue) bbaReply(r *http.Request, now time.Time) *reply {
+func (v *engine) bbaReply(r *http.Request, now time.Time) *reply {
 	syms := r.URL.Query()["symbol"]
 	if len(syms) == 0 {
-		syms = v.Symbols()
+		syms = v.symbols()
 	}
 	out := []bbaJSON{}
 	for _, s := range syms {
@@ -270,7 +270,7 @@ type estJSON struct {
 	EstTotalCost *num   `json:"est_total_cost,omitempty"`
 }
 
-func (v *Venue) estimatedReply(r *http.Request, a *account, now time.Time) *reply {
+func (v *engine) estimatedReply(r *http.Request, a *account, now time.Time) *reply {
 	q := r.URL.Query()
 	p := v.bySymbol[q.Get("symbol")]
 	if p == nil {
@@ -316,7 +316,7 @@ func (v *Venue) estimatedReply(r *http.Request, a *account, now time.Time) *repl
 }
 
 // nextURL is the absolute link to the page after this one at cursor.
-func (v *Venue) nextURL(r *http.Request, cursor, foreign string) string {
+func (v *engine) nextURL(r *http.Request, cursor, foreign string) string {
 	base := foreign
 	if base == "" {
 		base = v.baseURL
@@ -345,7 +345,7 @@ func decodeCursor(c string) (string, bool) {
 }
 
 // offsetPage paginates a small static list with an offset cursor.
-func (v *Venue) offsetPage(r *http.Request, items []any, foreign string) *reply {
+func (v *engine) offsetPage(r *http.Request, items []any, foreign string) *reply {
 	off := 0
 	if c := r.URL.Query().Get("cursor"); c != "" {
 		s, ok := decodeCursor(c)
@@ -384,7 +384,7 @@ func (f *orderFilter) match(o *order) bool {
 
 var validStates = map[string]bool{"open": true, "pending": true, "partially_filled": true, "filled": true, "canceled": true, "failed": true}
 
-func (v *Venue) listOrders(r *http.Request, a *account, now time.Time, foreign string) *reply {
+func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign string) *reply {
 	q := r.URL.Query()
 	f := orderFilter{symbol: q.Get("symbol"), id: q.Get("id"), side: q.Get("side"), state: q.Get("state"),
 		typ: q.Get("type"), accountN: a.Number}
@@ -476,7 +476,7 @@ func parseKeyCursor(c string) (okey, bool) {
 
 // collect merges stored and bulk orders newest first, after the key if
 // given, returning up to n matches and whether more exist.
-func (v *Venue) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
+func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 	i := len(v.orders) - 1
 	if after != nil {
 		i = sort.Search(len(v.orders), func(i int) bool {

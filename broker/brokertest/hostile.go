@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"encoding/binary"
@@ -9,22 +9,16 @@ import (
 	"time"
 )
 
-// Hostile is a venue that does not share the client's assumptions: its
-// clock is off, its orders list lags behind its creates, and its list
-// pages lose fields and links. Each field is one hostile mode; the zero
-// value is a well-behaved venue.
-//
-// A Hostile is set at construction (Config.Hostile) or by Apply with a
-// fault plan; the orders list's lag, omissions and dropped links apply to
-// GET .../orders/ only. GET .../orders/{id}/ always shows the order as it
-// is now, with its client_order_id: a venue whose list is served from a
-// lagging index while reads by primary key are current.
+// Hostile is the venue's hostile modes, each off at its zero value; the
+// zero Hostile is a well-behaved venue. The orders list's lag, omissions
+// and dropped links apply to GET .../orders/ only: GET .../orders/{id}/
+// always shows the order as it is now, with its client_order_id.
 type Hostile struct {
-	// ClockOffset moves the venue's own notion of now from its Clock:
-	// now = Clock.Now() + ClockOffset, positive when the venue is ahead.
-	// It governs the 30 s signature window, every timestamp the venue
-	// writes (created_at, updated_at, best_bid_ask), the prices, and the
-	// Date header it sets on every answer.
+	// ClockOffset moves the venue's own notion of now from its clock:
+	// now = clock + ClockOffset, positive when the venue is ahead. It
+	// governs the 30 s signature window, every timestamp the venue writes
+	// (created_at, updated_at, best_bid_ask), the prices, and the Date
+	// header it sets on every answer.
 	ClockOffset time.Duration
 	// ListLag hides orders created less than ListLag ago (on the venue's
 	// clock) from the orders list.
@@ -42,41 +36,27 @@ type Hostile struct {
 
 func (h Hostile) validate() error {
 	if h.ListLag < 0 {
-		return fmt.Errorf("venue: hostile list_lag %v is negative", h.ListLag)
+		return fmt.Errorf("brokertest: hostile list_lag %v is negative", h.ListLag)
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"omit_client_order_id", h.OmitClientOrderID}, {"drop_next", h.DropNext}} {
 		if !(f.v >= 0 && f.v <= 1) {
-			return fmt.Errorf("venue: hostile %s %v is outside [0, 1]", f.name, f.v)
+			return fmt.Errorf("brokertest: hostile %s %v is outside [0, 1]", f.name, f.v)
 		}
 	}
 	return nil
 }
 
 // now is the venue's own notion of the time: its clock plus the offset.
-func (v *Venue) now() time.Time {
+func (v *engine) now() time.Time {
 	return v.clock.Now().Add(time.Duration(v.offset.Load()))
-}
-
-// SetHostile replaces the venue's hostile modes. The clock offset moves
-// the venue's time from the next request on (the start of the seeded
-// history does not move).
-func (v *Venue) SetHostile(h Hostile) error {
-	if err := h.validate(); err != nil {
-		return err
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.hostile = h
-	v.offset.Store(int64(h.ClockOffset))
-	return nil
 }
 
 // omitted reports whether the order's list rows lack client_order_id.
 // Caller holds mu.
-func (v *Venue) omitted(id string) bool {
+func (v *engine) omitted(id string) bool {
 	f := v.hostile.OmitClientOrderID
 	if f <= 0 {
 		return false
@@ -94,7 +74,7 @@ func (v *Venue) omitted(id string) bool {
 
 // dropNext draws whether a page that has a next link loses it. Caller
 // holds mu.
-func (v *Venue) dropNext() bool {
+func (v *engine) dropNext() bool {
 	switch p := v.hostile.DropNext; {
 	case p <= 0:
 		return false
@@ -120,7 +100,7 @@ func withoutClientOrderID(o orderJSON) json.RawMessage {
 // badBody rewrites the 2xx answer to a committed create as the fault
 // says: cut short, another order's JSON, or the order's own JSON under
 // another client_order_id. Caller holds mu.
-func (v *Venue) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
+func (v *engine) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
 	switch kind {
 	case FaultTruncatedBody:
 		rep.body = rep.body[:len(rep.body)/2]
@@ -150,8 +130,8 @@ func (v *Venue) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
 	}
 }
 
-// StreamAbort ends the HTTP/2 stream of r the way kind says
+// streamAbortFunc ends the HTTP/2 stream of r the way kind says
 // (FaultRefusedStream, FaultProtocolError or FaultGoAway) once the
 // handler returns, and reports whether it could: false when r was not
-// served by a server that can. Config.StreamAbort installs one.
-type StreamAbort func(r *http.Request, kind FaultKind) bool
+// served by a server that can. engineConfig.StreamAbort installs one.
+type streamAbortFunc func(r *http.Request, kind FaultKind) bool

@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"encoding/binary"
@@ -77,7 +77,7 @@ func newID(seed uint64, salt, n uint64) string {
 }
 
 // advance brings every open order up to now. Caller holds mu.
-func (v *Venue) advance(now time.Time) {
+func (v *engine) advance(now time.Time) {
 	kept := v.open[:0]
 	for _, o := range v.open {
 		v.step(o, now)
@@ -93,7 +93,7 @@ func (v *Venue) advance(now time.Time) {
 
 // step evaluates o once per second (or coarser over long gaps) from its
 // last evaluation up to now, settling a pending cancel at its time.
-func (v *Venue) step(o *order, now time.Time) {
+func (v *engine) step(o *order, now time.Time) {
 	gap := now.Sub(o.lastEval)
 	if gap <= 0 {
 		return
@@ -116,7 +116,7 @@ func (v *Venue) step(o *order, now time.Time) {
 }
 
 // evalAt fills o as far as the market at t allows.
-func (v *Venue) evalAt(o *order, t time.Time) {
+func (v *engine) evalAt(o *order, t time.Time) {
 	if o.final() {
 		return
 	}
@@ -156,7 +156,7 @@ func (v *Venue) evalAt(o *order, t time.Time) {
 }
 
 // fill executes q of o at price, charging the fee and moving balances.
-func (v *Venue) fill(o *order, price, q decimal.Decimal, t time.Time) {
+func (v *engine) fill(o *order, price, q decimal.Decimal, t time.Time) {
 	if !q.IsPositive() {
 		return
 	}
@@ -189,7 +189,7 @@ func (v *Venue) fill(o *order, price, q decimal.Decimal, t time.Time) {
 }
 
 // reserved returns the cash held by a's open buys and the assets held by its open sells.
-func (v *Venue) reserved(a *account, now time.Time) (decimal.Decimal, map[string]decimal.Decimal) {
+func (v *engine) reserved(a *account, now time.Time) (decimal.Decimal, map[string]decimal.Decimal) {
 	cash := decimal.Zero
 	assets := map[string]decimal.Decimal{}
 	for _, o := range v.open {
@@ -207,7 +207,7 @@ func (v *Venue) reserved(a *account, now time.Time) (decimal.Decimal, map[string
 }
 
 // refPrice is the price an order's remainder is expected to trade at.
-func (v *Venue) refPrice(o *order, now time.Time) decimal.Decimal {
+func (v *engine) refPrice(o *order, now time.Time) decimal.Decimal {
 	switch {
 	case o.hasLimit:
 		return o.limit
@@ -258,7 +258,7 @@ func stringField(m map[string]json.RawMessage, key string) (string, *fieldErr) {
 }
 
 // parseOrder validates a create body strictly and returns the unsaved order.
-func (v *Venue) parseOrder(a *account, body []byte, now time.Time) (*order, *fieldErr) {
+func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fieldErr) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return nil, &fieldErr{"Invalid JSON body.", "non_field_errors"}
@@ -404,7 +404,7 @@ func (v *Venue) parseOrder(a *account, body []byte, now time.Time) (*order, *fie
 }
 
 // createOrder handles POST .../orders/. Caller holds mu.
-func (v *Venue) createOrder(a *account, body []byte, now time.Time) (*reply, *order) {
+func (v *engine) createOrder(a *account, body []byte, now time.Time) (*reply, *order) {
 	o, fe := v.parseOrder(a, body, now)
 	if fe != nil {
 		return errReply(http.StatusBadRequest, "validation_error", fe.detail, fe.attr), nil
@@ -447,7 +447,7 @@ func (v *Venue) createOrder(a *account, body []byte, now time.Time) (*reply, *or
 }
 
 // cancelOrder handles POST .../orders/{id}/cancel/. Caller holds mu.
-func (v *Venue) cancelOrder(a *account, id string, now time.Time) *reply {
+func (v *engine) cancelOrder(a *account, id string, now time.Time) *reply {
 	o := v.byID[id]
 	if o == nil || o.account != a.Number {
 		if _, ok := v.bulk.lookup(id, a.Number); ok {
@@ -514,7 +514,7 @@ const tsLayout = "2006-01-02T15:04:05.000000Z07:00"
 
 func fix18(d decimal.Decimal) string { return d.StringFixed(18) }
 
-func (v *Venue) orderJSON(o *order, now time.Time) orderJSON {
+func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
 	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
 		AccountNumber: o.account, State: o.state, FilledAssetQuantity: fix18(o.filled),
 		Executions: []execJSON{}, CreatedAt: o.created.UTC().Format(tsLayout),

@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"bytes"
@@ -11,7 +11,8 @@ import (
 	"time"
 )
 
-// FaultKind names what an injected Fault does to a matching request.
+// FaultKind names what an injected Fault does to a matching request. Its
+// values are the "kind" strings of a fault plan's JSON.
 type FaultKind string
 
 // The kinds of Fault.
@@ -20,10 +21,11 @@ const (
 	// the request. Nothing is executed: no auth, no rate limit, no create.
 	FaultRespond FaultKind = "respond"
 	// FaultLoseResponse serves the request (a create is committed) and then
-	// loses the answer: Status 500 or 503 answers a server_error instead,
-	// Status 0 drops the connection without any answer.
+	// loses the answer: Status 429, 500, 502, 503 or 504 answers that status
+	// instead, Status 0 drops the connection without any answer.
 	FaultLoseResponse FaultKind = "lose_response"
-	// FaultLatency waits Delay on the venue's clock, then serves normally.
+	// FaultLatency waits Delay on the venue's clock, then serves normally
+	// (or, with AfterCommit, serves first and delays only the answer).
 	FaultLatency FaultKind = "latency"
 	// FaultRedirect answers Status (default 307) with a Location on
 	// another host: Location + the request-target.
@@ -46,10 +48,9 @@ const (
 
 	// FaultRefusedStream serves the request (a create is committed), then
 	// resets its HTTP/2 stream with RST_STREAM REFUSED_STREAM, which tells
-	// the client the request was not processed: Go's HTTP/2 client
-	// replays such a request by itself. It needs a server that can
-	// (Config.StreamAbort); elsewhere the connection is dropped, as by
-	// lose_response status 0.
+	// the client the request was not processed: Go's HTTP/2 client replays
+	// such a request by itself. Only a NewTLSServer can; elsewhere the
+	// connection is dropped, as by FaultLoseResponse with Status 0.
 	FaultRefusedStream FaultKind = "refused_stream"
 	// FaultProtocolError is FaultRefusedStream with RST_STREAM PROTOCOL_ERROR.
 	FaultProtocolError FaultKind = "protocol_error"
@@ -59,8 +60,8 @@ const (
 )
 
 // Fault is one scripted misbehaviour: the next Times requests that match
-// Method and Path get Kind. The zero value matches every request once and is
-// refused by Inject because it has no Kind.
+// Method and Path get Kind. The zero value matches every request once and
+// is refused by Inject because it has no Kind.
 type Fault struct {
 	Kind FaultKind `json:"kind"`
 	// Method matches the request method; empty matches any.
@@ -75,7 +76,8 @@ type Fault struct {
 	Status int               `json:"status,omitempty"`
 	Header map[string]string `json:"headers,omitempty"`
 	Body   string            `json:"body,omitempty"`
-	// Delay is the latency of FaultLatency. In JSON, a Go duration string.
+	// Delay is the latency of FaultLatency, on the venue's clock. In a
+	// fault plan's JSON, "delay" is a Go duration string.
 	Delay time.Duration `json:"-"`
 	// AfterCommit makes FaultLatency serve the request first (a create is
 	// committed) and delay only the answer, which is lost if the client
@@ -90,30 +92,30 @@ func (f *Fault) validate() error {
 	switch f.Kind {
 	case FaultRespond:
 		if f.Status < 100 || f.Status > 599 {
-			return fmt.Errorf("venue: respond fault needs a status, got %d", f.Status)
+			return fmt.Errorf("brokertest: respond fault needs a status, got %d", f.Status)
 		}
 	case FaultLoseResponse:
 		if f.Status != 0 && f.Status != 429 && f.Status != 500 && f.Status != 502 && f.Status != 503 && f.Status != 504 {
-			return fmt.Errorf("venue: lose_response status must be 0 (drop), 429, 500, 502, 503 or 504, got %d", f.Status)
+			return fmt.Errorf("brokertest: lose_response status must be 0 (drop), 429, 500, 502, 503 or 504, got %d", f.Status)
 		}
 	case FaultLatency:
 		if f.Delay <= 0 {
-			return fmt.Errorf("venue: latency fault needs a positive delay")
+			return fmt.Errorf("brokertest: latency fault needs a positive delay")
 		}
 	case FaultTruncatedBody, FaultOtherOrderBody, FaultWrongClientOrderID,
 		FaultRefusedStream, FaultProtocolError, FaultGoAway:
 	case FaultRedirect, FaultForeignNext:
 		if !strings.HasPrefix(f.Location, "http://") && !strings.HasPrefix(f.Location, "https://") {
-			return fmt.Errorf("venue: %s fault needs an absolute http(s) location, got %q", f.Kind, f.Location)
+			return fmt.Errorf("brokertest: %s fault needs an absolute http(s) location, got %q", f.Kind, f.Location)
 		}
 		if f.Kind == FaultRedirect && f.Status != 0 && (f.Status < 300 || f.Status > 399) {
-			return fmt.Errorf("venue: redirect status must be 3xx, got %d", f.Status)
+			return fmt.Errorf("brokertest: redirect status must be 3xx, got %d", f.Status)
 		}
 	default:
-		return fmt.Errorf("venue: unknown fault kind %q", f.Kind)
+		return fmt.Errorf("brokertest: unknown fault kind %q", f.Kind)
 	}
 	if f.Times < 0 {
-		return fmt.Errorf("venue: fault times %d is negative", f.Times)
+		return fmt.Errorf("brokertest: fault times %d is negative", f.Times)
 	}
 	return nil
 }
@@ -137,17 +139,19 @@ func (f *Fault) matches(method, p string) bool {
 // are tried in the order 429, 5xx, lost response, latency. The zero value
 // injects nothing.
 type Mix struct {
-	Seed        int64         `json:"seed"`
-	Rate429     float64       `json:"rate_429,omitempty"`
-	Rate5xx     float64       `json:"rate_5xx,omitempty"`
-	RateLost    float64       `json:"rate_lost,omitempty"`
-	RateLatency float64       `json:"rate_latency,omitempty"`
-	Latency     time.Duration `json:"-"`
+	Seed        int64   `json:"seed"`
+	Rate429     float64 `json:"rate_429,omitempty"`
+	Rate5xx     float64 `json:"rate_5xx,omitempty"`
+	RateLost    float64 `json:"rate_lost,omitempty"`
+	RateLatency float64 `json:"rate_latency,omitempty"`
+	// Latency is the delay of a latency draw. In a fault plan's JSON,
+	// "latency" is a Go duration string.
+	Latency time.Duration `json:"-"`
 }
 
 // DuplicateMode selects what a create with an already-used client_order_id
 // does. The real venue's behaviour is undocumented; a client must be safe
-// under all three.
+// under all three. Its values are a fault plan's "duplicate" strings.
 type DuplicateMode string
 
 // The duplicate modes.
@@ -166,31 +170,16 @@ func (m DuplicateMode) validate() error {
 	case "", ReturnOriginal, Reject400, CreateSecond:
 		return nil
 	}
-	return fmt.Errorf("venue: unknown duplicate mode %q", m)
+	return fmt.Errorf("brokertest: unknown duplicate mode %q", m)
 }
 
-// Inject adds faults; each affects the next Times matching requests, in
-// the order injected. It fails, adding none, if any fault is invalid.
-func (v *Venue) Inject(faults ...Fault) error {
-	cp := make([]*Fault, 0, len(faults))
-	for i := range faults {
-		f := faults[i]
-		if err := f.validate(); err != nil {
-			return err
-		}
-		if f.Times == 0 {
-			f.Times = 1
-		}
-		cp = append(cp, &f)
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.faults = append(v.faults, cp...)
-	return nil
-}
+// inject queues faults after those pending; each affects the next Times
+// matching requests, in the order injected. It fails, adding none, if any
+// fault is invalid.
+func (v *engine) inject(faults ...Fault) error { return v.apply(FaultPlan{Faults: faults}) }
 
-// PendingFaults reports how many injected fault activations are unused.
-func (v *Venue) PendingFaults() int {
+// pendingFaults reports how many injected fault activations are unused.
+func (v *engine) pendingFaults() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	n := 0
@@ -200,24 +189,15 @@ func (v *Venue) PendingFaults() int {
 	return n
 }
 
-// SetMix installs (or, with the zero Mix, removes) a probabilistic fault mix.
-func (v *Venue) SetMix(m Mix) error {
+func (m Mix) validate() error {
 	for _, r := range []float64{m.Rate429, m.Rate5xx, m.RateLost, m.RateLatency} {
-		if r < 0 || r > 1 {
-			return fmt.Errorf("venue: mix rate %v is outside [0, 1]", r)
+		if !(r >= 0 && r <= 1) {
+			return fmt.Errorf("brokertest: mix rate %v is outside [0, 1]", r)
 		}
 	}
 	if m.RateLatency > 0 && m.Latency <= 0 {
-		return fmt.Errorf("venue: mix latency rate needs a positive Latency")
+		return fmt.Errorf("brokertest: mix latency rate needs a positive Latency")
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if m == (Mix{}) {
-		v.mix, v.mixRNG = nil, nil
-		return nil
-	}
-	v.mix = &m
-	v.mixRNG = rand.New(rand.NewPCG(uint64(m.Seed), 0x7261646577697265))
 	return nil
 }
 
@@ -236,7 +216,7 @@ type action struct {
 
 // matchFault consumes the first scripted fault matching the request (and
 // any latency fault before it), then consults the mix. Caller holds mu.
-func (v *Venue) matchFault(method, p, target string) action {
+func (v *engine) matchFault(method, p, target string) action {
 	var act action
 	for i := 0; i < len(v.faults); i++ {
 		f := v.faults[i]
@@ -309,13 +289,24 @@ func (v *Venue) matchFault(method, p, target string) action {
 	return act
 }
 
-// FaultPlan is the JSON fault file the CLI loads with --faults FILE. See the
-// package documentation for the format.
+// FaultPlan is everything the venue does wrong, in one value: scripted
+// faults, a seeded random mix, what a reused client_order_id does, and the
+// hostile modes. WithFaultPlan sets it up from the start and
+// Server.SetFaultPlan changes a running Server by it; ParseFaultPlan reads
+// the JSON form the CLI's --faults FILE takes (see the package
+// documentation). What a plan leaves unset is left as it is: the zero
+// value changes nothing.
 type FaultPlan struct {
-	Faults    []Fault
-	Mix       *Mix
+	// Faults are queued after any still pending, each for the next Times
+	// requests that match it (see Fault).
+	Faults []Fault
+	// Mix, if set, replaces the random fault mix; a zero Mix removes it.
+	Mix *Mix
+	// Duplicate, if set, replaces what a create with a reused
+	// client_order_id does (at first ReturnOriginal).
 	Duplicate DuplicateMode
-	// Hostile, if set, replaces the venue's hostile modes.
+	// Hostile, if set, replaces every hostile mode; a zero Hostile is a
+	// well-behaved venue again.
 	Hostile *Hostile
 }
 
@@ -350,7 +341,7 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&pj); err != nil {
-		return FaultPlan{}, fmt.Errorf("venue: fault plan: %w", err)
+		return FaultPlan{}, fmt.Errorf("brokertest: fault plan: %w", err)
 	}
 	var plan FaultPlan
 	for i, fj := range pj.Faults {
@@ -358,12 +349,12 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 		if fj.Delay != "" {
 			d, err := time.ParseDuration(fj.Delay)
 			if err != nil {
-				return FaultPlan{}, fmt.Errorf("venue: fault plan: faults[%d].delay: %w", i, err)
+				return FaultPlan{}, fmt.Errorf("brokertest: fault plan: faults[%d].delay: %w", i, err)
 			}
 			f.Delay = d
 		}
 		if err := f.validate(); err != nil {
-			return FaultPlan{}, fmt.Errorf("venue: fault plan: faults[%d]: %w", i, err)
+			return FaultPlan{}, fmt.Errorf("brokertest: fault plan: faults[%d]: %w", i, err)
 		}
 		plan.Faults = append(plan.Faults, f)
 	}
@@ -372,7 +363,7 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 		if pj.Mix.Latency != "" {
 			d, err := time.ParseDuration(pj.Mix.Latency)
 			if err != nil {
-				return FaultPlan{}, fmt.Errorf("venue: fault plan: mix.latency: %w", err)
+				return FaultPlan{}, fmt.Errorf("brokertest: fault plan: mix.latency: %w", err)
 			}
 			m.Latency = d
 		}
@@ -393,36 +384,67 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 			}
 			x, err := time.ParseDuration(d.s)
 			if err != nil {
-				return FaultPlan{}, fmt.Errorf("venue: fault plan: hostile.%s: %w", d.name, err)
+				return FaultPlan{}, fmt.Errorf("brokertest: fault plan: hostile.%s: %w", d.name, err)
 			}
 			*d.dst = x
 		}
 		if err := h.validate(); err != nil {
-			return FaultPlan{}, fmt.Errorf("venue: fault plan: %w", err)
+			return FaultPlan{}, fmt.Errorf("brokertest: fault plan: %w", err)
 		}
 		plan.Hostile = &h
 	}
 	return plan, nil
 }
 
-// Apply installs a parsed plan: its faults, its mix, its duplicate mode
-// and its hostile modes.
-func (v *Venue) Apply(p FaultPlan) error {
-	if p.Hostile != nil {
-		if err := v.SetHostile(*p.Hostile); err != nil {
+// apply changes the venue by p, as Server.SetFaultPlan documents: the
+// faults are queued after those pending, and the mix, duplicate mode and
+// hostile modes the plan sets replace the venue's. It fails, changing
+// nothing, if any part of p is invalid.
+func (v *engine) apply(p FaultPlan) error {
+	faults := make([]*Fault, 0, len(p.Faults))
+	for i := range p.Faults {
+		f := p.Faults[i]
+		if err := f.validate(); err != nil {
+			return err
+		}
+		if f.Times == 0 {
+			f.Times = 1
+		}
+		faults = append(faults, &f)
+	}
+	if p.Mix != nil {
+		if err := p.Mix.validate(); err != nil {
 			return err
 		}
 	}
-	if err := v.Inject(p.Faults...); err != nil {
+	if err := p.Duplicate.validate(); err != nil {
 		return err
 	}
-	if p.Mix != nil {
-		if err := v.SetMix(*p.Mix); err != nil {
+	if p.Hostile != nil {
+		if err := p.Hostile.validate(); err != nil {
 			return err
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.faults = append(v.faults, faults...)
+	if m := p.Mix; m != nil {
+		if *m == (Mix{}) {
+			v.mix, v.mixRNG = nil, nil
+		} else {
+			mix := *m
+			v.mix = &mix
+			v.mixRNG = rand.New(rand.NewPCG(uint64(mix.Seed), 0x7261646577697265))
 		}
 	}
 	if p.Duplicate != "" {
-		return v.SetDuplicateMode(p.Duplicate)
+		v.duplicate = p.Duplicate
+	}
+	if h := p.Hostile; h != nil {
+		// The offset moves the venue's time from the next request on; the
+		// start of the seeded history does not move.
+		v.hostile = *h
+		v.offset.Store(int64(h.ClockOffset))
 	}
 	return nil
 }

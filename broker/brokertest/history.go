@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func (b *bulkSpec) lookup(id, account string) (int, bool) {
 }
 
 // order builds bulk order j. It is deterministic in (seed, j).
-func (b *bulkSpec) order(v *Venue, j int) *order {
+func (b *bulkSpec) order(v *engine, j int) *order {
 	h := mix64(v.seed ^ mix64(0x62756c6b^uint64(j)))
 	p := v.pairs[h%uint64(len(v.pairs))]
 	created := b.created(j)
@@ -84,7 +84,7 @@ func (b *bulkSpec) order(v *Venue, j int) *order {
 		id: fmt.Sprintf("%s%012x", bulkIDPrefix, j), clientID: newID(v.seed, 0x636c69656e74, uint64(j)),
 		account: b.account, symbol: p.symbol, pair: p, seq: b.seq(j),
 		created: created, updated: created.Add(bulkUpdateLag), lastEval: created,
-		feeRatio: decimal.RequireFromString(DefaultFeeRatio),
+		feeRatio: decimal.RequireFromString(defaultFeeRatio),
 	}
 	o.side = []string{"buy", "sell"}[(h>>8)&1]
 	o.typ = []string{"market", "limit"}[(h>>9)&1]
@@ -117,7 +117,7 @@ func (b *bulkSpec) order(v *Venue, j int) *order {
 
 // fillQuiet records an execution on o without moving any balance: history
 // is a record of the past, not a change to today's account.
-func (v *Venue) fillQuiet(o *order, price, q decimal.Decimal, t time.Time) {
+func (v *engine) fillQuiet(o *order, price, q decimal.Decimal, t time.Time) {
 	if !q.IsPositive() {
 		return
 	}
@@ -137,7 +137,7 @@ func (v *Venue) fillQuiet(o *order, price, q decimal.Decimal, t time.Time) {
 // seedHistory stores n orders for a over the 30 days before start: filled,
 // partly filled then canceled, canceled, failed and still open, across all
 // symbols, deterministic in the seed. Caller need not hold mu (New only).
-func (v *Venue) seedHistory(a *account, n int) {
+func (v *engine) seedHistory(a *account, n int) {
 	if n <= 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"hash/fnv"

@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"net/url"
@@ -10,10 +10,10 @@ import (
 // front and that a deep page is as cheap as the first.
 func TestBulkScale(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{BulkOrders: 1_000_000, RatePerMinute: -1})
+	h := setup(t, engineConfig{BulkOrders: 1_000_000, RatePerMinute: -1})
 	_, b := h.do("GET", ordersTarget, nil)
 	m := decode(t, b)
-	if len(m["results"].([]any)) != DefaultPageSize {
+	if len(m["results"].([]any)) != defaultPageSize {
 		t.Fatalf("page size %d", len(m["results"].([]any)))
 	}
 	// Jump deep with a time filter: the bulk index is found by arithmetic.
@@ -26,13 +26,13 @@ func TestBulkScale(t *testing.T) {
 	}
 	u, _ := url.Parse(m["next"].(string))
 	_, b = h.do("GET", u.RequestURI(), nil)
-	if n := len(decode(t, b)["results"].([]any)); n != DefaultPageSize {
+	if n := len(decode(t, b)["results"].([]any)); n != defaultPageSize {
 		t.Errorf("page 2 has %d", n)
 	}
 }
 
 func BenchmarkBulkPage(b *testing.B) {
-	h := setup(b, Config{BulkOrders: 1_000_000, RatePerMinute: -1})
+	h := setup(b, engineConfig{BulkOrders: 1_000_000, RatePerMinute: -1})
 	b.ReportAllocs()
 	for b.Loop() {
 		h.do("GET", ordersTarget, nil)

@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"bytes"
@@ -21,22 +21,22 @@ var epoch = time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC)
 
 type harness struct {
 	t     testing.TB
-	v     *Venue
+	v     *engine
 	clock *clockwork.FakeClock
 	key   string
 	priv  ed25519.PrivateKey
 }
 
 // setup builds a venue on a fake clock at epoch with the demo account.
-func setup(t testing.TB, cfg Config) *harness {
+func setup(t testing.TB, cfg engineConfig) *harness {
 	t.Helper()
 	clk := clockwork.NewFakeClockAt(epoch)
 	cfg.Clock = clk
-	v, err := New(cfg)
+	v, err := newEngine(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	return &harness{t: t, v: v, clock: clk, key: DemoAPIKey, priv: DemoPrivateKey()}
+	return &harness{t: t, v: v, clock: clk, key: demoAPIKey, priv: demoPrivateKey()}
 }
 
 // sign returns the three auth headers for a request at the clock's time.
@@ -126,7 +126,7 @@ func orderBody(cid, side, typ, symbol, cfg string) []byte {
 		`","` + typ + `_order_config":` + cfg + `}`)
 }
 
-const ordersTarget = "/api/v2/crypto/trading/orders/?account_number=" + DemoAccountNumber
+const ordersTarget = "/api/v2/crypto/trading/orders/?account_number=" + demoAccountNumber
 
 // create posts an order and returns the decoded response.
 func (h *harness) create(body []byte, wantStatus int) map[string]any {

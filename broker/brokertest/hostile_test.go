@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"encoding/json"
@@ -36,7 +36,7 @@ func TestHostileClockOffset(t *testing.T) {
 	for _, off := range []time.Duration{3 * time.Minute, -3 * time.Minute} {
 		t.Run(off.String(), func(t *testing.T) {
 			t.Parallel()
-			h := setup(t, Config{Hostile: Hostile{ClockOffset: off}})
+			h := setup(t, engineConfig{Hostile: Hostile{ClockOffset: off}})
 			venueNow := epoch.Add(off)
 			// Signed on the client's clock: outside the venue's window.
 			resp, b := h.do("GET", pathAccounts, nil)
@@ -56,7 +56,7 @@ func TestHostileClockOffset(t *testing.T) {
 			if got := resp.Header.Get("Date"); got != venueNow.Format(http.TimeFormat) {
 				t.Errorf("Date = %q, want %q", got, venueNow.Format(http.TimeFormat))
 			}
-			if r := h.v.Ledger().Requests(); !r[1].Time.Equal(venueNow) {
+			if r := h.v.ledger.Requests(); !r[1].Time.Equal(venueNow) {
 				t.Errorf("ledger time %v, want the venue's %v", r[1].Time, venueNow)
 			}
 		})
@@ -65,8 +65,8 @@ func TestHostileClockOffset(t *testing.T) {
 
 func TestDateHeaderOnEveryAnswer(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{})
-	h.v.Inject(Fault{Kind: FaultRespond, Path: pathBBA, Status: 503})
+	h := setup(t, engineConfig{})
+	h.v.inject(Fault{Kind: FaultRespond, Path: pathBBA, Status: 503})
 	want := epoch.Format(http.TimeFormat)
 	for _, tc := range []struct {
 		target string
@@ -101,7 +101,7 @@ func TestDateHeaderOnEveryAnswer(t *testing.T) {
 
 func TestHostileListLag(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{Hostile: Hostile{ListLag: 90 * time.Second}})
+	h := setup(t, engineConfig{Hostile: Hostile{ListLag: 90 * time.Second}})
 	o := h.create(limitBody(cidA), 201)
 	id := o["id"].(string)
 	if rows, _ := h.listPage(ordersTarget); len(rows) != 0 {
@@ -124,7 +124,7 @@ func TestHostileOmitClientOrderID(t *testing.T) {
 	t.Parallel()
 	t.Run("all", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{Hostile: Hostile{OmitClientOrderID: 1}})
+		h := setup(t, engineConfig{Hostile: Hostile{OmitClientOrderID: 1}})
 		o := h.create(limitBody(cidA), 201)
 		if o["client_order_id"] != cidA {
 			t.Errorf("the create's answer keeps its client_order_id: %v", o)
@@ -145,7 +145,7 @@ func TestHostileOmitClientOrderID(t *testing.T) {
 	})
 	t.Run("some, the same on every list", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{Hostile: Hostile{OmitClientOrderID: 0.5}, RatePerMinute: -1})
+		h := setup(t, engineConfig{Hostile: Hostile{OmitClientOrderID: 0.5}, RatePerMinute: -1})
 		for i := 0; i < 40; i++ {
 			h.create(limitBody(fmt.Sprintf("a%07d-2222-4333-8444-555555555555", i)), 201)
 		}
@@ -171,7 +171,7 @@ func TestHostileOmitClientOrderID(t *testing.T) {
 
 func TestHostileDropNext(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{PageSize: 2, RatePerMinute: -1, Hostile: Hostile{DropNext: 1}})
+	h := setup(t, engineConfig{PageSize: 2, RatePerMinute: -1, Hostile: Hostile{DropNext: 1}})
 	for _, c := range []string{"a", "b", "c"} {
 		h.create(limitBody(strings.Replace(cidA, "a111", c+"111", 1)), 201)
 	}
@@ -179,7 +179,7 @@ func TestHostileDropNext(t *testing.T) {
 	if len(rows) != 2 || next != nil {
 		t.Errorf("page 1 of 2: %d rows, next %v; want 2 rows and no next", len(rows), next)
 	}
-	if err := h.v.SetHostile(Hostile{}); err != nil {
+	if err := h.v.apply(FaultPlan{Hostile: &Hostile{}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, next := h.listPage(ordersTarget); next == nil {
@@ -219,16 +219,16 @@ func TestBadBodyFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			t.Parallel()
-			h := setup(t, Config{})
+			h := setup(t, engineConfig{})
 			if tt.prior {
 				h.create(limitBody(cidB), 201)
 			}
-			if err := h.v.Inject(Fault{Kind: tt.kind, Method: "POST", Path: pathOrders}); err != nil {
+			if err := h.v.inject(Fault{Kind: tt.kind, Method: "POST", Path: pathOrders}); err != nil {
 				t.Fatal(err)
 			}
 			resp, b := h.do("POST", ordersTarget, limitBody(cidA))
 			mustStatus(t, resp, b, 201)
-			recs := h.v.Ledger().OrdersByClientID(cidA)
+			recs := h.v.ledger.OrdersByClientID(cidA)
 			if len(recs) != 1 {
 				t.Fatalf("the create must be committed: %v", recs)
 			}
@@ -244,8 +244,8 @@ func TestStreamFaults(t *testing.T) {
 			t.Parallel()
 			var got FaultKind
 			for _, aborts := range []bool{true, false} {
-				h := setup(t, Config{StreamAbort: func(r *http.Request, kind FaultKind) bool { got = kind; return aborts }})
-				h.v.Inject(Fault{Kind: k, Method: "POST", Path: pathOrders})
+				h := setup(t, engineConfig{StreamAbort: func(r *http.Request, kind FaultKind) bool { got = kind; return aborts }})
+				h.v.inject(Fault{Kind: k, Method: "POST", Path: pathOrders})
 				resp, _ := h.do("POST", ordersTarget, limitBody(cidA))
 				if aborts && (resp.StatusCode != 200 || got != k) {
 					// The recorder sees no WriteHeader: the server ends the stream.
@@ -254,10 +254,10 @@ func TestStreamFaults(t *testing.T) {
 				if !aborts && resp.StatusCode != 0 {
 					t.Errorf("fallback: status %d, want a dropped connection", resp.StatusCode)
 				}
-				if n := len(h.v.Ledger().OrdersByClientID(cidA)); n != 1 {
+				if n := len(h.v.ledger.OrdersByClientID(cidA)); n != 1 {
 					t.Errorf("%d orders, want the create committed", n)
 				}
-				if r := h.v.Ledger().Requests()[0]; !r.Dropped || r.Fault != string(k) {
+				if r := h.v.ledger.Requests()[0]; !r.Dropped || r.Fault != string(k) {
 					t.Errorf("ledger %+v", r)
 				}
 			}
@@ -276,8 +276,8 @@ func TestParseHostilePlan(t *testing.T) {
 	if p.Hostile == nil || *p.Hostile != want || len(p.Faults) != 2 {
 		t.Fatalf("plan %+v", p)
 	}
-	h := setup(t, Config{})
-	if err := h.v.Apply(p); err != nil {
+	h := setup(t, engineConfig{})
+	if err := h.v.apply(p); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.v.now(); !got.Equal(epoch.Add(-3 * time.Minute)) {

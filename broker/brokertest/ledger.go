@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"context"
@@ -45,8 +45,9 @@ type Counts struct {
 	Creates      int // orders created
 }
 
-// Ledger records every request and every created order, for assertions.
-// It is safe for concurrent use. Its zero value is an empty ledger.
+// Ledger records every request a Server received and every order created
+// through its API, for assertions. Get a Server's with Server.Ledger; the
+// zero Ledger is empty. It is safe for concurrent use.
 type Ledger struct {
 	mu       sync.Mutex
 	requests []Request

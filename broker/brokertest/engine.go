@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"crypto/ed25519"
@@ -21,72 +21,77 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Default settings used when the matching Config field is zero.
+// Default settings used when the matching engineConfig field is zero.
 const (
-	DefaultPageSize      = 100
-	DefaultRatePerMinute = 100
-	DefaultBurst         = 300
-	DefaultBuyingPower   = "100000.00"
-	DefaultFeeRatio      = "0.0095"
-	// SignatureWindow is how far x-timestamp may be from the venue's clock,
-	// in either direction, before a request is refused with 401.
-	SignatureWindow = 30 * time.Second
+	defaultPageSize      = 100
+	defaultRatePerMinute = 100
+	defaultBurst         = 300
+	defaultBuyingPower   = "100000.00"
+	defaultFeeRatio      = "0.0095"
 )
+
+// SignatureWindow is how far a request's x-timestamp may be from the
+// venue's own now (its clock plus Hostile.ClockOffset), in either
+// direction, before the request is refused with 401, as the real venue
+// refuses it.
+const SignatureWindow = 30 * time.Second
 
 // Demo credentials: deterministic, public, and only good against a simulated venue.
 const (
-	DemoAPIKey        = "rh-api-00000000-7e57-4000-8000-7261646577ed"
-	DemoAccountNumber = "TW0000000001"
+	demoAPIKey        = "rh-api-00000000-7e57-4000-8000-7261646577ed"
+	demoAccountNumber = "TW0000000001"
 )
 
-// DemoPrivateKey returns the deterministic Ed25519 key pair whose public half
-// the venue trusts for DemoAPIKey when Config.Accounts is empty.
-func DemoPrivateKey() ed25519.PrivateKey {
+// demoPrivateKey returns the deterministic Ed25519 key pair whose public half
+// the venue trusts for demoAPIKey when engineConfig.Accounts is empty.
+func demoPrivateKey() ed25519.PrivateKey {
 	seed := sha256.Sum256([]byte("tradewire brokertest demo key v1"))
 	return ed25519.NewKeyFromSeed(seed[:])
 }
 
-// Account configures one venue account and the API key that trades it.
-// The zero value is not usable: APIKey, PublicKey and Number are required.
-type Account struct {
+// accountConfig configures one venue account and the API key that trades
+// it. The zero value is not usable: APIKey, PublicKey and Number are
+// required.
+type accountConfig struct {
 	Number    string            // account_number, e.g. "TW0000000001"
 	APIKey    string            // value of x-api-key
 	PublicKey ed25519.PublicKey // verifies x-signature
-	// BuyingPower is the starting cash in USD (default DefaultBuyingPower).
+	// BuyingPower is the starting cash in USD (default defaultBuyingPower).
 	BuyingPower decimal.Decimal
 	// Holdings maps asset code (e.g. "BTC") to starting quantity.
 	Holdings map[string]decimal.Decimal
-	// FeeRatio is the fee tier ratio applied to fills (default DefaultFeeRatio).
+	// FeeRatio is the fee tier ratio applied to fills (default defaultFeeRatio).
 	FeeRatio decimal.Decimal
 	// ThirtyDayVolume is the starting 30-day volume reported in fee_tier_status.
 	ThirtyDayVolume decimal.Decimal
 }
 
-// Config configures a Venue. The zero value is usable: a real clock, seed 0,
-// the demo account, default page size, the venue's documented rate limit,
-// no faults, and duplicate client_order_id returning the original order.
-type Config struct {
+// engineConfig configures an engine; the Options set it. The zero value
+// is usable: a real clock, seed 0, the demo account, default page size,
+// the venue's documented rate limit, no faults, and duplicate
+// client_order_id returning the original order.
+type engineConfig struct {
 	// Seed drives prices, order ids, seeded history and partial fills.
 	Seed int64
 	// Clock is the venue's own clock (default clockwork.NewRealClock()).
 	Clock clockwork.Clock
-	// PageSize is the number of results per page (default DefaultPageSize).
+	// PageSize is the number of results per page (default defaultPageSize).
 	PageSize int
 	// RatePerMinute is the sustained rate of the per-account token bucket
-	// (default DefaultRatePerMinute). Negative disables rate limiting.
+	// (default defaultRatePerMinute). Negative disables rate limiting.
 	RatePerMinute float64
-	// Burst is the bucket size (default DefaultBurst).
+	// Burst is the bucket size (default defaultBurst).
 	Burst int
 	// RetryAfter adds a delta-seconds Retry-After header to 429 answers.
 	// The real venue has never been seen to send one.
 	RetryAfter bool
 	// Accounts lists the accounts and their keys (default: the demo account).
-	Accounts []Account
+	Accounts []accountConfig
 	// History, when positive, pre-populates the first account with that many
-	// orders over the 30 days before the clock's time at New.
+	// orders over the 30 days before the clock's time at newEngine.
 	History int
 	// BulkOrders, when positive, adds that many final (filled, canceled,
-	// failed) orders to the first account over the 30 days before New. They
+	// failed) orders to the first account over the 30 days before newEngine. They
 	// are generated on demand from their index and cost no memory per order.
 	BulkOrders int
 	// Duplicate selects what a create with a reused client_order_id does.
@@ -99,9 +104,9 @@ type Config struct {
 	// NoPartialFills makes resting limit orders fill all at once instead of
 	// in seeded chunks over several seconds.
 	NoPartialFills bool
-	// Faults are injected at construction, as if by Inject.
+	// Faults are queued at construction, as if by inject.
 	Faults []Fault
-	// Mix, if set, is a probabilistic fault mix, as if by SetMix.
+	// Mix, if set, is a probabilistic fault mix.
 	Mix *Mix
 	// Hostile selects the hostile modes: a clock offset, a lagging orders
 	// list, list rows without client_order_id, pages without their next
@@ -110,14 +115,14 @@ type Config struct {
 	// StreamAbort, if set, is how the HTTP/2 stream faults (FaultRefusedStream,
 	// FaultProtocolError, FaultGoAway) end a stream. Without it, or when it
 	// answers false, they drop the connection like lose_response status 0.
-	StreamAbort StreamAbort
+	StreamAbort streamAbortFunc
 }
 
-// Venue is a simulated Robinhood Crypto Trading API v2 served as an
-// http.Handler. All state advances lazily on requests, from the injected
-// clock: there are no background goroutines or timers. A Venue is safe for
-// concurrent use. Create one with New.
-type Venue struct {
+// engine is the simulated Robinhood Crypto Trading API v2 behind a Server,
+// served as an http.Handler. All state advances lazily on requests, from
+// the injected clock: there are no background goroutines or timers. An
+// engine is safe for concurrent use. Create one with newEngine.
+type engine struct {
 	clock    clockwork.Clock
 	seed     uint64
 	pageSize int
@@ -151,11 +156,11 @@ type Venue struct {
 	hostileRNG *rand.Rand
 
 	offset atomic.Int64 // Hostile.ClockOffset, read without mu
-	abort  StreamAbort
+	abort  streamAbortFunc
 }
 
 type account struct {
-	Account
+	accountConfig
 	cash     decimal.Decimal
 	holdings map[string]decimal.Decimal
 	volume   decimal.Decimal
@@ -163,9 +168,9 @@ type account struct {
 	last     time.Time
 }
 
-// New validates cfg and returns a Venue.
-func New(cfg Config) (*Venue, error) {
-	v := &Venue{
+// newEngine validates cfg and returns an engine.
+func newEngine(cfg engineConfig) (*engine, error) {
+	v := &engine{
 		clock:     cfg.Clock,
 		seed:      uint64(cfg.Seed),
 		pageSize:  cfg.PageSize,
@@ -195,19 +200,19 @@ func New(cfg Config) (*Venue, error) {
 		v.clock = clockwork.NewRealClock()
 	}
 	if v.pageSize == 0 {
-		v.pageSize = DefaultPageSize
+		v.pageSize = defaultPageSize
 	}
 	if v.pageSize < 0 {
-		return nil, fmt.Errorf("venue: PageSize %d is negative", cfg.PageSize)
+		return nil, fmt.Errorf("brokertest: PageSize %d is negative", cfg.PageSize)
 	}
 	if cfg.RatePerMinute == 0 {
-		v.rate = DefaultRatePerMinute / 60.0
+		v.rate = defaultRatePerMinute / 60.0
 	}
 	if cfg.Burst == 0 {
-		v.burst = DefaultBurst
+		v.burst = defaultBurst
 	}
 	if cfg.Burst < 0 {
-		return nil, fmt.Errorf("venue: Burst %d is negative", cfg.Burst)
+		return nil, fmt.Errorf("brokertest: Burst %d is negative", cfg.Burst)
 	}
 	if v.cancelD == 0 {
 		v.cancelD = time.Second
@@ -221,9 +226,9 @@ func New(cfg Config) (*Venue, error) {
 	v.start = v.now().Truncate(time.Microsecond)
 	accts := cfg.Accounts
 	if len(accts) == 0 {
-		accts = []Account{{
-			Number: DemoAccountNumber, APIKey: DemoAPIKey,
-			PublicKey: DemoPrivateKey().Public().(ed25519.PublicKey),
+		accts = []accountConfig{{
+			Number: demoAccountNumber, APIKey: demoAPIKey,
+			PublicKey: demoPrivateKey().Public().(ed25519.PublicKey),
 			Holdings: map[string]decimal.Decimal{
 				"BTC": decimal.RequireFromString("0.5"), "ETH": decimal.RequireFromString("4"),
 				"DOGE": decimal.RequireFromString("10000"), "SOL": decimal.RequireFromString("20"),
@@ -233,18 +238,18 @@ func New(cfg Config) (*Venue, error) {
 	}
 	for i, a := range accts {
 		if a.Number == "" || a.APIKey == "" || len(a.PublicKey) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("venue: Accounts[%d] needs Number, APIKey and a %d-byte PublicKey", i, ed25519.PublicKeySize)
+			return nil, fmt.Errorf("brokertest: Accounts[%d] needs Number, APIKey and a %d-byte PublicKey", i, ed25519.PublicKeySize)
 		}
 		if v.byKey[a.APIKey] != nil || v.byNumber[a.Number] != nil {
-			return nil, fmt.Errorf("venue: Accounts[%d] repeats an API key or account number", i)
+			return nil, fmt.Errorf("brokertest: Accounts[%d] repeats an API key or account number", i)
 		}
 		if a.BuyingPower.IsZero() {
-			a.BuyingPower = decimal.RequireFromString(DefaultBuyingPower)
+			a.BuyingPower = decimal.RequireFromString(defaultBuyingPower)
 		}
 		if a.FeeRatio.IsZero() {
-			a.FeeRatio = decimal.RequireFromString(DefaultFeeRatio)
+			a.FeeRatio = decimal.RequireFromString(defaultFeeRatio)
 		}
-		ac := &account{Account: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{},
+		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{},
 			volume: a.ThirtyDayVolume, tokens: v.burst, last: v.start}
 		for k, q := range a.Holdings {
 			ac.holdings[k] = q
@@ -253,16 +258,11 @@ func New(cfg Config) (*Venue, error) {
 		v.byKey[a.APIKey] = ac
 		v.byNumber[a.Number] = ac
 	}
-	if err := v.Inject(cfg.Faults...); err != nil {
+	if err := v.apply(FaultPlan{Faults: cfg.Faults, Mix: cfg.Mix}); err != nil {
 		return nil, err
 	}
-	if cfg.Mix != nil {
-		if err := v.SetMix(*cfg.Mix); err != nil {
-			return nil, err
-		}
-	}
 	if cfg.History < 0 || cfg.BulkOrders < 0 {
-		return nil, errors.New("venue: History and BulkOrders must not be negative")
+		return nil, errors.New("brokertest: History and BulkOrders must not be negative")
 	}
 	v.seedHistory(v.accounts[0], cfg.History)
 	if cfg.BulkOrders > 0 {
@@ -271,14 +271,8 @@ func New(cfg Config) (*Venue, error) {
 	return v, nil
 }
 
-// Clock returns the venue's clock (without Hostile.ClockOffset).
-func (v *Venue) Clock() clockwork.Clock { return v.clock }
-
-// Ledger returns the record of everything the venue received and created.
-func (v *Venue) Ledger() *Ledger { return v.ledger }
-
-// Symbols returns the symbols the venue lists, sorted.
-func (v *Venue) Symbols() []string {
+// symbols returns the symbols the venue lists, sorted.
+func (v *engine) symbols() []string {
 	out := make([]string, len(v.pairs))
 	for i, p := range v.pairs {
 		out[i] = p.symbol
@@ -286,36 +280,25 @@ func (v *Venue) Symbols() []string {
 	return out
 }
 
-// Quote returns the venue's best bid and ask for symbol at its clock's now.
-func (v *Venue) Quote(symbol string) (bid, ask decimal.Decimal, err error) {
+// quote returns the venue's best bid and ask for symbol at its clock's now.
+func (v *engine) quote(symbol string) (bid, ask decimal.Decimal, err error) {
 	p := v.bySymbol[symbol]
 	if p == nil {
-		return bid, ask, fmt.Errorf("venue: unknown symbol %q", symbol)
+		return bid, ask, fmt.Errorf("brokertest: unknown symbol %q", symbol)
 	}
 	bid, ask = p.quoteAt(v.seed, v.now())
 	return bid, ask, nil
 }
 
-// QuoteAt is Quote at an arbitrary time; prices are a pure function of the
+// quoteAt is quote at an arbitrary time; prices are a pure function of the
 // seed, the symbol and the whole second.
-func (v *Venue) QuoteAt(symbol string, t time.Time) (bid, ask decimal.Decimal, err error) {
+func (v *engine) quoteAt(symbol string, t time.Time) (bid, ask decimal.Decimal, err error) {
 	p := v.bySymbol[symbol]
 	if p == nil {
-		return bid, ask, fmt.Errorf("venue: unknown symbol %q", symbol)
+		return bid, ask, fmt.Errorf("brokertest: unknown symbol %q", symbol)
 	}
 	bid, ask = p.quoteAt(v.seed, t)
 	return bid, ask, nil
-}
-
-// SetDuplicateMode changes what a create with a reused client_order_id does.
-func (v *Venue) SetDuplicateMode(m DuplicateMode) error {
-	if err := m.validate(); err != nil {
-		return err
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.duplicate = m
-	return nil
 }
 
 // reply is an answer computed under the lock and written after it.
@@ -328,7 +311,7 @@ type reply struct {
 
 // ServeHTTP answers one request as the v2 venue would, after applying any
 // injected fault that matches it, and records it in the Ledger.
-func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (v *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	target := r.RequestURI
 	if target == "" {
@@ -422,7 +405,7 @@ func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // write sends rep, with a Date header from the venue's own clock on every
 // answer, whatever the server underneath would set.
-func (v *Venue) write(w http.ResponseWriter, rep *reply) {
+func (v *engine) write(w http.ResponseWriter, rep *reply) {
 	for k, vs := range rep.header {
 		for _, s := range vs {
 			w.Header().Add(k, s)
@@ -444,7 +427,7 @@ func (v *Venue) write(w http.ResponseWriter, rep *reply) {
 
 // authenticate checks the three headers and the signature exactly as the
 // venue does, at now on the venue's own clock. It returns the account, or the reply refusing the request.
-func (v *Venue) authenticate(r *http.Request, target string, body []byte, now time.Time) (*account, *reply) {
+func (v *engine) authenticate(r *http.Request, target string, body []byte, now time.Time) (*account, *reply) {
 	key, ts, sig := r.Header.Get("x-api-key"), r.Header.Get("x-timestamp"), r.Header.Get("x-signature")
 	var missing []string
 	for _, h := range [][2]string{{"x-api-key", key}, {"x-signature", sig}, {"x-timestamp", ts}} {
@@ -482,7 +465,7 @@ func (v *Venue) authenticate(r *http.Request, target string, body []byte, now ti
 }
 
 // throttle takes one token from the account's bucket, or answers 429.
-func (v *Venue) throttle(a *account, now time.Time) *reply {
+func (v *engine) throttle(a *account, now time.Time) *reply {
 	if v.rate < 0 {
 		return nil
 	}
@@ -509,7 +492,7 @@ func (v *Venue) throttle(a *account, now time.Time) *reply {
 }
 
 // insertOrder adds o to the sorted order list and the indexes. Caller holds mu.
-func (v *Venue) insertOrder(o *order) {
+func (v *engine) insertOrder(o *order) {
 	n := len(v.orders)
 	if n == 0 || !o.less(v.orders[n-1]) {
 		v.orders = append(v.orders, o)

@@ -1,4 +1,4 @@
-package venue
+package brokertest
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func TestSignatureGolden(t *testing.T) {
 		t.Fatalf("public key = %s", got)
 	}
 	secs, _ := strconv.ParseInt(gv.Timestamp, 10, 64)
-	h := setup(t, Config{Accounts: []Account{{Number: "AB1", APIKey: gv.APIKey, PublicKey: pub}}})
+	h := setup(t, engineConfig{Accounts: []accountConfig{{Number: "AB1", APIKey: gv.APIKey, PublicKey: pub}}})
 	h.clock.Advance(time.Unix(secs, 0).Sub(h.clock.Now()))
 	for _, vec := range gv.Vectors {
 		t.Run(vec.Method+vec.Path+vec.Body[:min(len(vec.Body), 12)], func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestSignatureGolden(t *testing.T) {
 			mustStatus(t, resp, body, 401)
 		})
 	}
-	reqs := h.v.Ledger().Requests()
+	reqs := h.v.ledger.Requests()
 	if !reqs[0].SignatureValid || reqs[1].SignatureValid {
 		t.Errorf("ledger signature flags = %v, %v", reqs[0].SignatureValid, reqs[1].SignatureValid)
 	}
@@ -69,7 +69,7 @@ func TestSignatureGolden(t *testing.T) {
 
 func TestAuthRefusals(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{})
+	h := setup(t, engineConfig{})
 	target := pathAccounts
 	good := func(ts time.Time) http.Header { return h.sign("GET", target, nil, ts) }
 	tests := []struct {
@@ -111,7 +111,7 @@ func TestAuthRefusals(t *testing.T) {
 			}
 		}
 	}
-	c := h.v.Ledger().Counts()
+	c := h.v.ledger.Counts()
 	if c.Unauthorized != 6 || c.ByStatus[400] != 2 || c.ByStatus[200] != 2 || c.Total != len(tests) {
 		t.Errorf("counts = %+v", c)
 	}
@@ -181,20 +181,20 @@ func fixture(t *testing.T, name string) map[string]any {
 
 func TestShapesMatchFixtures(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{NoPartialFills: true})
+	h := setup(t, engineConfig{NoPartialFills: true})
 	get := func(target string) map[string]any {
 		resp, b := h.do("GET", target, nil)
 		mustStatus(t, resp, b, 200)
 		return decode(t, b)
 	}
 	sameShape(t, "accounts", fixture(t, "accounts.json"), get(pathAccounts))
-	sameShape(t, "holdings", fixture(t, "holdings.json"), get(pathHoldings+"?account_number="+DemoAccountNumber+"&asset_code=BTC"))
+	sameShape(t, "holdings", fixture(t, "holdings.json"), get(pathHoldings+"?account_number="+demoAccountNumber+"&asset_code=BTC"))
 	sameShape(t, "pairs", fixture(t, "trading_pairs.json"), get(pathPairs+"?symbol=BTC-USD"))
 	sameShape(t, "bba", fixture(t, "best_bid_ask.json"), get(pathBBA+"?symbol=BTC-USD"))
 	sameShape(t, "est ask", fixture(t, "estimated_price.json"), get(pathEstimated+"?symbol=BTC-USD&side=ask&quantity=0.001"))
 	sameShape(t, "est bid", fixture(t, "estimated_price_bid.json"), get(pathEstimated+"?symbol=BTC-USD&side=bid&quantity=0.001"))
 
-	_, ask, _ := h.v.Quote("BTC-USD")
+	_, ask, _ := h.v.quote("BTC-USD")
 	low := floorTo(ask.Mul(decimal.RequireFromString("0.5")), decimal.RequireFromString("0.01"))
 	open := h.create(orderBody("9c8ecd0f-6842-5d7c-a156-fb5db925cc6d", "buy", "limit", "BTC-USD",
 		`{"asset_quantity":"0.0001","limit_price":"`+low.String()+`","time_in_force":"gtc"}`), 201)
@@ -232,16 +232,16 @@ func TestShapesMatchFixtures(t *testing.T) {
 
 func TestMarketFillFeesAndBalances(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{})
+	h := setup(t, engineConfig{})
 	acct := func() (decimal.Decimal, decimal.Decimal) {
 		_, b := h.do("GET", pathAccounts, nil)
 		a := decode(t, b)["results"].([]any)[0].(map[string]any)
-		_, hb := h.do("GET", pathHoldings+"?account_number="+DemoAccountNumber+"&asset_code=ETH", nil)
+		_, hb := h.do("GET", pathHoldings+"?account_number="+demoAccountNumber+"&asset_code=ETH", nil)
 		hold := decode(t, hb)["results"].([]any)[0].(map[string]any)
 		return dec(t, a["buying_power"]), dec(t, hold["total_quantity"])
 	}
 	bp0, eth0 := acct()
-	_, ask, _ := h.v.Quote("ETH-USD")
+	_, ask, _ := h.v.quote("ETH-USD")
 	o := h.create(orderBody("11111111-2222-4333-8444-555555555555", "buy", "market", "ETH-USD", `{"asset_quantity":"0.25"}`), 201)
 	if o["state"] != "filled" {
 		t.Fatalf("state %v", o["state"])
@@ -270,8 +270,8 @@ func TestMarketFillFeesAndBalances(t *testing.T) {
 
 func TestLimitPartialFills(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{Seed: 3})
-	_, ask, _ := h.v.Quote("BTC-USD")
+	h := setup(t, engineConfig{Seed: 3})
+	_, ask, _ := h.v.quote("BTC-USD")
 	limit := ask.Add(decimal.NewFromInt(5000)) // marketable for a long while
 	o := h.create(orderBody("21111111-2222-4333-8444-555555555555", "buy", "limit", "BTC-USD",
 		`{"asset_quantity":"0.004","limit_price":"`+limit.String()+`"}`), 201)
@@ -307,8 +307,8 @@ func TestLimitPartialFills(t *testing.T) {
 
 func TestStopLossTriggers(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{})
-	bid, _, _ := h.v.Quote("SOL-USD")
+	h := setup(t, engineConfig{})
+	bid, _, _ := h.v.quote("SOL-USD")
 	// A sell stop above the bid triggers at once and fills at the bid.
 	stop := bid.Add(decimal.NewFromInt(1))
 	o := h.create(orderBody("31111111-2222-4333-8444-555555555555", "sell", "stop_loss", "SOL-USD",
@@ -327,7 +327,7 @@ func TestStopLossTriggers(t *testing.T) {
 
 func TestCancelSettlesLater(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{})
+	h := setup(t, engineConfig{})
 	o := h.create(orderBody("51111111-2222-4333-8444-555555555555", "buy", "limit", "DOGE-USD",
 		`{"asset_quantity":"100","limit_price":"0.01"}`), 201)
 	id := o["id"].(string)
@@ -359,7 +359,7 @@ func TestCancelSettlesLater(t *testing.T) {
 
 func TestCreateValidation(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{})
+	h := setup(t, engineConfig{})
 	cid := "61111111-2222-4333-8444-555555555555"
 	tests := []struct {
 		name, body, attr, detail string
@@ -396,7 +396,7 @@ func TestCreateValidation(t *testing.T) {
 	}
 	resp, b := h.do("POST", "/api/v2/crypto/trading/orders/", orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"0.1"}`))
 	mustStatus(t, resp, b, 400)
-	if h.v.Ledger().Counts().Creates != 0 {
+	if h.v.ledger.Counts().Creates != 0 {
 		t.Error("a rejected create was recorded")
 	}
 	// quote_amount on a limit converts at the limit price; funds failures are 201 failed.
@@ -421,7 +421,7 @@ func TestDuplicateModes(t *testing.T) {
 	}{{"", 200, 1}, {ReturnOriginal, 200, 1}, {Reject400, 400, 1}, {CreateSecond, 201, 2}} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			t.Parallel()
-			h := setup(t, Config{Duplicate: tc.mode})
+			h := setup(t, engineConfig{Duplicate: tc.mode})
 			first := h.create(body, 201)
 			resp, b := h.do("POST", ordersTarget, body)
 			mustStatus(t, resp, b, tc.status)
@@ -431,10 +431,10 @@ func TestDuplicateModes(t *testing.T) {
 			if tc.status == 400 && !strings.Contains(string(b), `"attr":"client_order_id"`) {
 				t.Errorf("body %s", b)
 			}
-			if n := len(h.v.Ledger().OrdersByClientID(cid)); n != tc.creates {
+			if n := len(h.v.ledger.OrdersByClientID(cid)); n != tc.creates {
 				t.Errorf("orders for client id = %d, want %d", n, tc.creates)
 			}
-			if dups := h.v.Ledger().DuplicateClientIDs(); (len(dups) > 0) != (tc.creates > 1) {
+			if dups := h.v.ledger.DuplicateClientIDs(); (len(dups) > 0) != (tc.creates > 1) {
 				t.Errorf("DuplicateClientIDs = %v", dups)
 			}
 		})
@@ -443,7 +443,7 @@ func TestDuplicateModes(t *testing.T) {
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{RatePerMinute: 60, Burst: 5, RetryAfter: true})
+	h := setup(t, engineConfig{RatePerMinute: 60, Burst: 5, RetryAfter: true})
 	for i := 0; i < 5; i++ {
 		resp, b := h.do("GET", pathAccounts, nil)
 		mustStatus(t, resp, b, 200)
@@ -456,13 +456,13 @@ func TestRateLimit(t *testing.T) {
 	h.clock.Advance(time.Second)
 	resp, b = h.do("GET", pathAccounts, nil)
 	mustStatus(t, resp, b, 200)
-	if c := h.v.Ledger().Counts(); c.Throttled != 1 || c.Total != 7 {
+	if c := h.v.ledger.Counts(); c.Throttled != 1 || c.Total != 7 {
 		t.Errorf("counts %+v", c)
 	}
 
 	// Defaults: burst 300, then 429 without Retry-After.
-	d := setup(t, Config{})
-	for i := 0; i < DefaultBurst; i++ {
+	d := setup(t, engineConfig{})
+	for i := 0; i < defaultBurst; i++ {
 		if resp, b := d.do("GET", pathPairs, nil); resp.StatusCode != 200 {
 			t.Fatalf("request %d: %d %s", i, resp.StatusCode, b)
 		}
@@ -472,7 +472,7 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("request 301: %d %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 
-	off := setup(t, Config{RatePerMinute: -1, Burst: 1})
+	off := setup(t, engineConfig{RatePerMinute: -1, Burst: 1})
 	for i := 0; i < 20; i++ {
 		if resp, _ := off.do("GET", pathPairs, nil); resp.StatusCode != 200 {
 			t.Fatalf("disabled limiter answered %d", resp.StatusCode)
@@ -509,7 +509,7 @@ func walk(t *testing.T, h *harness, target, wantBase string) []string {
 
 func TestOrdersPaginationAndFilters(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{PageSize: 7, History: 30, BulkOrders: 100, RatePerMinute: -1})
+	h := setup(t, engineConfig{PageSize: 7, History: 30, BulkOrders: 100, RatePerMinute: -1})
 	// Two new orders arrive after the history.
 	h.create(orderBody("91111111-2222-4333-8444-555555555555", "buy", "market", "BTC-USD", `{"asset_quantity":"0.001"}`), 201)
 	h.clock.Advance(time.Second)
@@ -543,7 +543,7 @@ func TestOrdersPaginationAndFilters(t *testing.T) {
 		prev = c
 	}
 	next, _ := url.Parse(first["next"].(string))
-	if next.Query().Get("account_number") != DemoAccountNumber || next.Query().Get("cursor") == "" {
+	if next.Query().Get("account_number") != demoAccountNumber || next.Query().Get("cursor") == "" {
 		t.Errorf("next lost params: %s", next)
 	}
 	h.create(orderBody("91111111-2222-4333-8444-555555555557", "buy", "market", "BTC-USD", `{"asset_quantity":"0.001"}`), 201)
@@ -603,7 +603,7 @@ func TestOrdersPaginationAndFilters(t *testing.T) {
 
 func TestPublicBaseURLAndOffsetPages(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{PageSize: 3, PublicBaseURL: "https://public.example/"})
+	h := setup(t, engineConfig{PageSize: 3, PublicBaseURL: "https://public.example/"})
 	resp, b := h.do("GET", pathPairs, nil)
 	mustStatus(t, resp, b, 200)
 	m := decode(t, b)
@@ -621,14 +621,14 @@ func TestPublicBaseURLAndOffsetPages(t *testing.T) {
 
 func TestEstimatedPrice(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{})
+	h := setup(t, engineConfig{})
 	resp, b := h.do("GET", pathEstimated+"?symbol=BTC-USD&side=both&quantity=0.1,1", nil)
 	mustStatus(t, resp, b, 200)
 	rows := decode(t, b)["results"].([]any)
 	if len(rows) != 4 {
 		t.Fatalf("rows %d", len(rows))
 	}
-	bid, ask, _ := h.v.Quote("BTC-USD")
+	bid, ask, _ := h.v.quote("BTC-USD")
 	for _, r := range rows {
 		m := r.(map[string]any)
 		q := dec(t, m["quantity"])
@@ -651,16 +651,16 @@ func TestEstimatedPrice(t *testing.T) {
 
 func TestPricesDeterministic(t *testing.T) {
 	t.Parallel()
-	a, b, c := setup(t, Config{Seed: 42}), setup(t, Config{Seed: 42}), setup(t, Config{Seed: 43})
+	a, b, c := setup(t, engineConfig{Seed: 42}), setup(t, engineConfig{Seed: 42}), setup(t, engineConfig{Seed: 43})
 	differs := false
 	prevMid := decimal.Zero
 	moved := false
 	for i := 0; i < 500; i++ {
 		ts := epoch.Add(time.Duration(i) * 7 * time.Second)
-		for _, s := range a.v.Symbols() {
-			b1, a1, _ := a.v.QuoteAt(s, ts)
-			b2, a2, _ := b.v.QuoteAt(s, ts)
-			b3, _, _ := c.v.QuoteAt(s, ts)
+		for _, s := range a.v.symbols() {
+			b1, a1, _ := a.v.quoteAt(s, ts)
+			b2, a2, _ := b.v.quoteAt(s, ts)
+			b3, _, _ := c.v.quoteAt(s, ts)
 			if !b1.Equal(b2) || !a1.Equal(a2) {
 				t.Fatalf("%s at %s: seeds disagree", s, ts)
 			}
@@ -685,7 +685,7 @@ func TestPricesDeterministic(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{History: 200, Seed: 9, RatePerMinute: -1})
+	h := setup(t, engineConfig{History: 200, Seed: 9, RatePerMinute: -1})
 	states := map[string]int{}
 	fees := decimal.Zero
 	resp, b := h.do("GET", ordersTarget, nil)
@@ -717,8 +717,8 @@ func TestFaults(t *testing.T) {
 	t.Parallel()
 	t.Run("respond N times", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{})
-		if err := h.v.Inject(Fault{Kind: FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/", Times: 2,
+		h := setup(t, engineConfig{})
+		if err := h.v.inject(Fault{Kind: FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/", Times: 2,
 			Status: 503, Header: map[string]string{"Retry-After": "2"}, Body: `{"type":"server_error","errors":[]}`}); err != nil {
 			t.Fatal(err)
 		}
@@ -734,19 +734,19 @@ func TestFaults(t *testing.T) {
 		if resp, _ := h.do("GET", pathAccounts, nil); resp.StatusCode != 200 {
 			t.Errorf("third attempt got %d", resp.StatusCode)
 		}
-		if h.v.PendingFaults() != 0 {
+		if h.v.pendingFaults() != 0 {
 			t.Error("fault not consumed")
 		}
 	})
 	t.Run("lost create is committed", func(t *testing.T) {
 		t.Parallel()
 		for _, st := range []int{500, 503} {
-			h := setup(t, Config{})
-			h.v.Inject(Fault{Kind: FaultLoseResponse, Method: "POST", Path: pathOrders, Status: st})
+			h := setup(t, engineConfig{})
+			h.v.inject(Fault{Kind: FaultLoseResponse, Method: "POST", Path: pathOrders, Status: st})
 			cid := "a1111111-2222-4333-8444-555555555555"
 			resp, b := h.do("POST", ordersTarget, orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"0.001"}`))
 			mustStatus(t, resp, b, st)
-			if recs := h.v.Ledger().OrdersByClientID(cid); len(recs) != 1 {
+			if recs := h.v.ledger.OrdersByClientID(cid); len(recs) != 1 {
 				t.Fatalf("orders %v", recs)
 			}
 			resp, b = h.do("GET", ordersTarget, nil)
@@ -757,10 +757,10 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("dropped connection over loopback", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{})
+		h := setup(t, engineConfig{})
 		srv := httptest.NewServer(h.v)
 		defer srv.Close()
-		h.v.Inject(Fault{Kind: FaultLoseResponse, Method: "POST", Path: pathOrders})
+		h.v.inject(Fault{Kind: FaultLoseResponse, Method: "POST", Path: pathOrders})
 		cid := "b1111111-2222-4333-8444-555555555555"
 		body := orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"0.001"}`)
 		req, _ := http.NewRequest("POST", srv.URL+ordersTarget, strings.NewReader(string(body)))
@@ -770,17 +770,17 @@ func TestFaults(t *testing.T) {
 			resp.Body.Close()
 			t.Fatalf("want a transport error, got %d", resp.StatusCode)
 		}
-		if len(h.v.Ledger().OrdersByClientID(cid)) != 1 {
+		if len(h.v.ledger.OrdersByClientID(cid)) != 1 {
 			t.Error("dropped create not committed")
 		}
-		if c := h.v.Ledger().Counts(); c.Dropped != 1 || c.Creates != 1 {
+		if c := h.v.ledger.Counts(); c.Dropped != 1 || c.Creates != 1 {
 			t.Errorf("counts %+v", c)
 		}
 	})
 	t.Run("latency uses the venue clock", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{})
-		h.v.Inject(Fault{Kind: FaultLatency, Path: pathAccounts, Delay: 5 * time.Second})
+		h := setup(t, engineConfig{})
+		h.v.inject(Fault{Kind: FaultLatency, Path: pathAccounts, Delay: 5 * time.Second})
 		done := make(chan int)
 		go func() {
 			resp, _ := h.do("GET", pathAccounts, nil)
@@ -804,8 +804,8 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("redirect to another host", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{})
-		h.v.Inject(Fault{Kind: FaultRedirect, Location: "https://elsewhere.example", Status: 302})
+		h := setup(t, engineConfig{})
+		h.v.inject(Fault{Kind: FaultRedirect, Location: "https://elsewhere.example", Status: 302})
 		resp, _ := h.do("GET", pathPairs+"?symbol=BTC-USD", nil)
 		if resp.StatusCode != 302 || resp.Header.Get("Location") != "https://elsewhere.example"+pathPairs+"?symbol=BTC-USD" {
 			t.Errorf("%d %q", resp.StatusCode, resp.Header.Get("Location"))
@@ -813,8 +813,8 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("foreign next link", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{PageSize: 2})
-		h.v.Inject(Fault{Kind: FaultForeignNext, Path: pathPairs, Location: "https://evil.example"})
+		h := setup(t, engineConfig{PageSize: 2})
+		h.v.inject(Fault{Kind: FaultForeignNext, Path: pathPairs, Location: "https://evil.example"})
 		_, b := h.do("GET", pathPairs, nil)
 		if n := decode(t, b)["next"].(string); !strings.HasPrefix(n, "https://evil.example/api/v2/") {
 			t.Errorf("next %s", n)
@@ -827,7 +827,7 @@ func TestFaults(t *testing.T) {
 	t.Run("mix is seeded", func(t *testing.T) {
 		t.Parallel()
 		run := func() []int {
-			h := setup(t, Config{RatePerMinute: -1, Mix: &Mix{Seed: 5, Rate429: 0.2, Rate5xx: 0.2, RateLost: 0.1}})
+			h := setup(t, engineConfig{RatePerMinute: -1, Mix: &Mix{Seed: 5, Rate429: 0.2, Rate5xx: 0.2, RateLost: 0.1}})
 			var out []int
 			for i := 0; i < 60; i++ {
 				resp, _ := h.do("GET", pathPairs, nil)
@@ -849,10 +849,10 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("invalid faults refused", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, Config{})
+		h := setup(t, engineConfig{})
 		for _, f := range []Fault{{}, {Kind: FaultRespond}, {Kind: FaultLatency}, {Kind: FaultRedirect, Location: "evil"},
 			{Kind: FaultLoseResponse, Status: 404}} {
-			if err := h.v.Inject(f); err == nil {
+			if err := h.v.inject(f); err == nil {
 				t.Errorf("Inject(%+v) accepted", f)
 			}
 		}
@@ -879,12 +879,12 @@ func TestParseFaultPlan(t *testing.T) {
 	if len(p.Faults) != 5 || p.Faults[2].Delay != 1500*time.Millisecond || p.Mix.Latency != 250*time.Millisecond || p.Duplicate != CreateSecond {
 		t.Errorf("plan %+v", p)
 	}
-	h := setup(t, Config{})
-	if err := h.v.Apply(p); err != nil {
+	h := setup(t, engineConfig{})
+	if err := h.v.apply(p); err != nil {
 		t.Fatal(err)
 	}
-	if h.v.PendingFaults() != 8 {
-		t.Errorf("pending %d", h.v.PendingFaults())
+	if h.v.pendingFaults() != 8 {
+		t.Errorf("pending %d", h.v.pendingFaults())
 	}
 	for _, bad := range []string{`{"faults":[{"kind":"respond","status":500,"stauts":1}]}`, `{"faults":[{"kind":"latency","delay":"soon"}]}`, `{"duplicate":"maybe"}`, `[`} {
 		if _, err := ParseFaultPlan([]byte(bad)); err == nil {
@@ -895,16 +895,16 @@ func TestParseFaultPlan(t *testing.T) {
 
 func TestNewValidates(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []Config{{PageSize: -1}, {Burst: -1}, {Duplicate: "x"}, {Accounts: []Account{{Number: "A"}}}, {History: -1}} {
-		if _, err := New(cfg); err == nil {
-			t.Errorf("New(%+v) accepted", cfg)
+	for _, cfg := range []engineConfig{{PageSize: -1}, {Burst: -1}, {Duplicate: "x"}, {Accounts: []accountConfig{{Number: "A"}}}, {History: -1}} {
+		if _, err := newEngine(cfg); err == nil {
+			t.Errorf("newEngine(%+v) accepted", cfg)
 		}
 	}
 }
 
 func TestConcurrentUse(t *testing.T) {
 	t.Parallel()
-	h := setup(t, Config{RatePerMinute: -1})
+	h := setup(t, engineConfig{RatePerMinute: -1})
 	errs := make(chan error, 8)
 	for g := 0; g < 8; g++ {
 		go func() {
@@ -925,7 +925,7 @@ func TestConcurrentUse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if c := h.v.Ledger().Counts(); c.Creates != 160 || c.Total != 320 {
+	if c := h.v.ledger.Counts(); c.Creates != 160 || c.Total != 320 {
 		t.Errorf("counts %+v", c)
 	}
 }
