@@ -184,25 +184,32 @@ func TestFinalStates(t *testing.T) {
 func TestTakeover(t *testing.T) {
 	t.Parallel()
 	const shortLease = 50 * time.Millisecond
-	now := time.Now()
 	for _, tc := range []struct {
-		name        string
-		lastSigned  time.Time // zero: never signed
+		name string
+		// signedAgo is how long before the subtest's own start the intent
+		// was last signed; zero: never signed. Relative to each subtest's
+		// start, so that a subtest scheduled late sees the same ages.
+		signedAgo   time.Duration
 		waitLease   bool
 		callerClock clockwork.Clock
 		takeover    bool
 	}{
 		{name: "never signed, lease lapsed", waitLease: true, takeover: true},
 		{name: "never signed, lease live", takeover: false},
-		{name: "signature live, lease lapsed", lastSigned: now, waitLease: true, takeover: false},
-		{name: "signature expired, lease live", lastSigned: now.Add(-41 * time.Second), takeover: false},
-		{name: "signature expired, lease lapsed", lastSigned: now.Add(-41 * time.Second), waitLease: true, takeover: true},
-		{name: "skew margin not yet past", lastSigned: now.Add(-35 * time.Second), waitLease: true, takeover: false},
-		{name: "caller's clock says live", lastSigned: now.Add(-41 * time.Second), waitLease: true,
-			callerClock: clockwork.NewFakeClockAt(now.Add(-time.Minute)), takeover: false},
+		{name: "signature live, lease lapsed", signedAgo: time.Nanosecond, waitLease: true, takeover: false},
+		{name: "signature expired, lease live", signedAgo: 41 * time.Second, takeover: false},
+		{name: "signature expired, lease lapsed", signedAgo: 41 * time.Second, waitLease: true, takeover: true},
+		{name: "skew margin not yet past", signedAgo: 35 * time.Second, waitLease: true, takeover: false},
+		{name: "caller's clock says live", signedAgo: 41 * time.Second, waitLease: true,
+			callerClock: clockwork.NewFakeClockAt(time.Now().Add(-time.Minute)), takeover: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			now := time.Now()
+			var lastSigned time.Time
+			if tc.signedAgo != 0 {
+				lastSigned = now.Add(-tc.signedAgo)
+			}
 			rdb, acct := setup(t)
 			ctx := context.Background()
 			lease := time.Minute
@@ -219,8 +226,8 @@ func TestTakeover(t *testing.T) {
 			if _, _, err := dead.Create(ctx, rec); err != nil {
 				t.Fatal(err)
 			}
-			if !tc.lastSigned.IsZero() {
-				rec = signed(rec, tc.lastSigned)
+			if !lastSigned.IsZero() {
+				rec = signed(rec, lastSigned)
 				if err := dead.Update(ctx, rec); err != nil {
 					t.Fatal(err)
 				}
@@ -234,7 +241,7 @@ func TestTakeover(t *testing.T) {
 				if !errors.As(err, &ip) {
 					t.Fatalf("Create = %v, %v; want *InProgressError", created, err)
 				}
-				if !tc.lastSigned.IsZero() && !ip.SignaturesExpire.Equal(tc.lastSigned.Add(40*time.Second).Truncate(time.Millisecond)) {
+				if !lastSigned.IsZero() && !ip.SignaturesExpire.Equal(lastSigned.Add(40*time.Second).Truncate(time.Millisecond)) {
 					t.Fatalf("SignaturesExpire = %v, want last signature + 40s", ip.SignaturesExpire)
 				}
 				return
