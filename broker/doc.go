@@ -60,7 +60,7 @@
 // an earlier process left open. OrderByKey and OrderByClientOrderID find
 // an order again (the store first, then the venue's orders list);
 // CancelOrder is the one cancel, safe to repeat: a second cancel of a
-// final order is a *CancelRejectedError. With WithRedisURL, every process
+// final order matches ErrRejected. With WithRedisURL, every process
 // of a fleet shares one rate budget and one intent store.
 //
 // # Errors
@@ -93,11 +93,11 @@
 // *transport.StatusError carries the status and the venue's error envelope
 // with its field paths — and errors.Is works with transport.ErrNotFound,
 // ErrRejected, ErrCredentials, ErrRateLimited, ErrUnavailable and
-// ErrUnknownOutcome. This package adds ErrNoSuchOrder (a 404 for an order
-// id, or a *NoSuchClientOrderError from OrderByClientOrderID),
-// *CancelRejectedError (the venue's detail on a refused cancel, matching
-// ErrRejected), *PageCapError, ErrRepeatedCursor, ErrUnknownSymbol,
-// ErrAccount and *DecodeError.
+// ErrUnknownOutcome; a refused cancel matches ErrRejected and wraps the
+// venue's *transport.StatusError with its words. This package adds
+// ErrNoSuchOrder (a 404 for an order id, or a *NoSuchClientOrderError from
+// OrderByClientOrderID), *PageCapError, ErrRepeatedCursor,
+// ErrUnknownSymbol, ErrAccount and *DecodeError.
 //
 // # Testing
 //

@@ -64,24 +64,6 @@ func (e *PageCapError) Error() string {
 	return fmt.Sprintf("broker: %s: more than %d pages; stopped at the page cap rather than return a partial list", e.Path, e.Pages)
 }
 
-// CancelRejectedError is a cancel the venue refused as sent (400, 422),
-// typically "This order cannot be canceled." because the order is already
-// final. It unwraps to the *transport.StatusError.
-type CancelRejectedError struct {
-	OrderID string
-	// Detail is the venue's words, joined with "; " when it gave several.
-	Detail string
-	Err    *transport.StatusError
-}
-
-// Error describes the refusal with the venue's detail.
-func (e *CancelRejectedError) Error() string {
-	return fmt.Sprintf("broker: cancel order %s rejected: %s", e.OrderID, e.Detail)
-}
-
-// Unwrap returns the venue's answer.
-func (e *CancelRejectedError) Unwrap() error { return e.Err }
-
 // DecodeError is a 2xx body that could not be decoded.
 type DecodeError struct {
 	// Path is the request path, without its query string.
@@ -96,20 +78,6 @@ func (e *DecodeError) Error() string {
 
 // Unwrap returns the decoding failure.
 func (e *DecodeError) Unwrap() error { return e.Err }
-
-func statusDetail(se *transport.StatusError) string {
-	var parts []string
-	for _, fe := range se.Errors {
-		parts = append(parts, fe.Detail)
-	}
-	if len(parts) == 0 && se.Body != "" {
-		parts = append(parts, se.Body)
-	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("status %d", se.StatusCode)
-	}
-	return strings.Join(parts, "; ")
-}
 
 func pathOf(target string) string {
 	if i := strings.IndexByte(target, '?'); i >= 0 {

@@ -262,8 +262,8 @@ func (c *Client) Recover(ctx context.Context) (*RecoverReport, error) {
 // that is not an order.
 //
 // A 404 matches ErrNoSuchOrder. A refusal (400, such as "This order cannot
-// be canceled." for a final order) is a *CancelRejectedError carrying the
-// venue's detail, matching ErrRejected. A cancel is a write: it is sent
+// be canceled." for a final order) matches ErrRejected and wraps the
+// venue's *transport.StatusError, with its detail (errors.As reads it). A cancel is a write: it is sent
 // once and never retried (a lost answer matches ErrUnknownOutcome).
 func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	if err := checkOrderID("order_id", id); err != nil {
