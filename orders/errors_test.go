@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -37,7 +41,8 @@ func classify(err error) string {
 }
 
 // TestTaxonomy: every error Place and Recover return, with the causes
-// they carry in practice, × every sentinel a caller might check. Each
+// they carry in practice (the transport's errors are real ones), × every
+// sentinel a caller might check. Each
 // matches exactly its category; an unknown outcome or an in-progress
 // intent matches nothing that reads "safe to retry", whatever its cause
 // matches.
@@ -48,9 +53,8 @@ func TestTaxonomy(t *testing.T) {
 	s400 := &transport.StatusError{Method: "POST", Path: "/x", StatusCode: 400}
 	s401 := &transport.StatusError{Method: "POST", Path: "/x", StatusCode: 401}
 	s404 := &transport.StatusError{Method: "POST", Path: "/x", StatusCode: 404}
-	netErr := &transport.NetworkError{Method: "GET", Path: "/x", Attempts: 4, Err: io.ErrUnexpectedEOF}
-	tUnknown := &transport.UnknownOutcomeError{Method: "POST", Path: "/x", StatusCode: 503, Err: s503}
-	notSent := &transport.NotSentError{Method: "POST", Path: "/x", Err: context.Canceled}
+	tr := transportErrors(t)
+	netErr, tUnknown, notSent := tr.network, tr.unknown503, tr.notSent
 	incomplete := fmt.Errorf("%w: more than 50 pages", orders.ErrLookupIncomplete)
 
 	sentinels := []struct {
@@ -97,7 +101,7 @@ func TestTaxonomy(t *testing.T) {
 		{"unknown: an incomplete lookup", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: incomplete}, "unknown", []error{broker.ErrUnknownOutcome}},
 		{"unknown: the context ended while waiting", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: context.DeadlineExceeded}, "unknown", []error{broker.ErrUnknownOutcome}},
 		{"unknown: a 2xx too large", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Answered2xx: true,
-			Err: &transport.ResponseTooLargeError{Method: "POST", Path: "/x", StatusCode: 201, Limit: 1}}, "unknown", []error{broker.ErrUnknownOutcome}},
+			Err: tr.tooLarge2xx}, "unknown", []error{broker.ErrUnknownOutcome}},
 		{"unknown: a resend not sent", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: notSent}, "unknown", []error{broker.ErrUnknownOutcome}},
 		{"in progress: held by another process", &orders.InProgressError{ClientOrderID: cid, Err: fmt.Errorf("held by b/42: %w", idempotency.ErrInProgress)},
 			"in progress", []error{broker.ErrInProgress, broker.ErrUnknownOutcome}},
@@ -123,4 +127,62 @@ func TestTaxonomy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// transportErrs are errors a transport.Client returns in practice,
+// made by one against a venue that answers as each needs.
+type transportErrs struct {
+	network     error // a GET that failed below HTTP on every attempt
+	unknown503  error // a POST answered 503
+	notSent     error // a POST whose BeforeSend hook saw the context end
+	tooLarge2xx error // a POST answered 201 with a body over the limit
+}
+
+func transportErrors(t *testing.T) transportErrs {
+	t.Helper()
+	venue := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/drop/":
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+		case "/large/":
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"id":"an order too large to read"}`)
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(venue.Close)
+	key, err := signing.ParsePrivateKey("xQnTJVeQLmw1/Mg2YimEViSpw/SdJcgNXZ5kQkAXNPU=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signing.New("rh-api-6148effc-c0b1-486c-8940-a1d099456be6", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := transport.New(venue.URL, signer, transport.WithRateLimit(0, 0), transport.WithMaxResponseBytes(8),
+		transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: 4})) // no waits between attempts
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var e transportErrs
+	_, e.network = c.Get(ctx, "/drop/")
+	_, e.unknown503 = c.Post(ctx, "/503/", []byte(`{}`))
+	_, e.notSent = c.Send(ctx, http.MethodPost, "/503/", []byte(`{}`), func(time.Time) error { return context.Canceled })
+	resp, tooLarge := c.Post(ctx, "/large/", []byte(`{}`))
+	e.tooLarge2xx = tooLarge
+	switch {
+	case !errors.Is(e.network, transport.ErrUnavailable):
+		t.Fatalf("GET of a dropped connection: %v, want unavailable", e.network)
+	case !errors.Is(e.unknown503, transport.ErrUnknownOutcome):
+		t.Fatalf("POST answered 503: %v, want an unknown outcome", e.unknown503)
+	case !errors.Is(e.notSent, transport.ErrNotSent) || !errors.Is(e.notSent, context.Canceled):
+		t.Fatalf("POST refused by its hook: %v, want not sent, canceled", e.notSent)
+	case !errors.Is(tooLarge, transport.ErrUnknownOutcome) || resp == nil || resp.StatusCode != http.StatusCreated:
+		t.Fatalf("POST answered 201 too large: %v, %v; want an unknown outcome with the answer", resp, tooLarge)
+	}
+	return e
 }

@@ -290,9 +290,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 	resp, err := p.tc.Send(ctx, http.MethodPost, rec.Target, rec.Body, hook)
 	p.log.Info().Str("client_order_id", rec.ClientOrderID).Int("send", sends).Bool("answered", err == nil).Msg("create sent")
 
-	var notSent *transport.NotSentError
 	var status *transport.StatusError
-	var unknown *transport.UnknownOutcomeError
 	switch {
 	case err == nil:
 		o, derr := p.facts(resp.Body)
@@ -304,15 +302,16 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 			cause = fmt.Errorf("the %d answer names client_order_id %q", resp.StatusCode, o.ClientOrderID)
 		}
 		return p.answered2xx(ctx, rec, cause)
-	case errors.As(err, &unknown) && unknown.StatusCode >= 200 && unknown.StatusCode < 300:
+	case errors.Is(err, transport.ErrUnknownOutcome) && resp != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
 		// A 2xx whose body could not be read whole (too large, cut
-		// off): the venue made an order.
+		// off): the venue made an order. The transport returns the
+		// answer with the unknown outcome in this case only.
 		return p.answered2xx(ctx, rec, err)
 	case errors.Is(hookErr, idempotency.ErrClaimLost):
 		// Another process took the intent over while this one waited:
 		// it is theirs to settle; this one sends nothing.
 		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: hookErr}
-	case errors.As(err, &notSent):
+	case errors.Is(err, transport.ErrNotSent):
 		// Nothing left this time. Earlier sends, if any, were already
 		// resolved as not placed, or this is the first.
 		if serr := p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+err.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
@@ -323,7 +322,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 			cause = hookErr // the store could not record the signature
 		}
 		return nil, &NotSentError{ClientOrderID: rec.ClientOrderID, Reason: "stopped before the create left", Err: cause}
-	case errors.As(err, &unknown):
+	case errors.Is(err, transport.ErrUnknownOutcome):
 		return p.markUnknown(ctx, rec, sends, err)
 	case errors.As(err, &status) && status.StatusCode >= 400 && status.StatusCode < 500:
 		if rec.Sends > 1 && hasField(status, "client_order_id") {
