@@ -83,9 +83,10 @@
 //	default: // treat as unknown
 //	}
 //
-// The types behind them carry what to act on: *InProgressError,
-// *UnknownOutcomeError (ClientOrderID, Answered2xx), *RejectedError,
-// *NotPlacedError, *NotSentError, *KeyConflictError, *RecordedOrderError.
+// The sentinels are all a bot needs. Behind them is one type,
+// *orders.Error, whose Kind is the sentinel it matches and whose message
+// names the client_order_id (ClientOrderID(key) gives it too), the reason
+// and the cause; a *RecordedOrderError holds the recorded order.
 //
 // Arguments are checked before anything is sent: a refusal is an
 // *ArgumentError naming the field, matching ErrInvalidRequest. The

@@ -148,7 +148,7 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	}
 	p, err := c.placer(ctx)
 	if err != nil {
-		return nil, &orders.NotSentError{Reason: "the account or intent store is not available", Err: err}
+		return nil, &orders.Error{Kind: ErrNotSent, Key: key, Reason: "the account or intent store is not available", Err: err}
 	}
 	acknowledged := false
 	if key != "" {

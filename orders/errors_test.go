@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,12 +41,11 @@ func classify(err error) string {
 	}
 }
 
-// TestTaxonomy: every error Place and Recover return, with the causes
-// they carry in practice (the transport's errors are real ones), × every
-// sentinel a caller might check. Each
-// matches exactly its category; an unknown outcome or an in-progress
-// intent matches nothing that reads "safe to retry", whatever its cause
-// matches.
+// TestTaxonomy: every Kind of error Place and Recover return, with the
+// causes they carry in practice (the transport's errors are real ones), ×
+// every sentinel a caller might check. Each matches exactly its category;
+// an unknown outcome or an in-progress intent matches nothing that reads
+// "safe to retry", whatever its cause matches.
 func TestTaxonomy(t *testing.T) {
 	const cid = "f65c0bcd-d663-5ee6-b915-c8819f4272bb"
 	s503 := &transport.StatusError{Method: "POST", Path: "/x", StatusCode: 503}
@@ -84,30 +84,30 @@ func TestTaxonomy(t *testing.T) {
 		category string
 		matches  []error
 	}{
-		{"not sent: the context ended", &orders.NotSentError{ClientOrderID: cid, Reason: "stopped", Err: notSent}, "not sent", []error{transport.ErrNotSent, context.Canceled}},
-		{"not sent: the lookup before the first send failed", &orders.NotSentError{ClientOrderID: cid, Reason: "lookup", Err: netErr}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
-		{"not sent: the intent could not be recorded", &orders.NotSentError{ClientOrderID: cid, Reason: "store", Err: idempotency.ErrClosed}, "not sent", []error{transport.ErrNotSent}},
-		{"not sent: the store is unavailable", &orders.NotSentError{ClientOrderID: cid, Reason: "store", Err: fmt.Errorf("redis down: %w", transport.ErrUnavailable)}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
-		{"not placed: not found after expiry", &orders.NotPlacedError{ClientOrderID: cid, Reason: "not found"}, "not placed", []error{orders.ErrNotPlaced}},
-		{"rejected: 400", &orders.RejectedError{ClientOrderID: cid, Reason: "400", Err: s400}, "rejected", []error{broker.ErrRejected}},
-		{"rejected: 401", &orders.RejectedError{ClientOrderID: cid, Reason: "401", Err: s401}, "rejected", []error{broker.ErrRejected}},
-		{"rejected: 404", &orders.RejectedError{ClientOrderID: cid, Reason: "404", Err: s404}, "rejected", []error{broker.ErrRejected}},
-		{"rejected: the order failed", &orders.RejectedError{ClientOrderID: cid, Reason: "failed"}, "rejected", []error{broker.ErrRejected}},
-		{"unknown: a 503 to the create", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: tUnknown}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: a 503 StatusError", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: s503}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: a 429 StatusError", &orders.UnknownOutcomeError{ClientOrderID: cid, Err: s429}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: the lookup's venue was unavailable", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: netErr}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: a 404 lookup", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: s404}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: an incomplete lookup", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: incomplete}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: the context ended while waiting", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: context.DeadlineExceeded}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: a 2xx too large", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Answered2xx: true,
+		{"not sent: the context ended", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "stopped", Err: notSent}, "not sent", []error{transport.ErrNotSent, context.Canceled}},
+		{"not sent: the lookup before the first send failed", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "lookup", Err: netErr}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
+		{"not sent: the intent could not be recorded", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "store", Err: idempotency.ErrClosed}, "not sent", []error{transport.ErrNotSent}},
+		{"not sent: the store is unavailable", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "store", Err: fmt.Errorf("redis down: %w", transport.ErrUnavailable)}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
+		{"not placed: not found after expiry", &orders.Error{Kind: orders.ErrNotPlaced, ClientOrderID: cid, Reason: "not found"}, "not placed", []error{orders.ErrNotPlaced}},
+		{"rejected: 400", &orders.Error{Kind: transport.ErrRejected, ClientOrderID: cid, Reason: "400", Err: s400}, "rejected", []error{broker.ErrRejected}},
+		{"rejected: 401", &orders.Error{Kind: transport.ErrRejected, ClientOrderID: cid, Reason: "401", Err: s401}, "rejected", []error{broker.ErrRejected}},
+		{"rejected: 404", &orders.Error{Kind: transport.ErrRejected, ClientOrderID: cid, Reason: "404", Err: s404}, "rejected", []error{broker.ErrRejected}},
+		{"rejected: the order failed", &orders.Error{Kind: transport.ErrRejected, ClientOrderID: cid, Reason: "failed"}, "rejected", []error{broker.ErrRejected}},
+		{"unknown: a 503 to the create", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Err: tUnknown}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a 503 StatusError", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Err: s503}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a 429 StatusError", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Err: s429}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: the lookup's venue was unavailable", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: "k", Err: netErr}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a 404 lookup", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: "k", Err: s404}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: an incomplete lookup", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: "k", Err: incomplete}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: the context ended while waiting", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: "k", Err: context.DeadlineExceeded}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"unknown: a 2xx too large", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: "k", Answered2xx: true,
 			Err: tr.tooLarge2xx}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"unknown: a resend not sent", &orders.UnknownOutcomeError{ClientOrderID: cid, Key: "k", Err: notSent}, "unknown", []error{broker.ErrUnknownOutcome}},
-		{"in progress: held by another process", &orders.InProgressError{ClientOrderID: cid, Err: fmt.Errorf("held by b/42: %w", idempotency.ErrInProgress)},
+		{"unknown: a resend not sent", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: "k", Err: notSent}, "unknown", []error{broker.ErrUnknownOutcome}},
+		{"in progress: held by another process", &orders.Error{Kind: idempotency.ErrInProgress, ClientOrderID: cid, Err: fmt.Errorf("held by b/42: %w", idempotency.ErrInProgress)},
 			"in progress", []error{broker.ErrInProgress, broker.ErrUnknownOutcome}},
-		{"in progress: the claim was lost", &orders.InProgressError{ClientOrderID: cid, Err: idempotency.ErrClaimLost},
+		{"in progress: the claim was lost", &orders.Error{Kind: idempotency.ErrInProgress, ClientOrderID: cid, Err: idempotency.ErrClaimLost},
 			"in progress", []error{broker.ErrInProgress, broker.ErrUnknownOutcome, idempotency.ErrClaimLost}},
-		{"key conflict", &orders.KeyConflictError{Key: "k", ClientOrderID: cid}, "invalid", []error{transport.ErrInvalidRequest}},
+		{"key conflict", &orders.Error{Kind: transport.ErrInvalidRequest, Key: "k", ClientOrderID: cid}, "invalid", []error{transport.ErrInvalidRequest}},
 		{"validation", &broker.ArgumentError{Field: "symbol", Reason: "bad"}, "invalid", []error{transport.ErrInvalidRequest}},
 	}
 	for _, row := range rows {
@@ -119,6 +119,21 @@ func TestTaxonomy(t *testing.T) {
 				}
 				if got := errors.Is(row.err, s.err); got != want {
 					t.Errorf("errors.Is(%T, %s) = %v, want %v", row.err, s.name, got, want)
+				}
+			}
+			if e, ok := row.err.(*orders.Error); ok {
+				// Only in progress (to the store's refusal) and not sent
+				// (to what stopped it) unwrap; no other cause is reachable.
+				unwraps := e.Kind == broker.ErrInProgress || e.Kind == broker.ErrNotSent
+				if got := errors.Unwrap(e); (got != nil) != unwraps || (unwraps && got != e.Err) {
+					t.Errorf("errors.Unwrap(Kind %v) = %v, want the cause only for in progress and not sent", e.Kind, got)
+				}
+				var se *transport.StatusError
+				if errors.As(e, &se) && !unwraps {
+					t.Errorf("errors.As reached the %d behind Kind %v", se.StatusCode, e.Kind)
+				}
+				if msg := e.Error(); !strings.Contains(msg, cid) || (e.Err != nil && !strings.Contains(msg, e.Err.Error())) {
+					t.Errorf("message %q does not name the client_order_id and the cause", msg)
 				}
 			}
 			wrapped := fmt.Errorf("bot: %w", row.err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 )
 
 // RecoverReport says what Recover found.
@@ -104,10 +105,10 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 		}
 		if o != nil {
 			_, err := p.acknowledge(ctx, &rec, o, raw)
-			if _, rejected := err.(*RejectedError); rejected {
+			if e, ok := err.(*Error); ok && e.Kind == transport.ErrRejected {
 				err = nil
 			}
-			if _, inProgress := err.(*InProgressError); inProgress {
+			if e, ok := err.(*Error); ok && e.Kind == idempotency.ErrInProgress {
 				err = idempotency.ErrClaimLost
 			}
 			return rec, err

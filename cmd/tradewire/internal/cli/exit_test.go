@@ -66,8 +66,8 @@ func TestExitCode(t *testing.T) {
 		{"wrapped unknown outcome", fmt.Errorf("order: %w", sendErr(t, "POST", answer(500, ""))), 5},
 
 		{"matches both unknown and unavailable: unknown", bothErr{}, 5},
-		{"orders' unknown outcome after a network failure", &orders.UnknownOutcomeError{ClientOrderID: "c", Key: "k", Err: getDropped}, 5},
-		{"orders' unknown outcome after lookups ran into 503s", &orders.UnknownOutcomeError{ClientOrderID: "c", Key: "k", Err: status("GET", 503, 4)}, 5},
+		{"orders' unknown outcome after a network failure", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: "c", Key: "k", Err: getDropped}, 5},
+		{"orders' unknown outcome after lookups ran into 503s", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: "c", Key: "k", Err: status("GET", 503, 4)}, 5},
 		{"unknown outcome inside a usage-looking wrapper", &wrappedError{msg: "x", err: post503}, 5},
 		{"Redis unreachable", &unavailableError{msg: "redis", err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, 4},
 
