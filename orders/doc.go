@@ -67,7 +67,7 @@
 // reused client_order_id, or whose order list, a caller does not trust:
 // each intent is sent at most once. An ambiguous outcome is looked up, and
 // if the order is not found it stays unknown (transport.ErrUnknownOutcome,
-// and Recover reports it Unresolved) instead of "not placed", which would
+// and Recover reports it unresolved) instead of "not placed", which would
 // invite a second create. Where the venue's list lags behind its creates
 // longer than the Placer waits, no client can tell "absent" from "not
 // listed yet"; with the default cap the Placer trusts a complete lookup
@@ -167,5 +167,7 @@
 // by an earlier process by lookup alone: acknowledged, or not placed once
 // its signatures have expired and the outcome is recorded. An intent a 2xx
 // answered, or any sent intent under WithMaxSends(1), is never taken as
-// not placed; those left open are Unresolved. It never places anything.
+// not placed; those left open are reported unresolved, one by one, to
+// the caller (package broker gathers them in its RecoverReport). It never
+// places anything.
 package orders
