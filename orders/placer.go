@@ -159,8 +159,8 @@ func (p *Placer) ClientOrderID(key string) string {
 // may have landed. Every signature's time is recorded before that
 // signature leaves. A definitive answer ends it: a 2xx whose order it
 // reads (acknowledged; a 2xx in state failed is a rejection) or a
-// refusal (transport.ErrRejected). Any other 2xx means an order exists: it is
-// looked up and never sent again. After an ambiguous answer it looks the
+// refusal (transport.ErrRejected). Any other 2xx means an order exists:
+// it is looked up and never sent again. After an ambiguous answer it looks the
 // order up by client_order_id; if no order is found it waits until every
 // signature the create was sent with has expired, looks again, and only
 // then sends the same bytes again, up to the send cap (never, with
