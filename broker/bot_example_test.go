@@ -78,8 +78,8 @@ func Example_bot() {
 	fmt.Println("found by key:", found.ID == o.ID, found.ClientOrderID == c.ClientOrderID(key))
 
 	if _, err := c.CancelOrder(ctx, o.ID); err != nil {
-		var rej *broker.CancelRejectedError // already final; or ErrNoSuchOrder, ErrUnknownOutcome, …
-		fmt.Println("cancel:", err, errors.As(err, &rej))
+		// ErrRejected: already final, in the venue's words; or ErrNoSuchOrder, ErrUnknownOutcome, …
+		fmt.Println("cancel:", err, errors.Is(err, broker.ErrRejected))
 		return
 	}
 	for o.State != broker.StateCanceled {

@@ -103,8 +103,8 @@ func TestAgainstSimulatedVenue(t *testing.T) {
 	for _, o := range orders {
 		if o.State.Final() {
 			_, err := c.CancelOrder(ctx, o.ID)
-			var rej *broker.CancelRejectedError
-			if !errors.As(err, &rej) || rej.Detail == "" {
+			var rej *transport.StatusError
+			if !errors.Is(err, broker.ErrRejected) || !errors.As(err, &rej) || len(rej.Errors) == 0 || rej.Errors[0].Detail == "" {
 				t.Errorf("cancel final order %s: %v", o.State, err)
 			}
 			break

@@ -60,7 +60,7 @@
 // an earlier process left open. OrderByKey and OrderByClientOrderID find
 // an order again (the store first, then the venue's orders list);
 // CancelOrder is the one cancel, safe to repeat: a second cancel of a
-// final order is a *CancelRejectedError. With WithRedisURL, every process
+// final order matches ErrRejected. With WithRedisURL, every process
 // of a fleet shares one rate budget and one intent store.
 //
 // # Errors
@@ -83,9 +83,10 @@
 //	default: // treat as unknown
 //	}
 //
-// The types behind them carry what to act on: *InProgressError,
-// *UnknownOutcomeError (ClientOrderID, Answered2xx), *RejectedError,
-// *NotPlacedError, *NotSentError, *KeyConflictError, *RecordedOrderError.
+// The sentinels are all a bot needs. Behind them is one type,
+// *orders.Error, whose Kind is the sentinel it matches and whose message
+// names the client_order_id (ClientOrderID(key) gives it too), the reason
+// and the cause; a *RecordedOrderError holds the recorded order.
 //
 // Arguments are checked before anything is sent: a refusal is an
 // *ArgumentError naming the field, matching ErrInvalidRequest. The
@@ -93,11 +94,11 @@
 // *transport.StatusError carries the status and the venue's error envelope
 // with its field paths — and errors.Is works with transport.ErrNotFound,
 // ErrRejected, ErrCredentials, ErrRateLimited, ErrUnavailable and
-// ErrUnknownOutcome. This package adds ErrNoSuchOrder (a 404 for an order
-// id, or a *NoSuchClientOrderError from OrderByClientOrderID),
-// *CancelRejectedError (the venue's detail on a refused cancel, matching
-// ErrRejected), *PageCapError, ErrRepeatedCursor, ErrUnknownSymbol,
-// ErrAccount and *DecodeError.
+// ErrUnknownOutcome; a refused cancel matches ErrRejected and wraps the
+// venue's *transport.StatusError with its words. This package adds
+// ErrNoSuchOrder (a 404 for an order id, or a *NoSuchClientOrderError from
+// OrderByClientOrderID), *PageCapError, ErrRepeatedCursor,
+// ErrUnknownSymbol, ErrAccount and *DecodeError.
 //
 // # Testing
 //

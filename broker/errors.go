@@ -64,24 +64,6 @@ func (e *PageCapError) Error() string {
 	return fmt.Sprintf("broker: %s: more than %d pages; stopped at the page cap rather than return a partial list", e.Path, e.Pages)
 }
 
-// CancelRejectedError is a cancel the venue refused as sent (400, 422),
-// typically "This order cannot be canceled." because the order is already
-// final. It unwraps to the *transport.StatusError.
-type CancelRejectedError struct {
-	OrderID string
-	// Detail is the venue's words, joined with "; " when it gave several.
-	Detail string
-	Err    *transport.StatusError
-}
-
-// Error describes the refusal with the venue's detail.
-func (e *CancelRejectedError) Error() string {
-	return fmt.Sprintf("broker: cancel order %s rejected: %s", e.OrderID, e.Detail)
-}
-
-// Unwrap returns the venue's answer.
-func (e *CancelRejectedError) Unwrap() error { return e.Err }
-
 // DecodeError is a 2xx body that could not be decoded.
 type DecodeError struct {
 	// Path is the request path, without its query string.
@@ -97,20 +79,6 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the decoding failure.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-func statusDetail(se *transport.StatusError) string {
-	var parts []string
-	for _, fe := range se.Errors {
-		parts = append(parts, fe.Detail)
-	}
-	if len(parts) == 0 && se.Body != "" {
-		parts = append(parts, se.Body)
-	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("status %d", se.StatusCode)
-	}
-	return strings.Join(parts, "; ")
-}
-
 func pathOf(target string) string {
 	if i := strings.IndexByte(target, '?'); i >= 0 {
 		return target[:i]
@@ -120,7 +88,11 @@ func pathOf(target string) string {
 
 // The outcomes of Place, CancelOrder and Recover a bot switches on, from
 // this package alone. They are the same values as packages transport,
-// idempotency and orders use, so errors.Is matches any spelling.
+// idempotency and orders use, so errors.Is matches any spelling. Place's
+// errors are package orders' one type, *orders.Error, whose Kind is the
+// sentinel; its message names the client_order_id (ClientOrderID(key)
+// gives it too), the reason and the cause, so a bot needs no other
+// import to act on it.
 var (
 	// ErrInProgress: another process sharing the intent store holds the
 	// key. Place again later with the same key. It also matches
@@ -139,32 +111,14 @@ var (
 	// unavailable, the context ended); an earlier create of the key is not
 	// ruled out: again later with the same key only.
 	ErrNotSent = transport.ErrNotSent
-	// ErrInvalidRequest: refused offline, nothing sent (an *ArgumentError
-	// or a *KeyConflictError): fix the request or the key.
+	// ErrInvalidRequest: refused offline, nothing sent (an *ArgumentError,
+	// or the key already names another request): fix the request or the
+	// key.
 	ErrInvalidRequest = transport.ErrInvalidRequest
 	// ErrRecordedOrder: Place on an acknowledged key could not read the
 	// order afresh and returned the copy recorded at acknowledgement
 	// (*RecordedOrderError).
 	ErrRecordedOrder = errors.New("the order as recorded when acknowledged")
-)
-
-// The error types behind those sentinels, for the fields they carry
-// (package orders' types; see its documentation, # Errors).
-type (
-	// InProgressError: another process holds the key (ErrInProgress).
-	InProgressError = orders.InProgressError
-	// UnknownOutcomeError: the order may exist (ErrUnknownOutcome);
-	// ClientOrderID names it for OrderByClientOrderID.
-	UnknownOutcomeError = orders.UnknownOutcomeError
-	// RejectedError: the venue refused the create (ErrRejected).
-	RejectedError = orders.RejectedError
-	// NotPlacedError: nothing placed (ErrNotPlaced).
-	NotPlacedError = orders.NotPlacedError
-	// NotSentError: nothing sent by this call (ErrNotSent).
-	NotSentError = orders.NotSentError
-	// KeyConflictError: the key was used for another request
-	// (ErrInvalidRequest).
-	KeyConflictError = orders.KeyConflictError
 )
 
 // RecordedOrderError is Place on an acknowledged key whose fresh read

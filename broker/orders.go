@@ -175,7 +175,7 @@ func (c *Client) Order(ctx context.Context, id string) (*Order, error) {
 func cancelError(id string, err error) error {
 	var se *transport.StatusError
 	if errors.As(err, &se) && errors.Is(se, transport.ErrRejected) && !errors.Is(err, transport.ErrUnknownOutcome) {
-		return &CancelRejectedError{OrderID: id, Detail: statusDetail(se), Err: se}
+		return fmt.Errorf("broker: cancel order %s rejected: %w", id, err)
 	}
 	return orderError(id, err)
 }

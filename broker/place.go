@@ -17,8 +17,25 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// RecoverReport says what Recover found (package orders' type).
-type RecoverReport = orders.RecoverReport
+// RecoverReport says what Recover did with each open intent of the
+// account, as the intent store's records (ClientOrderID, Key, State,
+// Reason, OrderID, …).
+type RecoverReport struct {
+	// Acknowledged: the venue holds the order; OrderID names it.
+	Acknowledged []idempotency.Record
+	// Rejected: the venue reports the order failed; nothing is live.
+	Rejected []idempotency.Record
+	// NotPlaced: no order, and none can land from what was sent: Place
+	// with the same key places afresh.
+	NotPlaced []idempotency.Record
+	// Unresolved: each may have an order at the venue (Reason says why
+	// it is not known): Recover again later, or Place with the same key;
+	// never a new key.
+	Unresolved []idempotency.Record
+	// InProgress: another process sharing the intent store holds the
+	// intent; it is left to that process.
+	InProgress []idempotency.Record
+}
 
 // WithIntentStore records placement intents in s instead of the default
 // file. The Client does not close s.
@@ -148,7 +165,7 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	}
 	p, err := c.placer(ctx)
 	if err != nil {
-		return nil, &orders.NotSentError{Reason: "the account or intent store is not available", Err: err}
+		return nil, &orders.Error{Kind: ErrNotSent, Key: key, Reason: "the account or intent store is not available", Err: err}
 	}
 	acknowledged := false
 	if key != "" {
@@ -251,7 +268,21 @@ func (c *Client) Recover(ctx context.Context) (*RecoverReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := p.Recover(ctx)
+	var rep RecoverReport
+	err = p.Recover(ctx, func(rec idempotency.Record, err error) {
+		switch {
+		case errors.Is(err, ErrInProgress): // before ErrUnknownOutcome, which it matches too
+			rep.InProgress = append(rep.InProgress, rec)
+		case err != nil:
+			rep.Unresolved = append(rep.Unresolved, rec)
+		case rec.State == idempotency.Acknowledged:
+			rep.Acknowledged = append(rep.Acknowledged, rec)
+		case rec.State == idempotency.Rejected:
+			rep.Rejected = append(rep.Rejected, rec)
+		default:
+			rep.NotPlaced = append(rep.NotPlaced, rec)
+		}
+	})
 	return &rep, err
 }
 
@@ -262,8 +293,8 @@ func (c *Client) Recover(ctx context.Context) (*RecoverReport, error) {
 // that is not an order.
 //
 // A 404 matches ErrNoSuchOrder. A refusal (400, such as "This order cannot
-// be canceled." for a final order) is a *CancelRejectedError carrying the
-// venue's detail, matching ErrRejected. A cancel is a write: it is sent
+// be canceled." for a final order) matches ErrRejected and wraps the
+// venue's *transport.StatusError, with its detail (errors.As reads it). A cancel is a write: it is sent
 // once and never retried (a lost answer matches ErrUnknownOutcome).
 func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	if err := checkOrderID("order_id", id); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 )
 
 func limitBuy() broker.OrderRequest {
@@ -98,9 +99,9 @@ func TestPlaceCancelLookUp(t *testing.T) {
 		t.Errorf("%d creates, want 1", len(creates))
 	}
 
-	var rej *broker.CancelRejectedError
-	if _, err := c.CancelOrder(ctx, o.ID); !errors.As(err, &rej) || !errors.Is(err, broker.ErrRejected) {
-		t.Errorf("cancel of a canceled order: %v", err)
+	var rej *transport.StatusError
+	if _, err := c.CancelOrder(ctx, o.ID); !errors.Is(err, broker.ErrRejected) || !errors.As(err, &rej) || len(rej.Errors) == 0 {
+		t.Errorf("cancel of a canceled order: %v, want rejected with the venue's answer", err)
 	}
 	if _, err := c.CancelOrder(ctx, "00000000-0000-4000-8000-000000000000"); !errors.Is(err, broker.ErrNoSuchOrder) {
 		t.Errorf("cancel of a missing order: %v", err)

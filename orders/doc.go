@@ -28,7 +28,7 @@
 //     store does not), the order is looked up before the first send: a
 //     create sent by a process whose record was lost may have landed.
 //     Found: acknowledged, nothing sent. The lookup fails: nothing is sent
-//     (*NotSentError). This finds what has landed; a create still in
+//     (transport.ErrNotSent). This finds what has landed; a create still in
 //     flight from such a process is for the store to rule out.
 //     The first Place of a transport that has read no answer yet looks
 //     first too, whatever the store: the lookup's answer shows the
@@ -39,7 +39,7 @@
 //     does not decode, is too large, or names another client_order_id —
 //     means an order exists: the intent is marked Answered2xx, never sent
 //     again and never taken as not placed; a lookup tries to read the
-//     order, and if it cannot, Place returns an *UnknownOutcomeError with
+//     order, and if it cannot, Place returns an unknown outcome with
 //     Answered2xx set. 400/401/403/404/422 is a rejection; 429, 5xx, a
 //     timeout or a lost connection is an ambiguous outcome.
 //  5. An ambiguous outcome is reconciled: the account's orders created
@@ -59,15 +59,15 @@
 // found": the outcome stays unknown.
 //
 // A Place without a key uses a random client_order_id and is sent once:
-// its ambiguous outcome is returned as an *UnknownOutcomeError.
+// its ambiguous outcome is returned as unknown (transport.ErrUnknownOutcome).
 //
 // # Never re-send
 //
 // WithMaxSends(1) forbids every re-send, for a venue whose handling of a
 // reused client_order_id, or whose order list, a caller does not trust:
 // each intent is sent at most once. An ambiguous outcome is looked up, and
-// if the order is not found it stays unknown (*UnknownOutcomeError, and
-// Recover reports it Unresolved) instead of "not placed", which would
+// if the order is not found it stays unknown (transport.ErrUnknownOutcome,
+// and Recover reports it unresolved) instead of "not placed", which would
 // invite a second create. Where the venue's list lags behind its creates
 // longer than the Placer waits, no client can tell "absent" from "not
 // listed yet"; with the default cap the Placer trusts a complete lookup
@@ -98,27 +98,32 @@
 // # Errors
 //
 // Every error Place returns falls in one category, matched with
-// errors.Is. No error of this package unwraps to a transport error or any
-// other cause from below (it is kept in the Err field, to read;
-// *InProgressError unwraps only to the store's refusal, *NotSentError,
-// which sent nothing, to what stopped it): an unknown
-// outcome never matches a sentinel that reads "safe to retry", such as
-// transport.ErrUnavailable, ErrRateLimited, ErrNotFound or transport.ErrRejected.
+// errors.Is. Each it decides is an *Error, one type whose Kind is the
+// sentinel it matches, with the client_order_id, the key, the reason and
+// the cause (the others are the caller's: a missing Create.Body, or its
+// error).
+// No error of this package unwraps to a transport error or any other
+// cause from below (it is kept in the Err field, to read; Kind
+// idempotency.ErrInProgress unwraps only to the store's refusal, Kind
+// transport.ErrNotSent, which sent nothing, to what stopped it): an
+// unknown outcome never matches a sentinel that reads "safe to retry",
+// such as transport.ErrUnavailable, ErrRateLimited, ErrNotFound or
+// transport.ErrRejected.
 //
-//	error                 matches                      meaning
-//	*InProgressError      idempotency.ErrInProgress    another process holds the key, or took it
-//	                      and                          over: Place again later with the same key
-//	                      transport.ErrUnknownOutcome
-//	*UnknownOutcomeError  transport.ErrUnknownOutcome  may have taken effect: same key later, or
-//	                                                   Recover; never a new key
-//	*RejectedError        transport.ErrRejected        the venue said no; nothing is live
-//	*NotPlacedError       ErrNotPlaced                 nothing placed: the same key again is safe
-//	*NotSentError         transport.ErrNotSent (and    nothing sent by this call (store or venue
-//	                      what stopped it, such as     unavailable, context ended); an earlier
-//	                      transport.ErrUnavailable)    create of the key is not ruled out: Place
-//	                                                   again later with the same key only
-//	*KeyConflictError     transport.ErrInvalidRequest  refused offline, nothing sent: fix the
-//	                                                   request or the key
+//	Kind (errors.Is)             also matches                 meaning
+//	idempotency.ErrInProgress    transport.ErrUnknownOutcome  another process holds the key, or took it
+//	                                                          over: Place again later with the same key
+//	transport.ErrUnknownOutcome                               may have taken effect: same key later, or
+//	                                                          Recover; never a new key
+//	transport.ErrRejected                                     the venue said no; nothing is live
+//	ErrNotPlaced                                              nothing placed: the same key again is safe
+//	transport.ErrNotSent         what stopped it, such as     nothing sent by this call (store or venue
+//	                             transport.ErrUnavailable     unavailable, context ended); an earlier
+//	                                                          create of the key is not ruled out: Place
+//	                                                          again later with the same key only
+//	transport.ErrInvalidRequest                               the key names another request: refused
+//	                                                          offline, nothing sent: fix the request
+//	                                                          or the key
 //
 // Check them in this order; treat anything else as unknown:
 //
@@ -142,18 +147,19 @@
 //		// treat as unknown
 //	}
 //
-// An *InProgressError matches transport.ErrUnknownOutcome too, on purpose: from this
-// process the outcome is not known (it may have sent before losing its
-// claim), so a bot that checks only transport.ErrUnknownOutcome stays safe. Check
-// idempotency.ErrInProgress first to tell the two apart.
+// An in-progress error matches transport.ErrUnknownOutcome too, on
+// purpose: from this process the outcome is not known (it may have sent
+// before losing its claim), so a bot that checks only
+// transport.ErrUnknownOutcome stays safe. Check idempotency.ErrInProgress
+// first to tell the two apart.
 //
 // "Not placed" and "rejected" are said only when known: a lost claim
 // (idempotency.ErrClaimLost, inside the send hook or when recording an
-// outcome) is an *InProgressError, since another process may send the
-// create again. A failure to record an outcome for another reason does
-// not change what the venue said: a rejection is still a rejection, an
-// order found is still returned, and the intent stays open for a later
-// lookup.
+// outcome) is in progress (Kind idempotency.ErrInProgress), since another
+// process may send the create again. A failure to record an outcome for
+// another reason does not change what the venue said: a rejection is still
+// a rejection, an order found is still returned, and the intent stays open
+// for a later lookup.
 //
 // # Restarts
 //
@@ -161,5 +167,7 @@
 // by an earlier process by lookup alone: acknowledged, or not placed once
 // its signatures have expired and the outcome is recorded. An intent a 2xx
 // answered, or any sent intent under WithMaxSends(1), is never taken as
-// not placed; those left open are Unresolved. It never places anything.
+// not placed; those left open are reported unresolved, one by one, to
+// the caller (package broker gathers them in its RecoverReport). It never
+// places anything.
 package orders

@@ -3,6 +3,7 @@ package orders
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/transport"
@@ -12,181 +13,160 @@ import (
 // appear from what this Place sent. Calling Place again with the same key
 // is safe.
 //
-// Each error Place returns matches exactly one of ErrNotPlaced,
-// transport.ErrRejected, transport.ErrUnknownOutcome and
-// transport.ErrInvalidRequest, except *InProgressError, which matches
-// idempotency.ErrInProgress and transport.ErrUnknownOutcome (package
-// broker names all of them). See the package documentation for the
-// switch to write.
+// Each error Place returns that is an *Error matches exactly one of
+// ErrNotPlaced, transport.ErrRejected, transport.ErrUnknownOutcome,
+// transport.ErrNotSent and transport.ErrInvalidRequest, except one of
+// Kind idempotency.ErrInProgress, which matches idempotency.ErrInProgress
+// and transport.ErrUnknownOutcome (package broker names all of them). See
+// the package documentation for the switch to write.
 var ErrNotPlaced = errors.New("orders: not placed")
 
-// No error type of this package unwraps to a cause from below the store:
-// a 503 *transport.StatusError or a transport error matches sentinels
-// such as transport.ErrUnavailable that read "safe to retry", which an
-// outcome of this package must never inherit. The cause is kept in the
-// Err field, to read, not to match. The one exception is InProgressError,
-// which unwraps to the store's refusal, never a transport error.
-
-// UnknownOutcomeError is a create whose outcome could not be learned: it
-// may or may not have taken effect. The venue's answer was ambiguous and
-// the lookups that followed could not settle it (the context ended, the
-// venue stayed unavailable, a lookup could not read every order, or
-// re-sends are forbidden), or the venue answered 2xx but its order could
-// not be read (Answered2xx: an order exists), or the create was sent once
-// under a random id. Look the order up by ClientOrderID, or call Place
-// again with the same Key; never place it again under a new key.
+// Error is every failure of Place and Recover this package decides: one
+// type, whose Kind is the sentinel it matches with errors.Is. Package
+// broker returns it as it is.
 //
-// It matches transport.ErrUnknownOutcome only.
-type UnknownOutcomeError struct {
+//	Kind                         the outcome
+//	transport.ErrUnknownOutcome  the create may or may not have taken effect
+//	idempotency.ErrInProgress    another process holds the intent
+//	transport.ErrRejected        the venue said no; nothing is live
+//	ErrNotPlaced                 nothing placed: the same key again is safe
+//	transport.ErrNotSent         nothing sent by this call
+//	transport.ErrInvalidRequest  the key names a different order
+//
+// An Error of Kind transport.ErrUnknownOutcome is a create whose outcome
+// could not be learned: the venue's answer was ambiguous and the lookups
+// that followed could not settle it (the context ended, the venue stayed
+// unavailable, a lookup could not read every order, or re-sends are
+// forbidden), or the venue answered 2xx but its order could not be read
+// (Answered2xx: an order exists), or the create was sent once under a
+// random id. Look the order up by ClientOrderID, or call Place again with
+// the same Key; never place it again under a new key.
+//
+// Kind idempotency.ErrInProgress: the intent is held by another process
+// sharing the store (or, when the context ended while waiting, by another
+// Place of the key in this process), or this process lost its claim on it
+// (the store refused a write with idempotency.ErrClaimLost): the intent is
+// its holder's to settle, and this process sends nothing more for it.
+// What this process sent before, if anything, may have taken effect, and
+// the holder may send it again: the outcome is not known here. Place
+// again later returns the settled order.
+//
+// Kind transport.ErrRejected: the venue refused the create, or reports
+// its order failed. Err, when set, is the venue's *transport.StatusError
+// with its field paths.
+//
+// Kind ErrNotPlaced: every signature the create was sent with has expired
+// and a complete lookup found no order with its client_order_id, or the
+// intent was settled so earlier and re-sends are forbidden
+// (WithMaxSends(1)).
+//
+// Kind transport.ErrNotSent: the intent could not be recorded (the store
+// failed, or refuses because it cannot be trusted), a lookup needed
+// before the first send failed, or the rate budget or the context ended
+// before the create left. Nothing of this call reached the venue, but
+// whether an earlier call's create of the same key exists is not known
+// here: Place again later with the same key, never a new one.
+//
+// Kind transport.ErrInvalidRequest: the idempotency key was used for a
+// different request (a key names one order). Nothing was sent.
+//
+// # Matching
+//
+// Each Kind matches itself only, and none unwraps to its cause, with two
+// exceptions. Kind idempotency.ErrInProgress matches
+// transport.ErrUnknownOutcome too, so that a bot that checks only that
+// treats it safely, and unwraps to Err, the store's refusal (an error
+// matching idempotency.ErrInProgress or idempotency.ErrClaimLost, or a
+// plain description), never a transport or context error. Kind
+// transport.ErrNotSent unwraps to Err, what stopped the send (a store's
+// or the venue's error, or the context's): a store or venue outage
+// matches transport.ErrUnavailable too. Otherwise the cause — a 503
+// *transport.StatusError, a transport error matching a sentinel such as
+// transport.ErrUnavailable that reads "safe to retry" — is kept in Err,
+// to read, not to match: an outcome of this package never inherits it.
+type Error struct {
+	// Kind is the sentinel the error matches (see the table).
+	Kind error
+	// ClientOrderID is the order's client_order_id.
 	ClientOrderID string
-	// Key is the caller's idempotency key, empty for a random id.
+	// Key is the caller's idempotency key; empty for a random id, and
+	// where Place or Recover did not have it.
 	Key string
-	// Answered2xx: the venue acknowledged the create with a 2xx; the order
-	// exists, but neither the answer nor a lookup could read it.
+	// Answered2xx (Kind transport.ErrUnknownOutcome only): the venue
+	// acknowledged the create with a 2xx; the order exists, but neither
+	// the answer nor a lookup could read it.
 	Answered2xx bool
-	// Err is what kept the outcome unknown. It is not unwrapped.
+	// Reason says what happened, in words (Kinds ErrNotPlaced,
+	// transport.ErrRejected and transport.ErrNotSent).
+	Reason string
+	// Err is the cause; see Matching for when it is unwrapped.
 	Err error
 }
 
-// Error implements error.
-func (e *UnknownOutcomeError) Error() string {
-	if e.Answered2xx {
-		return fmt.Sprintf("orders: outcome unknown for client_order_id %s: the venue acknowledged the create with a 2xx, so an order exists, but it could not be read: %v", e.ClientOrderID, e.Err)
+// Error describes the outcome, the client_order_id and the cause.
+func (e *Error) Error() string {
+	id := e.subject()
+	switch e.Kind {
+	case transport.ErrUnknownOutcome:
+		if e.Answered2xx {
+			return fmt.Sprintf("orders: outcome unknown for %s: the venue acknowledged the create with a 2xx, so an order exists, but it could not be read: %v", id, e.Err)
+		}
+		return fmt.Sprintf("orders: outcome unknown for %s (it may have been placed; do not place it under a new key): %v", id, e.Err)
+	case idempotency.ErrInProgress:
+		return fmt.Sprintf("orders: %s is in progress in another process (its outcome is not known here): %v", id, e.Err)
+	case transport.ErrRejected:
+		msg := fmt.Sprintf("orders: %s rejected: %s", id, e.Reason)
+		if e.Err != nil && !strings.Contains(e.Reason, e.Err.Error()) { // the placer's Reason is the venue's answer
+			return withCause(msg, e.Err)
+		}
+		return msg
+	case ErrNotPlaced:
+		return withCause(fmt.Sprintf("orders: %s not placed: %s", id, e.Reason), e.Err)
+	case transport.ErrNotSent:
+		return withCause(fmt.Sprintf("orders: %s: nothing was sent: %s", id, e.Reason), e.Err)
+	case transport.ErrInvalidRequest:
+		return fmt.Sprintf("orders: idempotency key %q already names a different order (client_order_id %s); use a new key (nothing was sent)", e.Key, e.ClientOrderID)
 	}
-	return fmt.Sprintf("orders: outcome unknown for client_order_id %s (it may have been placed; do not place it under a new key): %v", e.ClientOrderID, e.Err)
+	return withCause(fmt.Sprintf("orders: %s: %v: %s", id, e.Kind, e.Reason), e.Err)
 }
 
-// Is matches transport.ErrUnknownOutcome.
-func (e *UnknownOutcomeError) Is(target error) bool { return target == transport.ErrUnknownOutcome }
-
-// RejectedError is a create the venue refused, or whose order the venue
-// reports failed: nothing is live. Err, when set, is the venue's
-// *transport.StatusError with its field paths; it is not unwrapped.
-//
-// It matches transport.ErrRejected only.
-type RejectedError struct {
-	ClientOrderID string
-	Reason        string
-	Err           error
-}
-
-// Error implements error.
-func (e *RejectedError) Error() string {
-	return fmt.Sprintf("orders: client_order_id %s rejected: %s", e.ClientOrderID, e.Reason)
-}
-
-// Is matches transport.ErrRejected.
-func (e *RejectedError) Is(target error) bool { return target == transport.ErrRejected }
-
-// NotPlacedError is a create known not to have been placed: nothing was
-// sent (the intent could not be recorded, the rate budget or the context
-// ended before the send, a lookup before the first send failed), or every
-// signature it was sent with has expired and a complete lookup found no
-// order with its client_order_id. Calling Place again with the same key
-// is safe. Err is the cause, if any; it is not unwrapped.
-//
-// It matches ErrNotPlaced only.
-type NotPlacedError struct {
-	ClientOrderID string
-	Reason        string
-	Err           error
-}
-
-// Error implements error.
-func (e *NotPlacedError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("orders: client_order_id %s not placed: %s: %v", e.ClientOrderID, e.Reason, e.Err)
+// subject names the order: by client_order_id, or by key before one is
+// known.
+func (e *Error) subject() string {
+	switch {
+	case e.ClientOrderID != "":
+		return "client_order_id " + e.ClientOrderID
+	case e.Key != "":
+		return fmt.Sprintf("key %q", e.Key)
 	}
-	return fmt.Sprintf("orders: client_order_id %s not placed: %s", e.ClientOrderID, e.Reason)
+	return "the order"
 }
 
-// Is matches ErrNotPlaced.
-func (e *NotPlacedError) Is(target error) bool { return target == ErrNotPlaced }
-
-// NotSentError is a Place that sent nothing: the intent could not be
-// recorded (the store failed, or refuses because it cannot be trusted),
-// a lookup needed before the first send failed, or the rate budget or
-// the context ended before the create left. Nothing of this call reached
-// the venue, but whether an earlier call's create of the same key exists
-// is not known here: Place again later with the same key, never a new
-// one.
-//
-// It matches transport.ErrNotSent, and whatever Err matches: a store or
-// venue outage matches transport.ErrUnavailable.
-type NotSentError struct {
-	ClientOrderID string
-	Reason        string
-	Err           error
-}
-
-// Error implements error.
-func (e *NotSentError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("orders: client_order_id %s: nothing was sent: %s: %v", e.ClientOrderID, e.Reason, e.Err)
+func withCause(msg string, err error) string {
+	if err != nil {
+		return msg + ": " + err.Error()
 	}
-	return fmt.Sprintf("orders: client_order_id %s: nothing was sent: %s", e.ClientOrderID, e.Reason)
+	return msg
 }
 
-// Is matches transport.ErrNotSent.
-func (e *NotSentError) Is(target error) bool { return target == transport.ErrNotSent }
-
-// Unwrap returns what stopped the send: a store's or the venue's error,
-// or the context's.
-func (e *NotSentError) Unwrap() error { return e.Err }
-
-// KeyConflictError is an idempotency key reused for a different request:
-// a key names one order. Nothing was sent. It matches
-// transport.ErrInvalidRequest only.
-type KeyConflictError struct {
-	Key           string
-	ClientOrderID string
+// Is matches Kind, and, for Kind idempotency.ErrInProgress,
+// transport.ErrUnknownOutcome too.
+func (e *Error) Is(target error) bool {
+	return target == e.Kind || (e.Kind == idempotency.ErrInProgress && target == transport.ErrUnknownOutcome)
 }
 
-// Error implements error.
-func (e *KeyConflictError) Error() string {
-	return fmt.Sprintf("orders: idempotency key %q already names a different order (client_order_id %s); use a new key (nothing was sent)", e.Key, e.ClientOrderID)
-}
-
-// Is matches transport.ErrInvalidRequest.
-func (e *KeyConflictError) Is(target error) bool { return target == transport.ErrInvalidRequest }
-
-// InProgressError is a Place or Recover that found the intent held by
-// another process sharing the store (or, when its context ended while
-// waiting, by another Place of the key in this process), or lost its claim
-// on it (the store
-// refused a write with idempotency.ErrClaimLost): the intent is its
-// holder's to settle, and this process sends nothing more for it. What
-// this process sent before, if anything, may have taken effect, and the
-// holder may send it again: the outcome is not known here. Place again
-// later returns the settled order.
-//
-// It matches idempotency.ErrInProgress and transport.ErrUnknownOutcome, and nothing that reads
-// "safe to retry": a bot that checks only transport.ErrUnknownOutcome treats it
-// safely. It unwraps to Err, the store's refusal (an error matching
-// idempotency.ErrInProgress or idempotency.ErrClaimLost, such as a
-// redisstore.InProgressError naming the holder, or a plain description),
-// never to a transport or context error.
-type InProgressError struct {
-	ClientOrderID string
-	Err           error
-}
-
-// Error implements error.
-func (e *InProgressError) Error() string {
-	return fmt.Sprintf("orders: client_order_id %s is in progress in another process (its outcome is not known here): %v", e.ClientOrderID, e.Err)
-}
-
-// Unwrap returns the store's refusal.
-func (e *InProgressError) Unwrap() error { return e.Err }
-
-// Is matches idempotency.ErrInProgress and transport.ErrUnknownOutcome.
-func (e *InProgressError) Is(target error) bool {
-	return target == idempotency.ErrInProgress || target == transport.ErrUnknownOutcome
+// Unwrap returns Err for Kinds idempotency.ErrInProgress and
+// transport.ErrNotSent, and nil for every other.
+func (e *Error) Unwrap() error {
+	if e.Kind == idempotency.ErrInProgress || e.Kind == transport.ErrNotSent {
+		return e.Err
+	}
+	return nil
 }
 
 // ErrLookupIncomplete: a lookup could not see every order it asked for (a
 // page or a row it could not decode, a row without client_order_id, a
 // pagination link that vanished or repeated, the page cap), so it cannot
-// say an order is absent. It appears as the Err of an
-// *UnknownOutcomeError or *NotPlacedError; those do not match it.
+// say an order is absent. It appears as the Err of an *Error of Kind
+// transport.ErrUnknownOutcome or ErrNotPlaced; those do not match it.
 var ErrLookupIncomplete = errors.New("orders: lookup could not read every order")

@@ -214,8 +214,8 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 						}
 						return
 					}
-					var unknown *orders.UnknownOutcomeError
-					if !errors.As(err, &unknown) || !unknown.Answered2xx || unknown.ClientOrderID != cid || !strings.Contains(err.Error(), "acknowledged") {
+					var unknown *orders.Error
+					if !errors.As(err, &unknown) || unknown.Kind != transport.ErrUnknownOutcome || !unknown.Answered2xx || unknown.ClientOrderID != cid || !strings.Contains(err.Error(), "acknowledged") {
 						t.Fatalf("err = %v, want an unknown outcome saying the venue acknowledged %s", err, cid)
 					}
 					rec, _ := e.store.Get(ctx, cid)
@@ -227,7 +227,7 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 					time.Sleep(20 * time.Minute)
 					o, err = e.placer.Place(ctx, "k", limitBuy("0.001"))
 					e.checkTruth(t, cid, o, err)
-					if !errors.As(err, &unknown) || !unknown.Answered2xx {
+					if !errors.As(err, &unknown) || unknown.Kind != transport.ErrUnknownOutcome || !unknown.Answered2xx {
 						t.Fatalf("Place again = %v, want the same unknown outcome", err)
 					}
 					// A new process on the same store: Recover never takes
@@ -289,8 +289,8 @@ func TestListLag(t *testing.T) {
 				for i := 0; i < 3; i++ {
 					o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
 					e.checkTruth(t, cid, o, err)
-					var unknown *orders.UnknownOutcomeError
-					if !errors.As(err, &unknown) || unknown.ClientOrderID != cid {
+					var unknown *orders.Error
+					if !errors.As(err, &unknown) || unknown.Kind != transport.ErrUnknownOutcome || unknown.ClientOrderID != cid {
 						t.Fatalf("Place #%d = %v, want an unknown outcome", i+1, err)
 					}
 					if n := len(e.creates()); n != 1 {
@@ -363,8 +363,8 @@ func TestIncompleteLookup(t *testing.T) {
 				cid := e.placer.ClientOrderID("k")
 				o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
 				e.checkTruth(t, cid, o, err)
-				var unknown *orders.UnknownOutcomeError
-				if !errors.As(err, &unknown) || !errors.Is(unknown.Err, orders.ErrLookupIncomplete) {
+				var unknown *orders.Error
+				if !errors.As(err, &unknown) || unknown.Kind != transport.ErrUnknownOutcome || !errors.Is(unknown.Err, orders.ErrLookupIncomplete) {
 					t.Fatalf("err = %v, want an unknown outcome from an incomplete lookup", err)
 				}
 				if errors.Is(err, orders.ErrLookupIncomplete) || errors.Is(err, orders.ErrNotPlaced) {
@@ -451,8 +451,8 @@ func TestLostClaim(t *testing.T) {
 					}
 					return
 				}
-				var inProgress *orders.InProgressError
-				if !errors.As(err, &inProgress) || !errors.Is(err, broker.ErrInProgress) || !errors.Is(err, idempotency.ErrClaimLost) {
+				var inProgress *orders.Error
+				if !errors.As(err, &inProgress) || inProgress.Kind != idempotency.ErrInProgress || !errors.Is(err, broker.ErrInProgress) || !errors.Is(err, idempotency.ErrClaimLost) {
 					t.Fatalf("err = %v, want an in-progress error from the lost claim", err)
 				}
 				if errors.Is(err, orders.ErrNotPlaced) || errors.Is(err, broker.ErrRejected) {
@@ -546,8 +546,8 @@ func TestFailedStoreWrite(t *testing.T) {
 			for i := 0; i < 2; i++ {
 				o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
 				e.checkTruth(t, cid, o, err)
-				var unknown *orders.UnknownOutcomeError
-				if !errors.As(err, &unknown) || !unknown.Answered2xx {
+				var unknown *orders.Error
+				if !errors.As(err, &unknown) || unknown.Kind != transport.ErrUnknownOutcome || !unknown.Answered2xx {
 					t.Fatalf("Place #%d = %v, want an unknown outcome the venue acknowledged", i+1, err)
 				}
 				time.Sleep(time.Hour)
@@ -612,8 +612,8 @@ func TestStoreThatCannotVouch(t *testing.T) {
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
 			e.checkTruth(t, cid, o, err)
-			var notSent *orders.NotSentError
-			if !errors.As(err, &notSent) || !errors.Is(err, transport.ErrUnavailable) || len(e.creates()) != 0 {
+			var notSent *orders.Error
+			if !errors.As(err, &notSent) || notSent.Kind != transport.ErrNotSent || !errors.Is(err, transport.ErrUnavailable) || len(e.creates()) != 0 {
 				t.Fatalf("err = %v after %d creates, want not sent, venue unavailable, with nothing sent", err, len(e.creates()))
 			}
 			o, err = e.placer.Place(ctx, "k", limitBuy("0.001"))
@@ -728,8 +728,8 @@ func TestWaitingBehindAnotherPlace(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
-		var inProgress *orders.InProgressError
-		if !errors.As(err, &inProgress) || errors.Is(err, orders.ErrNotPlaced) || errors.Is(err, context.DeadlineExceeded) {
+		var inProgress *orders.Error
+		if !errors.As(err, &inProgress) || inProgress.Kind != idempotency.ErrInProgress || errors.Is(err, orders.ErrNotPlaced) || errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want in progress", err)
 		}
 		if err := <-done; err != nil {

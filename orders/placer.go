@@ -107,9 +107,9 @@ func WithLogger(l zerolog.Logger) Option { return func(p *Placer) { p.log = l } 
 // WithMaxSends(1) forbids every re-send, for a venue whose handling of a
 // reused client_order_id (or whose order list) a caller does not trust:
 // each intent is sent at most once, by any Place or Recover; an ambiguous
-// outcome is looked up, and if the order is not found it stays an
-// *UnknownOutcomeError (never "not placed", which would invite a second
-// create), however long the Placer waits.
+// outcome is looked up, and if the order is not found it stays unknown
+// (transport.ErrUnknownOutcome; never "not placed", which would invite a
+// second create), however long the Placer waits.
 func WithMaxSends(n int) Option { return func(p *Placer) { p.maxSends = n } }
 
 // WithSkewMargin sets the floor of the margin added to a signature's
@@ -158,22 +158,22 @@ func (p *Placer) ClientOrderID(key string) string {
 // order up at the venue: a create sent by a process whose record was lost
 // may have landed. Every signature's time is recorded before that
 // signature leaves. A definitive answer ends it: a 2xx whose order it
-// reads (acknowledged; a 2xx in state failed is a *RejectedError) or a
-// refusal (*RejectedError). Any other 2xx means an order exists: it is
-// looked up and never sent again. After an ambiguous answer it looks the
+// reads (acknowledged; a 2xx in state failed is a rejection) or a
+// refusal (transport.ErrRejected). Any other 2xx means an order exists:
+// it is looked up and never sent again. After an ambiguous answer it looks the
 // order up by client_order_id; if no order is found it waits until every
 // signature the create was sent with has expired, looks again, and only
 // then sends the same bytes again, up to the send cap (never, with
 // WithMaxSends(1)).
 //
 // Calling Place again with a key already acknowledged returns that order
-// without sending anything; with a different request it returns a
-// *KeyConflictError. An empty key sends once under a random id and never
-// again: its ambiguous outcome is an *UnknownOutcomeError.
+// without sending anything; with a different request it returns an
+// *Error of Kind transport.ErrInvalidRequest. An empty key sends once
+// under a random id and never again: its ambiguous outcome is unknown
+// (transport.ErrUnknownOutcome).
 //
-// Errors: *NotPlacedError, *RejectedError, *UnknownOutcomeError,
-// *InProgressError, *KeyConflictError, or Body's error; see the
-// package documentation for what each means and the switch to write.
+// Errors: an *Error (its Kind says which outcome), or Body's error; see
+// the package documentation for what each means and the switch to write.
 func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error) {
 	cid := uuid.NewString()
 	if key != "" {
@@ -190,7 +190,7 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 	if err != nil {
 		// Another Place of the key runs in this process: its outcome is
 		// not known here.
-		return nil, &InProgressError{ClientOrderID: cid, Err: fmt.Errorf("the context ended (%v) while another Place of the key ran in this process; nothing was sent here", err)}
+		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: cid, Key: key, Err: fmt.Errorf("the context ended (%v) while another Place of the key ran in this process; nothing was sent here", err)}
 	}
 	defer unlock()
 
@@ -201,30 +201,30 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 		Target: ordersPath + "?account_number=" + url.QueryEscape(p.account), CreatedAt: now, UpdatedAt: now,
 	})
 	if errors.Is(err, idempotency.ErrInProgress) {
-		return nil, &InProgressError{ClientOrderID: cid, Err: err}
+		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: cid, Key: key, Err: err}
 	}
 	if err != nil {
-		return nil, &NotSentError{ClientOrderID: cid, Reason: "the intent could not be recorded", Err: err}
+		return nil, &Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Key: key, Reason: "the intent could not be recorded", Err: err}
 	}
 	if !created {
 		if rec.Fingerprint != fingerprint(body) {
-			return nil, &KeyConflictError{Key: key, ClientOrderID: cid}
+			return nil, &Error{Kind: transport.ErrInvalidRequest, ClientOrderID: cid, Key: key}
 		}
 		switch rec.State {
 		case idempotency.Acknowledged:
 			if _, err := p.facts(rec.Order); err != nil {
-				return nil, &UnknownOutcomeError{ClientOrderID: cid, Key: key, Answered2xx: true,
+				return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
 					Err: fmt.Errorf("the intent is acknowledged (order %s) but the stored order does not decode: %w", rec.OrderID, err)}
 			}
 			return rec.Order, nil
 		case idempotency.Rejected:
-			return nil, &RejectedError{ClientOrderID: cid, Reason: rec.Reason}
+			return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: cid, Key: key, Reason: rec.Reason}
 		case idempotency.Pending, idempotency.Unknown:
 			p.log.Info().Str("client_order_id", cid).Str("state", string(rec.State)).Msg("resuming an open intent")
 			return p.reconcile(ctx, &rec, 0)
 		case idempotency.NotPlaced:
 			if rec.Sends > 0 && p.noResend() {
-				return nil, &NotPlacedError{ClientOrderID: cid, Reason: "settled as not placed earlier, and re-sends are forbidden (WithMaxSends(1)): not sent again"}
+				return nil, &Error{Kind: ErrNotPlaced, ClientOrderID: cid, Key: key, Reason: "settled as not placed earlier, and re-sends are forbidden (WithMaxSends(1)): not sent again"}
 			}
 		}
 		// NotPlaced: nothing can be at the venue; send afresh.
@@ -260,9 +260,9 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		if err != nil {
 			reason := "the lookup before the first send failed (it checks the store's claim that the intent is new, and reads the venue's clock)"
 			if serr := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(serr, idempotency.ErrClaimLost) {
-				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
+				return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: serr}
 			}
-			return nil, &NotSentError{ClientOrderID: rec.ClientOrderID, Reason: reason, Err: err}
+			return nil, &Error{Kind: transport.ErrNotSent, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: reason, Err: err}
 		}
 		if o != nil {
 			p.log.Info().Str("client_order_id", rec.ClientOrderID).Msg("found at the venue before the first send")
@@ -290,9 +290,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 	resp, err := p.tc.Send(ctx, http.MethodPost, rec.Target, rec.Body, hook)
 	p.log.Info().Str("client_order_id", rec.ClientOrderID).Int("send", sends).Bool("answered", err == nil).Msg("create sent")
 
-	var notSent *transport.NotSentError
 	var status *transport.StatusError
-	var unknown *transport.UnknownOutcomeError
 	switch {
 	case err == nil:
 		o, derr := p.facts(resp.Body)
@@ -304,26 +302,27 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 			cause = fmt.Errorf("the %d answer names client_order_id %q", resp.StatusCode, o.ClientOrderID)
 		}
 		return p.answered2xx(ctx, rec, cause)
-	case errors.As(err, &unknown) && unknown.StatusCode >= 200 && unknown.StatusCode < 300:
+	case errors.Is(err, transport.ErrUnknownOutcome) && resp != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
 		// A 2xx whose body could not be read whole (too large, cut
-		// off): the venue made an order.
+		// off): the venue made an order. The transport returns the
+		// answer with the unknown outcome in this case only.
 		return p.answered2xx(ctx, rec, err)
 	case errors.Is(hookErr, idempotency.ErrClaimLost):
 		// Another process took the intent over while this one waited:
 		// it is theirs to settle; this one sends nothing.
-		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: hookErr}
-	case errors.As(err, &notSent):
+		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: hookErr}
+	case errors.Is(err, transport.ErrNotSent):
 		// Nothing left this time. Earlier sends, if any, were already
 		// resolved as not placed, or this is the first.
 		if serr := p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+err.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
-			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
+			return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: serr}
 		}
 		cause := err
 		if hookErr != nil {
 			cause = hookErr // the store could not record the signature
 		}
-		return nil, &NotSentError{ClientOrderID: rec.ClientOrderID, Reason: "stopped before the create left", Err: cause}
-	case errors.As(err, &unknown):
+		return nil, &Error{Kind: transport.ErrNotSent, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: "stopped before the create left", Err: cause}
+	case errors.Is(err, transport.ErrUnknownOutcome):
 		return p.markUnknown(ctx, rec, sends, err)
 	case errors.As(err, &status) && status.StatusCode >= 400 && status.StatusCode < 500:
 		if rec.Sends > 1 && hasField(status, "client_order_id") {
@@ -336,9 +335,9 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		// settled as not placed: known, even if recording it fails —
 		// unless another process holds the intent now and may send it.
 		if serr := p.setState(ctx, rec, idempotency.Rejected, status.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
-			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: serr}
+			return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: serr}
 		}
-		return nil, &RejectedError{ClientOrderID: rec.ClientOrderID, Reason: status.Error(), Err: err}
+		return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: status.Error(), Err: err}
 	default:
 		// 429, 5xx, a lost answer, a redirect, a non-2xx too large to
 		// read: the create may have landed.
@@ -363,15 +362,15 @@ func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause
 	rec.Answered2xx = true
 	reason := "acknowledged with a 2xx whose order could not be read: " + cause.Error()
 	if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
-		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 	}
 	o, raw, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 	if err != nil {
-		return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
+		return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
 			Err: fmt.Errorf("%v; looking it up: %w", cause, err)}
 	}
 	if o == nil {
-		return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
+		return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
 			Err: fmt.Errorf("%v; a lookup does not show it yet", cause)}
 	}
 	return p.acknowledge(ctx, rec, o, raw)
@@ -379,12 +378,12 @@ func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause
 
 func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends int, cause error) ([]byte, error) {
 	if err := p.setState(ctx, rec, idempotency.Unknown, cause.Error()); errors.Is(err, idempotency.ErrClaimLost) {
-		return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 	}
 	// Any other failure to record it leaves the intent pending, which is
 	// open too: whoever reads it next looks it up.
 	if rec.Key == "" {
-		return nil, &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Err: cause}
+		return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: cause}
 	}
 	return p.reconcile(ctx, rec, sends)
 }
@@ -393,7 +392,7 @@ func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends
 // sends again if the cap allows. sends counts this call's sends so far.
 func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends int) ([]byte, error) {
 	unknown := func(err error) error {
-		return &UnknownOutcomeError{ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: p.wasAnswered(rec), Err: err}
+		return &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: p.wasAnswered(rec), Err: err}
 	}
 	for {
 		if rec.Sends == 0 {
@@ -424,16 +423,16 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 			// nothing.
 			reason := fmt.Sprintf("not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends)
 			if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
-				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+				return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 			}
 			return nil, unknown(errors.New(reason))
 		}
 		if rec.Key == "" || sends >= p.maxSends {
 			reason := fmt.Sprintf("not found after %d send(s) and the expiry of every signature", rec.Sends)
 			if err := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(err, idempotency.ErrClaimLost) {
-				return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+				return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 			}
-			return nil, &NotPlacedError{ClientOrderID: rec.ClientOrderID, Reason: reason}
+			return nil, &Error{Kind: ErrNotPlaced, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: reason}
 		}
 		p.log.Info().Str("client_order_id", rec.ClientOrderID).Msg("not placed; sending the same create again")
 		return p.send(ctx, rec, sends+1)
@@ -468,7 +467,7 @@ func (p *Placer) expiry(rec idempotency.Record) time.Time {
 }
 
 // acknowledge records that the venue holds o. An order in state failed
-// is a *RejectedError. A failure to record an acknowledgement still
+// is a rejection. A failure to record an acknowledgement still
 // returns the order (it exists; a later Place finds it again by lookup);
 // a failure to record a rejection returns it as known, unless the claim
 // was lost.
@@ -477,9 +476,9 @@ func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Fa
 	if o.Failed {
 		reason := "the venue reports the order failed"
 		if err := p.setState(ctx, rec, idempotency.Rejected, reason); errors.Is(err, idempotency.ErrClaimLost) {
-			return nil, &InProgressError{ClientOrderID: rec.ClientOrderID, Err: err}
+			return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 		}
-		return nil, &RejectedError{ClientOrderID: rec.ClientOrderID, Reason: reason}
+		return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: reason}
 	}
 	rec.Order = raw
 	_ = p.setState(ctx, rec, idempotency.Acknowledged, "")

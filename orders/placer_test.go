@@ -136,8 +136,8 @@ func TestPlaceOnceAndAgain(t *testing.T) {
 			t.Fatalf("intent = %+v, %v", rec, err)
 		}
 
-		var conflict *orders.KeyConflictError
-		if _, err := e.placer.Place(ctx, "order-1", limitBuy("0.002")); !errors.As(err, &conflict) || !errors.Is(err, transport.ErrInvalidRequest) {
+		var conflict *orders.Error
+		if _, err := e.placer.Place(ctx, "order-1", limitBuy("0.002")); !errors.As(err, &conflict) || conflict.Kind != transport.ErrInvalidRequest || !errors.Is(err, transport.ErrInvalidRequest) {
 			t.Fatalf("a different request under the same key: err = %v", err)
 		}
 		if after := len(e.srv.Ledger().Requests()); after != before {
@@ -217,8 +217,8 @@ func TestRandomIDIsSentOnce(t *testing.T) {
 		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
 		ctx := context.Background()
 		_, err := e.placer.Place(ctx, "", limitBuy("0.001"))
-		var unknown *orders.UnknownOutcomeError
-		if !errors.As(err, &unknown) || unknown.ClientOrderID == "" || !errors.Is(err, transport.ErrUnknownOutcome) {
+		var unknown *orders.Error
+		if !errors.As(err, &unknown) || unknown.Kind != transport.ErrUnknownOutcome || unknown.ClientOrderID == "" || !errors.Is(err, transport.ErrUnknownOutcome) {
 			t.Fatalf("err = %v, want an unknown outcome naming the client_order_id", err)
 		}
 		if n := len(e.creates()); n != 1 {
@@ -242,8 +242,8 @@ func TestCancelledContextDuringReconcile(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // bubble time
 		defer cancel()
 		_, err := e.placer.Place(ctx, "k-1", limitBuy("0.001"))
-		var unknown *orders.UnknownOutcomeError
-		if !errors.As(err, &unknown) || unknown.ClientOrderID != e.placer.ClientOrderID("k-1") || !errors.Is(unknown.Err, context.DeadlineExceeded) {
+		var unknown *orders.Error
+		if !errors.As(err, &unknown) || unknown.Kind != transport.ErrUnknownOutcome || unknown.ClientOrderID != e.placer.ClientOrderID("k-1") || !errors.Is(unknown.Err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want an unknown outcome carrying the client_order_id", err)
 		}
 		rec, _ := e.store.Get(context.Background(), unknown.ClientOrderID)
@@ -427,13 +427,13 @@ func TestRejections(t *testing.T) {
 		req := limitBuy("0.001")
 		req.Symbol = "ZZZ-USD"
 		_, err := e.placer.Place(ctx, "bad-symbol", req)
-		var rejected *orders.RejectedError
+		var rejected *orders.Error
 		var status *transport.StatusError
-		if !errors.As(err, &rejected) || !errors.As(rejected.Err, &status) || status.StatusCode != 400 || !errors.Is(err, transport.ErrRejected) {
+		if !errors.As(err, &rejected) || rejected.Kind != transport.ErrRejected || !errors.As(rejected.Err, &status) || status.StatusCode != 400 || !errors.Is(err, transport.ErrRejected) {
 			t.Fatalf("err = %v", err)
 		}
 		before := len(e.creates())
-		if _, err := e.placer.Place(ctx, "bad-symbol", req); !errors.As(err, &rejected) {
+		if _, err := e.placer.Place(ctx, "bad-symbol", req); !errors.As(err, &rejected) || rejected.Kind != transport.ErrRejected {
 			t.Fatalf("second Place err = %v", err)
 		}
 		if len(e.creates()) != before {
@@ -470,15 +470,15 @@ func TestIntentHeldByAnotherProcess(t *testing.T) {
 		e := newEnv(t, shared)
 		ctx := context.Background()
 		_, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
-		var inProgress *orders.InProgressError
-		if !errors.As(err, &inProgress) || !errors.Is(err, idempotency.ErrInProgress) || !errors.Is(err, transport.ErrUnknownOutcome) {
+		var inProgress *orders.Error
+		if !errors.As(err, &inProgress) || inProgress.Kind != idempotency.ErrInProgress || !errors.Is(err, idempotency.ErrInProgress) || !errors.Is(err, transport.ErrUnknownOutcome) {
 			t.Fatalf("err = %v, want an in-progress error", err)
 		}
 		// A claim lost before the send (another process took the intent
 		// over): nothing is sent, and the intent is left to its holder.
 		shared.refuseCreate, shared.loseClaim = false, true
 		_, err = e.placer.Place(ctx, "k2", limitBuy("0.001"))
-		if !errors.As(err, &inProgress) {
+		if !errors.As(err, &inProgress) || inProgress.Kind != idempotency.ErrInProgress {
 			t.Fatalf("err = %v, want an in-progress error", err)
 		}
 		if n := len(e.creates()); n != 0 {

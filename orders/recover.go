@@ -8,28 +8,8 @@ import (
 
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 )
-
-// RecoverReport says what Recover found.
-type RecoverReport struct {
-	// Acknowledged: intents whose order the venue holds.
-	Acknowledged []idempotency.Record
-	// Rejected: intents whose order the venue reports failed.
-	Rejected []idempotency.Record
-	// NotPlaced: intents with no order, whose signatures have all expired,
-	// recorded so.
-	NotPlaced []idempotency.Record
-	// Unresolved: intents Recover could not settle: a lookup failed or
-	// could not see every order, the context ended while waiting for
-	// signatures to expire, a 2xx answered the create but its order is not
-	// listed yet (Answered2xx), re-sends are forbidden and the order is not
-	// found (WithMaxSends(1)), or the store would not record the outcome.
-	// Each may have an order at the venue.
-	Unresolved []idempotency.Record
-	// InProgress: intents another process sharing the store holds, or
-	// took over while Recover worked on them; they are left to it.
-	InProgress []idempotency.Record
-}
 
 // Recover settles every pending or unknown intent in the store by lookup,
 // without placing anything: found → acknowledged; not found once every
@@ -37,11 +17,30 @@ type RecoverReport struct {
 // clock for that when needed). An intent a 2xx answered is never taken as
 // not placed, nor, with WithMaxSends(1), any intent that was sent. Run it
 // at start-up, before placing.
-func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
-	var rep RecoverReport
+//
+// It calls each once for every open intent of the account, in the store's
+// order, with the record as Recover left it and what became of it:
+//
+//   - nil: settled; the record's State is Acknowledged (the venue holds
+//     the order), Rejected (the venue reports it failed) or NotPlaced (no
+//     order, recorded so).
+//   - an *Error of Kind idempotency.ErrInProgress: another process
+//     sharing the store holds the intent, or took it over while Recover
+//     worked on it; it is left to that process.
+//   - an *Error of Kind transport.ErrUnknownOutcome: unresolved, and it may
+//     have an order at the venue: a lookup failed or could not see every
+//     order, the context ended while waiting for signatures to expire, a
+//     2xx answered the create but its order is not listed yet
+//     (Answered2xx), re-sends are forbidden and the order is not found
+//     (WithMaxSends(1)), or the store would not record the outcome.
+//
+// Recover returns the store's error when it cannot list the intents, and
+// the context's when it ended (each has been called for the intents
+// handled by then).
+func (p *Placer) Recover(ctx context.Context, each func(rec idempotency.Record, err error)) error {
 	open, err := p.store.List(ctx, idempotency.Pending, idempotency.Unknown)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	for _, rec := range open {
 		if rec.AccountNumber != p.account {
@@ -50,25 +49,23 @@ func (p *Placer) Recover(ctx context.Context) (RecoverReport, error) {
 		settled, err := p.recoverOne(ctx, rec)
 		switch {
 		case errors.Is(err, idempotency.ErrInProgress), errors.Is(err, idempotency.ErrClaimLost):
-			rep.InProgress = append(rep.InProgress, settled)
+			each(settled, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: settled.ClientOrderID, Key: settled.Key, Err: err})
+		case err == nil && settled.State != idempotency.Acknowledged && settled.State != idempotency.Rejected && settled.State != idempotency.NotPlaced:
+			err = fmt.Errorf("the intent is still %s", settled.State)
+			fallthrough
 		case err != nil:
-			rep.Unresolved = append(rep.Unresolved, settled)
+			each(settled, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: settled.ClientOrderID, Key: settled.Key,
+				Answered2xx: settled.Answered2xx, Err: err})
 			select { // read Err only once done: some contexts block in it
 			case <-ctx.Done():
-				return rep, ctx.Err()
+				return ctx.Err()
 			default:
 			}
-		case settled.State == idempotency.Acknowledged:
-			rep.Acknowledged = append(rep.Acknowledged, settled)
-		case settled.State == idempotency.Rejected:
-			rep.Rejected = append(rep.Rejected, settled)
-		case settled.State == idempotency.NotPlaced:
-			rep.NotPlaced = append(rep.NotPlaced, settled)
 		default:
-			rep.Unresolved = append(rep.Unresolved, settled)
+			each(settled, nil)
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // errUnread: a 2xx answered the create, and its order is not listed yet.
@@ -104,10 +101,10 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 		}
 		if o != nil {
 			_, err := p.acknowledge(ctx, &rec, o, raw)
-			if _, rejected := err.(*RejectedError); rejected {
+			if e, ok := err.(*Error); ok && e.Kind == transport.ErrRejected {
 				err = nil
 			}
-			if _, inProgress := err.(*InProgressError); inProgress {
+			if e, ok := err.(*Error); ok && e.Kind == idempotency.ErrInProgress {
 				err = idempotency.ErrClaimLost
 			}
 			return rec, err

@@ -16,10 +16,11 @@
 //
 // # Secrets
 //
-// PrivateKey and Signer redact themselves in every print path: String,
-// GoString, every fmt verb and flag, encoding/json and zerolog. fmt's own
-// %p and %T, a bad verb's echo and a field fmt cannot call methods on
-// (unexported, or inside one) print only a type name or an address: the
-// secrets are held two pointers away, where fmt's reflection never
-// follows. Nothing in this package puts key material in an error.
+// PrivateKey and Signer redact themselves in every print path with three
+// methods: String (for a fmt.Stringer), Format (every fmt verb and flag,
+// %#v included) and MarshalText (encoding/json, and zerolog's Interface,
+// Any and Fields and log/slog, which go through it). fmt's own %p and %T,
+// a bad verb's echo and a field fmt cannot call methods on (unexported, or
+// inside one) print only a type name or an address: the secrets are held
+// two pointers away, where fmt's reflection never follows. Nothing in this package puts key material in an error.
 package signing

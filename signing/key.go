@@ -12,8 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-
-	"github.com/rs/zerolog"
 )
 
 const redacted = "[REDACTED]"
@@ -193,20 +191,14 @@ func (k *PrivateKey) valid() bool { return len(k.bytes()) == ed25519.PrivateKeyS
 // String returns a redacted placeholder, never key material.
 func (k PrivateKey) String() string { return "signing.PrivateKey" + redacted }
 
-// GoString returns a redacted placeholder, never key material.
-func (k PrivateKey) GoString() string { return k.String() }
-
-// Format writes a redacted placeholder for every fmt verb and flag. fmt
-// itself handles %T (the type's name) and %p (an address, or for a value
-// that is not a pointer "%!p(signing.PrivateKey={0xc…})"), neither of
-// which reaches the key.
+// Format writes a redacted placeholder for every fmt verb and flag, %#v
+// included (fmt prefers a Formatter to a GoStringer). fmt itself handles
+// %T (the type's name) and %p (an address, or for a value that is not a
+// pointer "%!p(signing.PrivateKey={0xc…})"), neither of which reaches the
+// key.
 func (k PrivateKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, k.String()) }
 
-// MarshalJSON encodes the key as a redacted placeholder string.
-func (k PrivateKey) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
-
-// MarshalText encodes the key as a redacted placeholder.
+// MarshalText encodes the key as a redacted placeholder. encoding/json
+// uses it (a JSON string), and so do zerolog's Interface and Any and
+// log/slog, which go through encoding/json or encoding.TextMarshaler.
 func (k PrivateKey) MarshalText() ([]byte, error) { return []byte(redacted), nil }
-
-// MarshalZerologObject logs only that a key is present.
-func (k PrivateKey) MarshalZerologObject(e *zerolog.Event) { e.Str("private_key", redacted) }

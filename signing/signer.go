@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // Header names the venue reads.
@@ -94,18 +92,11 @@ func (s *Signer) KeyID() string {
 // String returns a redacted placeholder, never the API key or private key.
 func (s Signer) String() string { return "signing.Signer" + redacted }
 
-// GoString returns a redacted placeholder.
-func (s Signer) GoString() string { return s.String() }
-
-// Format writes a redacted placeholder for every fmt verb and flag; %T
-// and %p are fmt's own and reach no secret (see PrivateKey.Format).
+// Format writes a redacted placeholder for every fmt verb and flag, %#v
+// included; %T and %p are fmt's own and reach no secret (see
+// PrivateKey.Format).
 func (s Signer) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.String()) }
 
-// MarshalJSON encodes the signer as a redacted placeholder string.
-func (s Signer) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
-
-// MarshalText encodes the signer as a redacted placeholder.
+// MarshalText encodes the signer as a redacted placeholder, for
+// encoding/json, zerolog and log/slog (see PrivateKey.MarshalText).
 func (s Signer) MarshalText() ([]byte, error) { return []byte(redacted), nil }
-
-// MarshalZerologObject logs only that a signer is present.
-func (s Signer) MarshalZerologObject(e *zerolog.Event) { e.Str("signer", redacted) }

@@ -245,12 +245,13 @@ func TestRedaction(t *testing.T) {
 		}
 		outputs = append(outputs, string(j))
 	}
-	outputs = append(outputs, key.String(), key.GoString(), s.String(), s.GoString())
+	outputs = append(outputs, key.String(), s.String(), fmt.Sprintf("%#v", key), fmt.Sprintf("%#v", *s))
 
 	var buf bytes.Buffer
 	log := zerolog.New(&buf)
-	log.Info().Object("key", key).Object("signer", s).Interface("any_key", key).Interface("any_signer", s).
-		Interface("holder", holder{key, s}).Stringer("str", key).Msg("redaction")
+	log.Info().Any("key", key).Any("signer", *s).Interface("any_key", *key).Interface("any_signer", s).
+		Interface("holder", holder{key, s}).Fields(map[string]any{"field_key": key, "field_signer": *s}).
+		Stringer("str", key).Msg("redaction")
 	outputs = append(outputs, buf.String())
 
 	for _, out := range outputs {

@@ -240,7 +240,8 @@ func (c *Client) Clock() clockwork.Clock { return c.clock }
 // BaseURL returns the venue's base URL (scheme and host).
 func (c *Client) BaseURL() string { return c.base.String() }
 
-// Response is a 2xx answer, read whole.
+// Response is a 2xx answer, read whole (or, with an error, a write's 2xx
+// whose body could not be read: see Do).
 type Response struct {
 	StatusCode int
 	// Proto is the protocol the answer came over, as net/http reports it:
@@ -290,13 +291,21 @@ func (c *Client) Post(ctx context.Context, target string, body []byte) (*Respons
 // 500, 502, 503, 504 or a failure below HTTP; every other answer is final.
 // A write that gets 429, 5xx or a redirect, or whose answer is lost after
 // it may have been written (a timeout, a reset connection, an HTTP/2
-// stream reset or GOAWAY), returns an *UnknownOutcomeError and is never
-// sent again, by this package or by net/http beneath it.
+// stream reset or GOAWAY), returns an error matching ErrUnknownOutcome and
+// is never sent again, by this package or by net/http beneath it.
 //
-// Errors: *StatusError for a non-2xx answer, *NetworkError for a GET that
-// failed below HTTP on every attempt, *UnknownOutcomeError, *NotSentError
-// when nothing reached the venue, *ResponseTooLargeError for a read, or an
-// error matching ErrInvalidRequest, or ctx's error when ctx ends first.
+// Errors: a *StatusError for any other non-2xx answer, or an error matching
+// ErrUnavailable (a GET that failed below HTTP on every attempt),
+// ErrUnknownOutcome, ErrNotSent (nothing reached the venue) or
+// ErrInvalidRequest, or one for a read whose body exceeded the limit
+// (matching none of them), or ctx's error when ctx ends first.
+//
+// As with net/http's Client.Do, a non-nil *Response comes with a non-nil
+// error in one case only: a write answered with a 2xx whose body could not
+// be read whole (too large, or cut off). The error matches
+// ErrUnknownOutcome; the Response has StatusCode, Proto, Header and
+// Attempts, and no Body. The venue acted on the write; what it made is
+// for a lookup to read.
 func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*Response, error) {
 	return c.Send(ctx, method, target, body, nil)
 }
@@ -304,8 +313,8 @@ func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*R
 // BeforeSend is called with the time an attempt is signed with — the
 // client's clock corrected by the measured venue clock offset (VenueNow) —
 // after it has waited for the rate budget and just before its first byte
-// is sent. If it returns an error, nothing is sent and Send returns that
-// error wrapped in a *NotSentError.
+// is sent. If it returns an error, nothing is sent and Send returns an
+// error that matches ErrNotSent and wraps it.
 type BeforeSend func(signedAt time.Time) error
 
 // Send is Do with a hook that runs before every attempt is sent. Package
@@ -328,7 +337,7 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		}
 		ans, sendErr := c.attempt(ctx, method, target, body, beforeSend, last)
 		last = ans.stamp
-		var ns *NotSentError
+		var ns *notSentError
 		if errors.As(sendErr, &ns) {
 			return nil, sendErr
 		}
@@ -453,7 +462,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	st := stamp{local: now.Unix(), signed: signedAt.Unix()}
 	if beforeSend != nil {
 		if err := beforeSend(signedAt); err != nil {
-			return answer{}, &NotSentError{Method: method, Path: req.URL.Path, Err: err}
+			return answer{}, &notSentError{Method: method, Path: req.URL.Path, Err: err}
 		}
 	}
 	c.signer.SetHeaders(req.Header, signedAt, method, target, body)
@@ -483,23 +492,23 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts int, 
 	status := ans.status
 	switch {
 	case sendErr != nil && errors.Is(sendErr, errResponseTooLarge):
-		tooLarge := &ResponseTooLargeError{Method: method, Path: path, StatusCode: status, Limit: c.maxBody}
+		tooLarge := &responseTooLargeError{Method: method, Path: path, StatusCode: status, Limit: c.maxBody}
 		if write {
 			// The venue answered, perhaps with the order it made.
-			return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: tooLarge}
+			return unknownWrite(method, path, attempts, ans, tooLarge)
 		}
 		return nil, tooLarge
 	case sendErr != nil && write:
 		if isDialError(sendErr) && ctxErr(ctx) == nil {
 			// Nothing reached the venue.
-			return nil, &NotSentError{Method: method, Path: path, Err: sendErr}
+			return nil, &notSentError{Method: method, Path: path, Err: sendErr}
 		}
-		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: sendErr}
+		return unknownWrite(method, path, attempts, ans, sendErr)
 	case sendErr != nil:
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		return nil, &NetworkError{Method: method, Path: path, Attempts: attempts, Err: sendErr}
+		return nil, &networkError{Method: method, Path: path, Attempts: attempts, Err: sendErr}
 	case status >= 200 && status < 300:
 		return &Response{StatusCode: status, Proto: ans.proto, Header: ans.header, Body: ans.body, Attempts: attempts}, nil
 	}
@@ -512,9 +521,20 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts int, 
 		serr.ClockOffset = c.clockDiagnosis(ans)
 	}
 	if write && (status == http.StatusTooManyRequests || status >= 500 || (status >= 300 && status < 400)) {
-		return nil, &UnknownOutcomeError{Method: method, Path: path, StatusCode: status, Err: serr}
+		return unknownWrite(method, path, attempts, ans, serr)
 	}
 	return nil, serr
+}
+
+// unknownWrite is the answer to a write whose outcome is unknown. When the
+// venue's status was a 2xx (its body too large or cut off), the Response
+// comes back too, without a body: the venue acted on the write.
+func unknownWrite(method, path string, attempts int, ans answer, cause error) (*Response, error) {
+	err := &unknownOutcomeError{Method: method, Path: path, StatusCode: ans.status, Err: cause}
+	if ans.status >= 200 && ans.status < 300 {
+		return &Response{StatusCode: ans.status, Proto: ans.proto, Header: ans.header, Attempts: attempts}, err
+	}
+	return nil, err
 }
 
 // clockDiagnosis returns the venue's clock offset — this answer's own Date
@@ -534,7 +554,7 @@ func (c *Client) clockDiagnosis(ans answer) time.Duration {
 
 func (c *Client) notSent(method, path string, attempt int, err error) error {
 	c.log.Debug().Str("method", method).Str("path", path).Int("attempt", attempt).Str("error", err.Error()).Msg("not sent: waiting for the rate budget ended")
-	return &NotSentError{Method: method, Path: path, Err: err}
+	return &notSentError{Method: method, Path: path, Err: err}
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")

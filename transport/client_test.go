@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +162,7 @@ func TestRetryRules(t *testing.T) {
 			} else if !errors.Is(res.err, tt.want) {
 				t.Fatalf("err = %v, want errors.Is %v", res.err, tt.want)
 			}
-			var uo *UnknownOutcomeError
+			var uo *unknownOutcomeError
 			if got := errors.As(res.err, &uo); got != tt.unknown {
 				t.Errorf("unknown outcome = %v, want %v (err %v)", got, tt.unknown, res.err)
 			}
@@ -328,7 +329,7 @@ func TestAttemptTimeoutOnPOSTIsUnknown(t *testing.T) {
 	}
 	clock.Advance(DefaultAttemptTimeout)
 	err := <-done
-	var uo *UnknownOutcomeError
+	var uo *unknownOutcomeError
 	if !errors.As(err, &uo) || uo.StatusCode != 0 || !errors.Is(uo.Err, errAttemptTimeout) {
 		t.Fatalf("err = %v, want an unknown outcome from the attempt timeout", err)
 	}
@@ -351,7 +352,7 @@ func TestPOSTRefusedConnectionIsNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Post(ctx, "/o/", []byte(`{}`))
-	var ns *NotSentError
+	var ns *notSentError
 	if !errors.As(err, &ns) || errors.Is(err, ErrUnknownOutcome) {
 		t.Fatalf("err = %v: a refused connection sent nothing, so the outcome is known", err)
 	}
@@ -363,12 +364,52 @@ func TestResponseTooLarge(t *testing.T) {
 	v := newVenue(t, clock, reply{status: 200, body: strings.Repeat("a", 65)})
 	c := newTestClient(t, v, newEventLog(), WithMaxResponseBytes(64))
 	_, err := c.Get(ctx, "/a/")
-	var tl *ResponseTooLargeError
+	var tl *responseTooLargeError
 	if !errors.As(err, &tl) || tl.Limit != 64 || tl.StatusCode != 200 {
 		t.Fatalf("err = %v", err)
 	}
 	if n := len(v.requests()); n != 1 {
 		t.Errorf("sent %d times", n)
+	}
+}
+
+// TestWrite2xxUnreadable: a write answered 2xx whose body cannot be read
+// whole (too large, cut off) is an unknown outcome that comes with the
+// Response (status, header, no body): the venue acted on it. Any other
+// unknown outcome comes without one.
+func TestWrite2xxUnreadable(t *testing.T) {
+	tests := []struct {
+		name   string
+		reply  reply
+		status int
+	}{
+		{"too large", reply{status: 201, body: strings.Repeat("a", 65)}, 201},
+		{"cut off", reply{status: 200, header: map[string]string{"Content-Length": "100"}, body: `{"id":`}, 200},
+		{"503", status(503), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testContext(t)
+			clock := clockwork.NewFakeClockAt(t0)
+			v := newVenue(t, clock, tt.reply)
+			c := newTestClient(t, v, newEventLog(), WithMaxResponseBytes(64))
+			resp, err := c.Post(ctx, "/o/", []byte(`{}`))
+			if !errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotSent) {
+				t.Fatalf("err = %v, want an unknown outcome only", err)
+			}
+			switch {
+			case tt.status == 0 && resp != nil:
+				t.Errorf("resp = %+v with a %v, want none", resp, err)
+			case tt.status != 0 && (resp == nil || resp.StatusCode != tt.status || resp.Body != nil || resp.Attempts != 1 || resp.Header.Get("Date") == ""):
+				t.Errorf("resp = %+v, want status %d, its header, no body, 1 attempt", resp, tt.status)
+			}
+			if tt.status != 0 && !strings.Contains(err.Error(), strconv.Itoa(tt.status)) {
+				t.Errorf("err = %v: the message does not name the %d", err, tt.status)
+			}
+			if n := len(v.requests()); n != 1 {
+				t.Errorf("sent %d times", n)
+			}
+		})
 	}
 }
 
@@ -557,9 +598,9 @@ func TestBeforeSendSeesSigningTimeAndCanStop(t *testing.T) {
 	}
 	stop := errors.New("store unavailable")
 	_, err := c.Send(ctx, "POST", "/o/", []byte(`{}`), func(time.Time) error { return stop })
-	var ns *NotSentError
+	var ns *notSentError
 	if !errors.As(err, &ns) || !errors.Is(err, stop) || errors.Is(err, ErrUnknownOutcome) {
-		t.Fatalf("err = %v, want a NotSentError wrapping the hook's error", err)
+		t.Fatalf("err = %v, want a notSentError wrapping the hook's error", err)
 	}
 	if n := len(v.requests()); n != 1 {
 		t.Fatalf("a refused request was sent (%d requests)", n)

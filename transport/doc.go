@@ -16,7 +16,7 @@
 //	GET      any other status (400, 401, 403, 404,    final: returns a *StatusError
 //	         422, 501, 3xx, …)
 //	POST     2xx                                      returns it
-//	POST     429 or any 5xx, or the answer lost       never sent again: *UnknownOutcomeError
+//	POST     429 or any 5xx, or the answer lost       never sent again: ErrUnknownOutcome
 //	         after it may have been written
 //	POST     any other status                         final: returns a *StatusError
 //
@@ -69,20 +69,24 @@
 // Callers branch with errors.Is on ErrNotFound (404), ErrCredentials
 // (401, 403), ErrRejected (400, 422 and other final 4xx), ErrRateLimited
 // and ErrUnavailable (retried until the budget ran out), ErrUnknownOutcome,
-// ErrNotSent and ErrInvalidRequest, and read details with errors.As on
-// *StatusError (status, attempts, last Retry-After, the venue's error
-// envelope with its field paths, and on a 401 the clock offset that
-// explains it), *NetworkError, *UnknownOutcomeError, *NotSentError and
-// *ResponseTooLargeError. Errors never hold headers, signatures or keys.
+// ErrNotSent and ErrInvalidRequest, and read the venue's answer with
+// errors.As on *StatusError (status, attempts, last Retry-After, the
+// venue's error envelope with its field paths, and on a 401 the clock
+// offset that explains it). The other errors are of unexported types: the
+// condition is what to act on, and the rest (method, path, attempts, the
+// status and the cause) is in the message. Errors never hold headers,
+// signatures or keys.
 //
 // The conditions do not overlap where it matters: a write whose outcome is
-// unknown (*UnknownOutcomeError) matches ErrUnknownOutcome and nothing else
-// — not ErrUnavailable or ErrRateLimited ("retry later"), not ErrRejected
-// ("the venue said no"), not ErrNotSent ("safe to retry") — even when the
-// venue's answer behind it was a 503; that answer is in its Err field, out
-// of reach of errors.Is and errors.As. A request stopped before anything
-// reached the venue (*NotSentError) matches ErrNotSent. A bot checks
-// ErrUnknownOutcome first:
+// unknown matches ErrUnknownOutcome and nothing else — not ErrUnavailable
+// or ErrRateLimited ("retry later"), not ErrRejected ("the venue said
+// no"), not ErrNotSent ("safe to retry") — even when the venue's answer
+// behind it was a 503; that answer is in its message, out of reach of
+// errors.Is and errors.As. A write answered 2xx whose body could not be
+// read whole is such an unknown outcome, returned with the Response
+// (status and header, no body; see Client.Do). A request stopped before
+// anything reached the venue matches ErrNotSent and unwraps to the reason.
+// A bot checks ErrUnknownOutcome first:
 //
 //	switch {
 //	case errors.Is(err, transport.ErrUnknownOutcome):
@@ -107,8 +111,8 @@
 //     whenever it can rewind the body: when GetBody is set, which
 //     http.NewRequest does for a bytes.Reader, or when the body is nil or
 //     NoBody. A venue may send those after committing the write. With
-//     neither, the reset reaches this package, which reports an
-//     *UnknownOutcomeError.
+//     neither, the reset reaches this package, which reports an unknown
+//     outcome (ErrUnknownOutcome).
 //   - ContentLength is the body's length (an empty body goes as an empty
 //     DATA frame over HTTP/2, chunked over HTTP/1.1).
 //   - No Idempotency-Key or X-Idempotency-Key header: net/http's HTTP/1

@@ -9,8 +9,10 @@ import (
 	"time"
 )
 
-// Conditions callers branch on, matched with errors.Is against the typed
-// errors this package returns.
+// Conditions callers branch on, matched with errors.Is against the errors
+// this package returns. Besides *StatusError, their types are unexported:
+// what a caller needs of them is the condition, and the rest (method,
+// path, attempts, status, cause) is in the message.
 var (
 	// ErrNotFound: the venue answered 404.
 	ErrNotFound = errors.New("not found")
@@ -24,7 +26,8 @@ var (
 	// ran out.
 	ErrRateLimited = errors.New("rate limited")
 	// ErrUnavailable: the venue kept failing (500, 502, 503, 504, or
-	// below HTTP) until the retry budget ran out.
+	// below HTTP) until the retry budget ran out. A GET that failed below
+	// HTTP on every attempt unwraps to the last failure.
 	ErrUnavailable = errors.New("venue unavailable")
 	// ErrUnknownOutcome: a write may or may not have taken effect. Never
 	// send it again under a new idempotency key; only a lookup can tell.
@@ -32,7 +35,9 @@ var (
 	// "safe to retry" (ErrNotSent, ErrUnavailable, ErrRateLimited) or "the
 	// venue said no" (ErrRejected, ErrNotFound, ErrCredentials).
 	ErrUnknownOutcome = errors.New("unknown outcome")
-	// ErrNotSent: nothing reached the venue; safe to retry.
+	// ErrNotSent: nothing reached the venue; safe to retry. The error
+	// unwraps to the reason (a BeforeSend hook's error, the context's, the
+	// failed dial).
 	ErrNotSent = errors.New("not sent")
 	// ErrInvalidRequest: the request was refused before anything was sent.
 	ErrInvalidRequest = errors.New("invalid request")
@@ -148,68 +153,70 @@ func (e *StatusError) Fields() []string {
 	return out
 }
 
-// NetworkError is a GET that failed below HTTP (connection refused or
-// reset, per-attempt timeout) on every attempt. It matches ErrUnavailable.
-type NetworkError struct {
+// networkError is a GET that failed below HTTP (connection refused or
+// reset, per-attempt timeout) on every attempt. It matches ErrUnavailable
+// and unwraps to the last failure; its message names the attempts.
+type networkError struct {
 	Method, Path string
 	Attempts     int
 	Err          error
 }
 
-// Error implements error.
-func (e *NetworkError) Error() string {
+func (e *networkError) Error() string {
 	return fmt.Sprintf("%s %s: failed after %d attempts: %v", e.Method, e.Path, e.Attempts, e.Err)
 }
 
-// Unwrap returns the last failure.
-func (e *NetworkError) Unwrap() error { return e.Err }
+func (e *networkError) Unwrap() error { return e.Err }
 
-// Is matches ErrUnavailable.
-func (e *NetworkError) Is(target error) bool { return target == ErrUnavailable }
+func (e *networkError) Is(target error) bool { return target == ErrUnavailable }
 
-// UnknownOutcomeError is a write (a POST) whose effect cannot be known: the
-// venue answered 429, 5xx or a redirect, a 2xx too large to read, or the
-// answer was lost after the request may have been written (a timeout, a
-// connection reset, an HTTP/2 stream reset or GOAWAY). The request was sent
-// once and was not sent again; only a lookup can tell whether it took
-// effect.
+// unknownOutcomeError is a write (a POST) whose effect cannot be known: the
+// venue answered 429, 5xx or a redirect, a 2xx too large to read or cut
+// off, or the answer was lost after the request may have been written (a
+// timeout, a connection reset, an HTTP/2 stream reset or GOAWAY). The
+// request was sent once and was not sent again; only a lookup can tell
+// whether it took effect.
 //
 // It matches ErrUnknownOutcome and nothing else: it deliberately does not
 // unwrap to its cause, so that a 503 behind it cannot read as
-// ErrUnavailable ("retry later") nor a 3xx as ErrRejected. The cause stays
-// readable in Err.
-type UnknownOutcomeError struct {
+// ErrUnavailable ("retry later") nor a 3xx as ErrRejected. The cause
+// (the venue's answer or the failure) and the status are in its message.
+type unknownOutcomeError struct {
 	Method, Path string
 	// StatusCode is the venue's answer, or 0 when none arrived.
 	StatusCode int
-	// Err is the answer (a *StatusError, a *ResponseTooLargeError) or the
-	// failure. It is not reachable through errors.Is or errors.As.
+	// Err is the answer (a *StatusError, a *responseTooLargeError) or the
+	// failure.
 	Err error
 }
 
-// Error implements error.
-func (e *UnknownOutcomeError) Error() string {
+func (e *unknownOutcomeError) Error() string {
+	var se *StatusError
+	var tl *responseTooLargeError
+	if e.StatusCode != 0 && !errors.As(e.Err, &se) && !errors.As(e.Err, &tl) {
+		return fmt.Sprintf("%s %s: unknown outcome (answered %d %s but its body could not be read; sent once, not retried; it may have taken effect): %v",
+			e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode), e.Err)
+	}
 	return fmt.Sprintf("%s %s: unknown outcome (sent once, not retried; it may have taken effect): %v", e.Method, e.Path, e.Err)
 }
 
-// Is matches ErrUnknownOutcome.
-func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
+func (e *unknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
 
-// ResponseTooLargeError is a response whose body exceeded the client's
+// responseTooLargeError is a response whose body exceeded the client's
 // limit. The request was answered with StatusCode; the body was not read.
-type ResponseTooLargeError struct {
+// It matches none of the sentinels.
+type responseTooLargeError struct {
 	Method, Path string
 	StatusCode   int
 	Limit        int64
 }
 
-// Error implements error.
-func (e *ResponseTooLargeError) Error() string {
+func (e *responseTooLargeError) Error() string {
 	return fmt.Sprintf("%s %s: %d response body exceeds the %d-byte limit", e.Method, e.Path, e.StatusCode, e.Limit)
 }
 
 // Unwrap lets errors.Is see that the body was too large.
-func (e *ResponseTooLargeError) Unwrap() error { return errResponseTooLarge }
+func (e *responseTooLargeError) Unwrap() error { return errResponseTooLarge }
 
 const maxErrorBody = 1 << 10
 
@@ -246,22 +253,19 @@ func newStatusError(method, path string, status, attempts int, retryAfter time.D
 	return e
 }
 
-// NotSentError is a request that was stopped before anything reached the
+// notSentError is a request that was stopped before anything reached the
 // venue: a BeforeSend hook refused it, the rate budget could not be had,
-// or the connection could not be made. It matches ErrNotSent; sending it
-// again is safe.
-type NotSentError struct {
+// or the connection could not be made. It matches ErrNotSent and unwraps
+// to the reason; sending it again is safe.
+type notSentError struct {
 	Method, Path string
 	Err          error
 }
 
-// Error implements error.
-func (e *NotSentError) Error() string {
+func (e *notSentError) Error() string {
 	return fmt.Sprintf("%s %s: not sent: %v", e.Method, e.Path, e.Err)
 }
 
-// Unwrap returns the reason nothing was sent.
-func (e *NotSentError) Unwrap() error { return e.Err }
+func (e *notSentError) Unwrap() error { return e.Err }
 
-// Is matches ErrNotSent.
-func (e *NotSentError) Is(target error) bool { return target == ErrNotSent }
+func (e *notSentError) Is(target error) bool { return target == ErrNotSent }

@@ -51,7 +51,8 @@ func Example() {
 }
 
 // A create that meets a 503 is never sent again: the caller learns that
-// the outcome is unknown and must look the order up.
+// the outcome is unknown and must look the order up. The 503 behind it
+// does not read as "unavailable, retry later".
 func Example_unknownOutcome() {
 	sent := 0
 	venue := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,8 +66,7 @@ func Example_unknownOutcome() {
 	client, _ := transport.New(venue.URL, signer)
 
 	_, err := client.Post(context.Background(), "/api/v2/crypto/trading/orders/", []byte(`{"client_order_id":"131de903-5a9c-4260-abc1-28d562a5dcf0"}`))
-	var unknown *transport.UnknownOutcomeError
-	fmt.Println(errors.As(err, &unknown), unknown.StatusCode, "sent", sent, "time(s)")
+	fmt.Println(errors.Is(err, transport.ErrUnknownOutcome), errors.Is(err, transport.ErrUnavailable), "sent", sent, "time(s)")
 	// Output:
-	// true 503 sent 1 time(s)
+	// true false sent 1 time(s)
 }

@@ -157,13 +157,13 @@ func TestWriteNeverReplayedOverHTTP2(t *testing.T) {
 				if n := v.seen(http.MethodPost); n != 1 {
 					t.Errorf("venue saw %d POSTs, want exactly 1", n)
 				}
-				var uo *UnknownOutcomeError
-				var ns *NotSentError
+				var uo *unknownOutcomeError
+				var ns *notSentError
 				if err == nil {
 					t.Fatalf("success (%d), want an unknown outcome", resp.StatusCode)
 				}
 				if !errors.As(err, &uo) || !errors.Is(err, ErrUnknownOutcome) || errors.As(err, &ns) || errors.Is(err, ErrNotSent) {
-					t.Errorf("err = %v, want *UnknownOutcomeError and not not-sent", err)
+					t.Errorf("err = %v, want *unknownOutcomeError and not not-sent", err)
 				}
 				if hooks != 1 || lim.taken() != 1 {
 					t.Errorf("BeforeSend ran %d times, %d tokens taken; want 1 and 1", hooks, lim.taken())

@@ -176,7 +176,7 @@ func TestStatusErrorConditions(t *testing.T) {
 			}
 		}
 	}
-	uo := &UnknownOutcomeError{Method: "POST", Path: "/o/", StatusCode: 503, Err: newStatusError("POST", "/o/", 503, 1, 0, nil)}
+	uo := &unknownOutcomeError{Method: "POST", Path: "/o/", StatusCode: 503, Err: newStatusError("POST", "/o/", 503, 1, 0, nil)}
 	if !errors.Is(uo, ErrUnknownOutcome) {
 		t.Error("unknown outcome not matched")
 	}

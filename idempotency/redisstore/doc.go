@@ -13,14 +13,17 @@
 //
 // Create is one atomic Lua step that writes the record and a claim on it
 // (the Store's owner id and a lease). While a live claim is held by another
-// process, Create writes nothing and returns an *InProgressError (matching
-// ErrInProgress): the second process does not create, send or look up
-// anything. An acknowledged or rejected intent is returned to anyone.
+// process, Create writes nothing and returns an error matching
+// idempotency.ErrInProgress (its message names the holder, when its claim
+// lapses and when its signatures expire; broker.ErrInProgress is the same
+// value): the second process does not create, send or look up anything.
+// An acknowledged or rejected intent is returned to anyone.
 //
 // Update is a compare-and-set on the owner: only the claim holder may
-// change an intent; anyone else gets ErrClaimLost. Each update renews the
-// lease; one to a final state (acknowledged, rejected, not placed) releases
-// the claim, so a not-placed intent may be taken up by any process.
+// change an intent; anyone else gets idempotency.ErrClaimLost. Each update
+// renews the lease; one to a final state (acknowledged, rejected, not
+// placed) releases the claim, so a not-placed intent may be taken up by
+// any process.
 //
 // # Abandoned intents
 //
@@ -34,9 +37,10 @@
 // Create then returns the record with created == false and the claim passed
 // to the caller, whose orders.Placer reconciles by lookup (it does for
 // pending and unknown intents) before any resend. A stalled, not dead,
-// former holder finds its next Update refused (ErrClaimLost), and since
-// orders records every signature with an Update before sending it, it can
-// send nothing more; what it sent before has expired at the venue.
+// former holder finds its next Update refused (idempotency.ErrClaimLost),
+// and since orders records every signature with an Update before sending
+// it, it can send nothing more; what it sent before has expired at the
+// venue.
 //
 // # Time
 //

@@ -12,7 +12,8 @@ import (
 
 // Every bot process of a fleet places through one Redis intent store. A
 // key another process is placing right now comes back as
-// ErrInProgress: nothing was sent; ask again later for the settled order.
+// broker.ErrInProgress: nothing was sent; ask again later for the settled
+// order.
 func Example() {
 	ctx := context.Background()
 	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", "AB1234567890")
@@ -26,10 +27,9 @@ func Example() {
 		log.Fatal(err)
 	}
 	order, err := placer.Place(ctx, "rebalance-2026-05-01", broker.OrderRequest{ /* … */ })
-	var busy *redisstore.InProgressError
 	switch {
-	case errors.As(err, &busy):
-		log.Printf("another process (%s) is placing it", busy.Owner)
+	case errors.Is(err, broker.ErrInProgress):
+		log.Printf("another process is placing it: %v", err) // the message names it
 	case errors.Is(err, redisstore.ErrStoreReset):
 		// Redis lost intents: nothing was sent, and this Store refuses
 		// from now on. Reconcile the account's orders before restarting.

@@ -7,3 +7,7 @@ import "time"
 func WithShortLeaseForTest(d time.Duration) Option {
 	return func(c *config) { c.lease, c.shortLease = d, true }
 }
+
+// InProgressError lets the tests read the details of Create's in-progress
+// refusal, which callers read in its message.
+type InProgressError = inProgressError

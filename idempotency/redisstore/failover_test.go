@@ -33,11 +33,10 @@ const (
 // not-placed or rejected that wraps a store error is still a claim that
 // no order exists.
 func answerOf(o *broker.Order, err error) string {
-	var np *broker.NotPlacedError
 	switch {
 	case err == nil && o != nil:
 		return ansOrder
-	case errors.As(err, &np):
+	case errors.Is(err, broker.ErrNotPlaced):
 		return ansNotPlaced
 	case errors.Is(err, transport.ErrRejected):
 		return ansRejected

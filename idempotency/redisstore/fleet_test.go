@@ -112,7 +112,7 @@ func result(key string, o *broker.Order, err error) placeResult {
 	switch {
 	case err == nil:
 		r.OrderID = o.ID
-	case errors.Is(err, redisstore.ErrInProgress):
+	case errors.Is(err, idempotency.ErrInProgress):
 		var ip *redisstore.InProgressError
 		r.InProgress = errors.As(err, &ip) && ip.Owner != ""
 		r.Err = err.Error()

@@ -65,7 +65,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 				switch {
 				case err == nil && !crashed:
 					placedBeforeCrash[k] = o.ID
-				case err != nil && !errors.Is(err, redisstore.ErrInProgress):
+				case err != nil && !errors.Is(err, idempotency.ErrInProgress):
 					failures++
 				}
 				mu.Unlock()
@@ -112,7 +112,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 		var o *broker.Order
 		var err error
 		for _, w := range workers {
-			if o, err = w.p.Place(ctx, k, buy); !errors.Is(err, redisstore.ErrInProgress) {
+			if o, err = w.p.Place(ctx, k, buy); !errors.Is(err, idempotency.ErrInProgress) {
 				break
 			}
 		}

@@ -40,19 +40,14 @@ const (
 	DefaultReplicaTimeout = 2 * time.Second
 )
 
-// Errors a Store returns besides idempotency's.
+// Errors a Store returns besides idempotency's: Create refuses an intent
+// another process holds, or abandoned while a signature it sent can still
+// be accepted, with an error matching idempotency.ErrInProgress whose
+// message names the holder, when its claim lapses and when its signatures
+// expire; Update refuses a Store that no longer holds the intent's claim
+// (another process took it over, or the claim was released when the
+// intent reached a final state) with one matching idempotency.ErrClaimLost.
 var (
-	// ErrInProgress: another process holds the claim on the intent, or
-	// abandoned it while a signature it sent can still be accepted.
-	// Returned by Create as an *InProgressError.
-	// It is idempotency.ErrInProgress, so callers need not import this
-	// package to branch on it.
-	ErrInProgress = idempotency.ErrInProgress
-	// ErrClaimLost: Update was refused because this Store no longer holds
-	// the intent's claim: another process took it over, or the claim was
-	// released when the intent reached a final state.
-	// It is idempotency.ErrClaimLost.
-	ErrClaimLost = idempotency.ErrClaimLost
 	// ErrNotDurable: the Redis server does not fsync every write
 	// (appendonly yes, appendfsync always) or may evict intents.
 	ErrNotDurable = errors.New("redisstore: Redis does not make every write durable")
@@ -99,11 +94,12 @@ func unavailable(err error, format string, args ...any) error {
 	return &unavailableError{msg: fmt.Sprintf(format, args...), err: err}
 }
 
-// InProgressError is a Create refused because another process holds the
-// intent's claim. Nothing was written. It matches ErrInProgress. The
-// holder will usually settle the intent; Create again later returns the
-// settled record, or transfers the claim once it is abandoned.
-type InProgressError struct {
+// inProgressError is a Create refused because another process holds the
+// intent's claim. Nothing was written. It matches
+// idempotency.ErrInProgress; its message names the holder and the times.
+// The holder will usually settle the intent; Create again later returns
+// the settled record, or transfers the claim once it is abandoned.
+type inProgressError struct {
 	ClientOrderID string
 	// Owner identifies the holder (host/pid/random); empty when the
 	// claim lapsed but a signature it sent may still be accepted.
@@ -118,8 +114,7 @@ type InProgressError struct {
 	SignaturesExpire time.Time
 }
 
-// Error implements error.
-func (e *InProgressError) Error() string {
+func (e *inProgressError) Error() string {
 	s := fmt.Sprintf("redisstore: client_order_id %s is in progress in another process", e.ClientOrderID)
 	if e.Owner != "" {
 		s += fmt.Sprintf(" (%s, claim until %s)", e.Owner, e.LeaseExpires.UTC().Format(time.RFC3339Nano))
@@ -130,8 +125,7 @@ func (e *InProgressError) Error() string {
 	return s
 }
 
-// Is matches ErrInProgress.
-func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
+func (e *inProgressError) Is(target error) bool { return target == idempotency.ErrInProgress }
 
 // Store is an idempotency.Store kept in Redis and shared by every process
 // that trades one account, with claims that keep two processes from
@@ -471,7 +465,8 @@ func (s *Store) signExpiry(rec idempotency.Record) int64 {
 // false and:
 //   - acknowledged or rejected: nothing else happens;
 //   - claimed by this Store: the claim is renewed;
-//   - claimed by another process: an *InProgressError, and nothing changes;
+//   - claimed by another process: an error matching
+//     idempotency.ErrInProgress that names the holder, and nothing changes;
 //   - not placed, or abandoned (its claim lapsed and, if it is pending or
 //     unknown, every signature it was sent with has expired on both
 //     Redis's clock and this Store's): the claim passes to this Store. The
@@ -500,7 +495,7 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 		return idempotency.Record{}, false, err
 	}
 	if code == 2 {
-		e := &InProgressError{ClientOrderID: rec.ClientOrderID}
+		e := &inProgressError{ClientOrderID: rec.ClientOrderID}
 		e.Owner, _ = v[2].(string)
 		if ms, _ := v[3].(int64); ms > 0 && e.Owner != "" {
 			e.LeaseExpires = time.UnixMilli(ms)
@@ -542,9 +537,10 @@ func (s *Store) Get(ctx context.Context, id string) (idempotency.Record, error) 
 
 // Update implements idempotency.Store, fenced by the claim: only the
 // Store holding the intent's claim may update it; any other gets an error
-// matching ErrClaimLost. An update renews the claim, or releases it when
-// the state is final (acknowledged, rejected, not placed), so that another
-// process may then take a not-placed intent up again.
+// matching idempotency.ErrClaimLost. An update renews the claim, or
+// releases it when the state is final (acknowledged, rejected, not
+// placed), so that another process may then take a not-placed intent up
+// again.
 func (s *Store) Update(ctx context.Context, rec idempotency.Record) error {
 	if err := s.check(rec); err != nil {
 		return err
@@ -568,7 +564,7 @@ func (s *Store) Update(ctx context.Context, rec idempotency.Record) error {
 		if holder == "" {
 			holder = "nobody (released)"
 		}
-		return fmt.Errorf("%w: client_order_id %s is held by %s", ErrClaimLost, rec.ClientOrderID, holder)
+		return fmt.Errorf("%w: client_order_id %s is held by %s", idempotency.ErrClaimLost, rec.ClientOrderID, holder)
 	}
 	return fmt.Errorf("redisstore: update %s: unexpected reply %v", rec.ClientOrderID, v)
 }

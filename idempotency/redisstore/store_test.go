@@ -62,11 +62,15 @@ func TestCreateClaimsOnce(t *testing.T) {
 	}
 	_, created, err = b.Create(ctx, rec)
 	var ip *redisstore.InProgressError
-	if !errors.As(err, &ip) || !errors.Is(err, redisstore.ErrInProgress) || created {
+	if !errors.As(err, &ip) || !errors.Is(err, idempotency.ErrInProgress) || created {
 		t.Fatalf("second process's Create: created %v, err %v; want *InProgressError", created, err)
 	}
 	if ip.Owner != a.Owner() || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
 		t.Fatalf("InProgressError = %+v, want held by %s", ip, a.Owner())
+	}
+	if msg := err.Error(); !strings.Contains(msg, a.Owner()) || !strings.Contains(msg, "c1") ||
+		!strings.Contains(msg, ip.LeaseExpires.UTC().Format(time.RFC3339Nano)) {
+		t.Fatalf("message %q does not name the holder %s and its lease", msg, a.Owner())
 	}
 	// The holder itself gets the record back (orders serialises its own
 	// callers per key).
@@ -99,7 +103,7 @@ func TestConcurrentCreate(t *testing.T) {
 			switch {
 			case err == nil && created:
 				won++
-			case errors.Is(err, redisstore.ErrInProgress):
+			case errors.Is(err, idempotency.ErrInProgress):
 				busy++
 			default:
 				t.Errorf("Create: created %v, err %v", created, err)
@@ -122,7 +126,7 @@ func TestUpdateIsFencedByTheClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec = signed(rec, time.Now())
-	if err := b.Update(ctx, rec); !errors.Is(err, redisstore.ErrClaimLost) {
+	if err := b.Update(ctx, rec); !errors.Is(err, idempotency.ErrClaimLost) {
 		t.Fatalf("non-holder's Update: err = %v, want ErrClaimLost", err)
 	}
 	if err := a.Update(ctx, rec); err != nil {
@@ -156,7 +160,7 @@ func TestFinalStates(t *testing.T) {
 	if err != nil || created || got.State != idempotency.Acknowledged || got.OrderID != "order-1" {
 		t.Fatalf("Create of an acknowledged intent = %+v, %v, %v", got, created, err)
 	}
-	if err := b.Update(ctx, got); !errors.Is(err, redisstore.ErrClaimLost) {
+	if err := b.Update(ctx, got); !errors.Is(err, idempotency.ErrClaimLost) {
 		t.Fatalf("Update of an acknowledged intent without a claim: err = %v", err)
 	}
 
@@ -173,7 +177,7 @@ func TestFinalStates(t *testing.T) {
 	if err := b.Update(ctx, signed(got, time.Now())); err != nil {
 		t.Fatalf("the new holder's Update: %v", err)
 	}
-	if err := a.Update(ctx, np); !errors.Is(err, redisstore.ErrClaimLost) {
+	if err := a.Update(ctx, np); !errors.Is(err, idempotency.ErrClaimLost) {
 		t.Fatalf("the former holder's Update: err = %v", err)
 	}
 }
@@ -253,7 +257,7 @@ func TestTakeover(t *testing.T) {
 			if err := next.Update(ctx, got); err != nil {
 				t.Fatalf("new holder's Update: %v", err)
 			}
-			if err := dead.Update(ctx, rec); !errors.Is(err, redisstore.ErrClaimLost) {
+			if err := dead.Update(ctx, rec); !errors.Is(err, idempotency.ErrClaimLost) {
 				t.Fatalf("former holder's Update: err = %v, want ErrClaimLost", err)
 			}
 		})
@@ -278,7 +282,7 @@ func TestLeaseRenewedByUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := b.Create(ctx, rec); !errors.Is(err, redisstore.ErrInProgress) {
+	if _, _, err := b.Create(ctx, rec); !errors.Is(err, idempotency.ErrInProgress) {
 		t.Fatalf("Create after 6s of renewals of a 3s lease: err = %v, want in progress", err)
 	}
 }

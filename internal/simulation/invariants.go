@@ -115,13 +115,13 @@ func checkCallsEnded(r *Run) error {
 	return p.err()
 }
 
-// typed reports whether err is one of the transport's typed errors.
+// typed reports whether err is one the transport documents: the venue's
+// answer (*transport.StatusError), or a failure matching
+// transport.ErrUnavailable, ErrUnknownOutcome or ErrInvalidRequest.
 func typed(err error) bool {
 	var se *transport.StatusError
-	var ne *transport.NetworkError
-	var ue *transport.UnknownOutcomeError
-	return errors.As(err, &se) || errors.As(err, &ne) || errors.As(err, &ue) ||
-		errors.Is(err, transport.ErrInvalidRequest)
+	return errors.As(err, &se) || errors.Is(err, transport.ErrUnavailable) ||
+		errors.Is(err, transport.ErrUnknownOutcome) || errors.Is(err, transport.ErrInvalidRequest)
 }
 
 func checkPostSentOnce(r *Run) error {

@@ -618,17 +618,15 @@ func (p *process) step(ctx context.Context, b *Bot) error {
 
 // classify names a Place's outcome.
 func classify(err error) string {
-	var rejected *broker.RejectedError
-	var notPlaced *broker.NotPlacedError
-	var inProgress *broker.InProgressError
+	var e *orders.Error
 	switch {
 	case err == nil:
 		return "acknowledged"
-	case errors.As(err, &rejected):
+	case errors.As(err, &e) && e.Kind == broker.ErrRejected:
 		return "rejected"
-	case errors.As(err, &notPlaced):
+	case errors.As(err, &e) && e.Kind == broker.ErrNotPlaced:
 		return "not_placed"
-	case errors.As(err, &inProgress):
+	case errors.As(err, &e) && e.Kind == broker.ErrInProgress:
 		return "in_progress"
 	case errors.Is(err, transport.ErrInvalidRequest):
 		return "invalid"

@@ -258,10 +258,12 @@ type Call struct {
 	ClientOrderID string
 	Start, End    time.Time // simulated
 	// Attempts is how many times the client says it sent the request:
-	// Response.Attempts, or the Attempts of the typed error.
+	// Response.Attempts, a *StatusError's Attempts, 1 for a write whose
+	// outcome is unknown, or the count in the message of a read that
+	// failed below HTTP.
 	Attempts int
-	// Status is the final status: the 2xx answered, a *StatusError's
-	// status, an *UnknownOutcomeError's status, or 0.
+	// Status is the final status: the 2xx answered (also when it comes
+	// with an unknown outcome), a *StatusError's status, or 0.
 	Status int
 	// Err is what the Caller returned; nil for a 2xx.
 	Err error

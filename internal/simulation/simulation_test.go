@@ -157,7 +157,7 @@ func (c *rawClient) Do(ctx context.Context, method, target string, body []byte) 
 		retry := (method == http.MethodGet && (transient || c.retryAnyGET)) || (method == http.MethodPost && c.retryPOST && transient)
 		if !retry || attempt == 3 {
 			if status == 0 {
-				return nil, &transport.NetworkError{Method: method, Path: path, Attempts: attempt, Err: io.ErrUnexpectedEOF}
+				return nil, fmt.Errorf("%s %s: failed after %d attempts: %w: %w", method, path, attempt, transport.ErrUnavailable, io.ErrUnexpectedEOF)
 			}
 			return nil, &transport.StatusError{Method: method, Path: path, StatusCode: status, Attempts: attempt}
 		}

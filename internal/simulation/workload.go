@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,23 +99,35 @@ func (b *Bot) Do(ctx context.Context, method, target string, body []byte) (*tran
 	return resp, err
 }
 
-// reported is the attempt count and final status the client reported.
+// reported is the attempt count and final status the client reported: a
+// Response's or a *transport.StatusError's; for a write whose outcome is
+// unknown, one attempt (a write is sent once) and the status of the 2xx
+// that comes with it, if any; for a read that failed below HTTP on every
+// attempt, the count its message gives ("failed after N attempts").
 func reported(resp *transport.Response, err error) (attempts, status int) {
 	var se *transport.StatusError
-	var ne *transport.NetworkError
-	var ue *transport.UnknownOutcomeError
 	switch {
 	case err == nil && resp != nil:
 		return resp.Attempts, resp.StatusCode
-	case errors.As(err, &ue):
-		return 1, ue.StatusCode
+	case errors.Is(err, transport.ErrUnknownOutcome):
+		if resp != nil {
+			return 1, resp.StatusCode
+		}
+		return 1, 0
 	case errors.As(err, &se):
 		return se.Attempts, se.StatusCode
-	case errors.As(err, &ne):
-		return ne.Attempts, 0
+	case errors.Is(err, transport.ErrUnavailable):
+		if m := failedAfter.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n, 0
+		}
 	}
 	return 0, 0
 }
+
+// failedAfter is how the transport's message for a read that failed below
+// HTTP on every attempt counts them.
+var failedAfter = regexp.MustCompile(`^\S+ \S+: failed after (\d+) attempts: `)
 
 // The v2 paths the default workload calls.
 const (

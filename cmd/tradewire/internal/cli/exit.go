@@ -51,17 +51,16 @@ func (e *unavailableError) Is(target error) bool { return target == transport.Er
 // shared service (the fleet's Redis): msg is the line to print. An outage
 // (the service cannot be reached or stopped answering: refused, reset,
 // timed out, or an error matching transport.ErrUnavailable, as
-// redisstore's do) is an *unavailableError (exit 4); an error from the
-// venue (a request was sent) keeps its own exit code; anything else is a
-// configuration error (exit 2). This is the one place that tells them
-// apart.
+// redisstore's and the venue's below HTTP do) is an *unavailableError
+// (exit 4); the venue's answer (a *transport.StatusError) or an unknown
+// outcome keeps its own exit code; anything else is a configuration error
+// (exit 2). This is the one place that tells them apart.
 func setupError(msg string, err error) error {
 	var se *transport.StatusError
-	var ne *transport.NetworkError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, transport.ErrUnknownOutcome), errors.As(err, &se), errors.As(err, &ne):
+	case errors.Is(err, transport.ErrUnknownOutcome), errors.As(err, &se):
 		return &wrappedError{msg: msg, err: err}
 	case isOutage(err):
 		return &unavailableError{msg: msg, err: err}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -29,6 +31,8 @@ func TestExitCode(t *testing.T) {
 	status := func(method string, code, attempts int) *transport.StatusError {
 		return &transport.StatusError{Method: method, Path: "/p/", StatusCode: code, Attempts: attempts}
 	}
+	getDropped := sendErr(t, "GET", nil)
+	post503 := sendErr(t, "POST", answer(503, ""))
 	tests := []struct {
 		name string
 		err  error
@@ -37,7 +41,7 @@ func TestExitCode(t *testing.T) {
 		{"nil is success", nil, 0},
 		{"plain error is other failure", errors.New("boom"), 1},
 		{"context canceled is other failure", context.Canceled, 1},
-		{"response too large is other failure", &transport.ResponseTooLargeError{Method: "GET", Path: "/p/", StatusCode: 200, Limit: 1}, 1},
+		{"response too large is other failure", sendErr(t, "GET", answer(200, `{"results":[]}`)), 1},
 		{"redirect not followed is other failure", status("GET", 302, 1), 1},
 		{"GET 501 is final, other failure", status("GET", 501, 1), 1},
 		{"write not sent (dial error) is other failure", fmt.Errorf("POST /p/: not sent: %w", errors.New("connection refused")), 1},
@@ -54,18 +58,17 @@ func TestExitCode(t *testing.T) {
 		{"GET 502 after retries", status("GET", 502, 4), 4},
 		{"GET 504 after retries", status("GET", 504, 4), 4},
 		{"GET 429 after retries", status("GET", 429, 4), 4},
-		{"GET network failure after retries", &transport.NetworkError{Method: "GET", Path: "/p/", Attempts: 4, Err: errors.New("reset")}, 4},
+		{"GET network failure after retries", getDropped, 4},
 
-		{"POST 503 is unknown outcome, not gave up", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", StatusCode: 503, Err: status("POST", 503, 1)}, 5},
-		{"POST 429 is unknown outcome, not gave up", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", StatusCode: 429, Err: status("POST", 429, 1)}, 5},
-		{"POST lost answer is unknown outcome", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", Err: errors.New("reset")}, 5},
-		{"wrapped unknown outcome", fmt.Errorf("order: %w", &transport.UnknownOutcomeError{Method: "POST", Path: "/p/", StatusCode: 500, Err: status("POST", 500, 1)}), 5},
+		{"POST 503 is unknown outcome, not gave up", post503, 5},
+		{"POST 429 is unknown outcome, not gave up", sendErr(t, "POST", answer(429, "")), 5},
+		{"POST lost answer is unknown outcome", sendErr(t, "POST", nil), 5},
+		{"wrapped unknown outcome", fmt.Errorf("order: %w", sendErr(t, "POST", answer(500, ""))), 5},
 
 		{"matches both unknown and unavailable: unknown", bothErr{}, 5},
-		{"orders' unknown outcome after a network failure", &orders.UnknownOutcomeError{ClientOrderID: "c", Key: "k",
-			Err: &transport.NetworkError{Method: "POST", Path: "/p/", Attempts: 1, Err: errors.New("reset")}}, 5},
-		{"orders' unknown outcome after lookups ran into 503s", &orders.UnknownOutcomeError{ClientOrderID: "c", Key: "k", Err: status("GET", 503, 4)}, 5},
-		{"unknown outcome inside a usage-looking wrapper", &wrappedError{msg: "x", err: &transport.UnknownOutcomeError{Method: "POST", Path: "/p/"}}, 5},
+		{"orders' unknown outcome after a network failure", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: "c", Key: "k", Err: getDropped}, 5},
+		{"orders' unknown outcome after lookups ran into 503s", &orders.Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: "c", Key: "k", Err: status("GET", 503, 4)}, 5},
+		{"unknown outcome inside a usage-looking wrapper", &wrappedError{msg: "x", err: post503}, 5},
 		{"Redis unreachable", &unavailableError{msg: "redis", err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, 4},
 
 		{"400 rejected", status("POST", 400, 1), 6},
@@ -82,6 +85,41 @@ func TestExitCode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendErr is what a transport.Client returns for one request to a venue
+// that answers with handler, or drops the connection when handler is nil
+// (retries immediate, bodies limited to 8 bytes).
+func sendErr(t *testing.T, method string, handler func(http.ResponseWriter, int)) error {
+	t.Helper()
+	if handler == nil {
+		handler = func(w http.ResponseWriter, _ int) {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+		}
+	}
+	v := newFakeVenue(t, handler)
+	key, err := signing.ParsePrivateKey(testSeedB64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signing.New(testAPIKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := transport.New(v.srv.URL, signer, fastRetries, transport.WithRateLimit(0, 0), transport.WithMaxResponseBytes(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []byte
+	if method != http.MethodGet {
+		body = []byte(`{}`)
+	}
+	if _, err = c.Do(context.Background(), method, "/p/", body); err == nil {
+		t.Fatalf("%s: no error", method)
+	}
+	return err
 }
 
 func TestErrorLine(t *testing.T) {

@@ -411,8 +411,9 @@ at start-up. Intents it could not settle exit 5.`,
 				return err
 			}
 			if n := len(rep.Unresolved); n > 0 {
-				return &broker.UnknownOutcomeError{ClientOrderID: rep.Unresolved[0].ClientOrderID, Key: rep.Unresolved[0].Key,
-					Err: fmt.Errorf("%d intent(s) could not be settled; run recover again", n)}
+				first := rep.Unresolved[0]
+				return fmt.Errorf("recover: %d intent(s) could not be settled, such as client_order_id %s (key %q: it may have been placed; do not place it under a new key): %w; run recover again",
+					n, first.ClientOrderID, first.Key, broker.ErrUnknownOutcome)
 			}
 			return nil
 		}),

@@ -92,7 +92,7 @@ func TestExitCode_BrokerErrors(t *testing.T) {
 	}{
 		{"ErrNoSuchOrder", fmt.Errorf("broker: order x: %w: %w", broker.ErrNoSuchOrder, notFound), exitNotFound},
 		{"ArgumentError", &broker.ArgumentError{Field: "symbol", Reason: "bad"}, exitUsage},
-		{"CancelRejectedError", &broker.CancelRejectedError{OrderID: "x", Detail: "This order cannot be canceled.", Err: rejected}, exitRejected},
+		{"cancel rejected", fmt.Errorf("broker: cancel order x rejected: %w", rejected), exitRejected},
 		{"preview with violations", &previewRefusedError{violations: []broker.Violation{{Field: "symbol", Code: broker.ViolationNotTradable}}}, exitRejected},
 		{"page cap", &pageCapError{msg: "x", err: &broker.PageCapError{Path: "/o/", Pages: 2}}, exitFailure},
 		{"wrapped page cap", fmt.Errorf("broker: fee summary: %w", &broker.PageCapError{}), exitFailure},
