@@ -39,6 +39,10 @@ func cannedVenue() *httptest.Server {
 	}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/v2/crypto/trading/orders/" {
+			if !r.URL.Query().Has("created_at_end") { // a fee sweep's catch-up: nothing changed
+				fmt.Fprint(w, `{"next":null,"previous":null,"results":[]}`)
+				return
+			}
 			next := "null"
 			page := orderPages[0]
 			if r.URL.Query().Get("cursor") == "2" {
@@ -108,7 +112,9 @@ func ExampleClient_BestBidAsk() {
 }
 
 // A batch script sums the fees paid over the last day: one accounts read,
-// then every page of orders updated in the window, aggregated page by page.
+// then every page of orders updated in the window, aggregated page by page,
+// and a catch-up read of what changed meanwhile (here nothing: an empty
+// page, the third).
 func ExampleClient_FeeSummary() {
 	srv := cannedVenue()
 	defer srv.Close()
@@ -130,6 +136,7 @@ func ExampleClient_FeeSummary() {
 	// Output:
 	// page 1: 2 orders
 	// page 2: 4 orders
+	// page 3: 4 orders
 	// window 2026-08-19T18:00:00Z to 2026-08-20T18:00:00Z
 	// fee tier 0.0095, 30-day volume 12480.55
 	// BTC-USD: 2 orders, fees 2.0555 on 8218.875 filled

@@ -20,8 +20,9 @@ const effectiveRatePlaces = 12
 // updated within the window counts with all its fees and fills, including
 // fills from before the window started.
 type FeeReport struct {
-	// Start and End bound the window: End is the clock's reading when the
-	// summary began, Start is End minus the window.
+	// Start and End bound the window, on the venue's clock: Start is the
+	// sweep's start minus the window, End when its last read began (see
+	// FeeSummary).
 	Start, End time.Time
 	// FeeRatio and ThirtyDayVolume are the account's fee tier at the time.
 	FeeRatio        decimal.Decimal
@@ -55,17 +56,41 @@ type SymbolFees struct {
 	FilledNotional decimal.Decimal
 }
 
+// feeCatchUps caps the catch-up reads of a fee sweep: each reads the
+// orders updated since the previous read began, and another follows only
+// when one of them changed during it.
+const feeCatchUps = 3
+
 // FeeSummary sums the fees paid on orders updated within window before
-// now: one fresh accounts read (fee_ratio, thirty_day_volume), then every
-// page of orders with updated_at_start = now − window and no state filter
-// (a partly filled, then canceled order still paid). The clock is read
-// once, for both the window and the report.
+// now, exact as of the sweep's end even while the account trades: one
+// fresh accounts read (fee_ratio, thirty_day_volume), then the sweep.
 //
-// Each page is aggregated and dropped before the next is read, so memory
-// stays flat however long the sweep; every request waits on the client's
-// rate budget. Past the page cap the summary fails with a *PageCapError
-// unless AllowPartial is given, in which case the report is marked
-// Partial. OnProgress reports each page; MaxPages sets the cap.
+// The sweep fixes an instant T on the venue's clock (the transport's
+// VenueNow, after the accounts read has measured it, less a margin of 5 s
+// for the measurement's error) and reads every page
+// of the orders created at or before T and updated since T − window, with
+// no state filter (a partly filled, then canceled order still paid). That
+// set does not change while it is read: orders are only ever added after T,
+// and an order's updated_at only grows. Orders in a final state never
+// change again; the sweep remembers only the others (and the few it saw
+// updated after T), so memory stays bounded by the open orders, not by the
+// history. It then reads the orders updated since T — those that changed,
+// and those created, while it ran — and replaces each remembered order's
+// contribution with its latest, adding the new ones (a row the venue sends
+// though it was not updated since T is not counted twice). When one of those
+// changed again while the catch-up read ran (or within the margin before
+// it), it reads once more from that read's start, up to 3 times. Start is
+// the venue's now at the sweep's start minus window; End is when the last
+// catch-up read began: every order updated between them counts once, as it
+// stood after End.
+//
+// This rests on the venue stamping updated_at whenever an order's fills,
+// fees or state change, and never moving created_at. Each page is
+// aggregated and dropped before the next is read; every request waits on
+// the client's rate budget. Past the page cap (per read) the summary fails
+// with a *PageCapError unless AllowPartial is given, in which case the
+// report is marked Partial (and not caught up). OnProgress reports each
+// page, pages and items counted across the reads; MaxPages sets the cap.
 func (c *Client) FeeSummary(ctx context.Context, window time.Duration, opts ...CallOption) (*FeeReport, error) {
 	if window <= 0 {
 		return nil, &ArgumentError{Field: "window", Value: window.String(), Reason: "must be positive"}
@@ -74,53 +99,168 @@ func (c *Client) FeeSummary(ctx context.Context, window time.Duration, opts ...C
 	if err != nil {
 		return nil, err
 	}
-	now := c.clock.Now()
-	r := &FeeReport{Start: now.Add(-window), End: now}
-
 	acct, err := c.Account(ctx)
 	if err != nil {
 		return nil, err
 	}
+	t := newFeeTally()
+	r, err := c.feeSweep(ctx, window, cc, t, feeCatchUps)
+	if err != nil {
+		return nil, err
+	}
 	r.FeeRatio, r.ThirtyDayVolume = acct.FeeTier.FeeRatio, acct.FeeTier.ThirtyDayVolume
+	return r, nil
+}
 
-	progress := cc.progress
-	cc.progress = func(p Progress) {
-		r.Pages = p.Pages
-		if progress != nil {
-			progress(p)
-		}
-	}
-	bySymbol := make(map[string]*SymbolFees)
-	for o, err := range c.orders(ctx, OrderFilter{UpdatedAtStart: r.Start}, cc) {
-		if err != nil {
-			var capErr *PageCapError
-			if cc.allowPartial && errors.As(err, &capErr) {
-				r.Partial = true
-				break
+// feeSweep runs the sweep FeeSummary describes, with at most catchUps
+// catch-up reads (0 leaves the totals as the first read saw them).
+func (c *Client) feeSweep(ctx context.Context, window time.Duration, cc callConfig, t *feeTally, catchUps int) (*FeeReport, error) {
+	now := c.venueInstant()
+	at := now.Add(-feeClockMargin)
+	r := &FeeReport{Start: now.Add(-window), End: now}
+	progress, pages, items := cc.progress, 0, 0
+	read := func(f OrderFilter, each func(Order)) error {
+		basePages, baseItems := pages, items
+		cc.progress = func(p Progress) {
+			pages, items = basePages+p.Pages, baseItems+p.Items
+			if progress != nil {
+				progress(Progress{Pages: pages, Items: items})
 			}
-			return nil, fmt.Errorf("broker: fee summary: %w", err)
 		}
-		notional := o.FilledNotional()
-		r.Orders++
-		r.TotalFees = r.TotalFees.Add(o.FeeCharged)
-		r.FilledNotional = r.FilledNotional.Add(notional)
-		s := bySymbol[o.Symbol]
-		if s == nil {
-			s = &SymbolFees{Symbol: o.Symbol}
-			bySymbol[o.Symbol] = s
+		for o, err := range c.orders(ctx, f, cc) {
+			if err != nil {
+				var capErr *PageCapError
+				if cc.allowPartial && errors.As(err, &capErr) {
+					r.Partial = true
+					return nil
+				}
+				return fmt.Errorf("broker: fee summary: %w", err)
+			}
+			each(o)
 		}
-		s.Orders++
-		s.TotalFees = s.TotalFees.Add(o.FeeCharged)
-		s.FilledNotional = s.FilledNotional.Add(notional)
+		return nil
 	}
+	// The orders that existed at the instant, updated within the window.
+	err := read(OrderFilter{UpdatedAtStart: r.Start, CreatedAtEnd: at}, func(o Order) {
+		t.count(o, !o.State.Final() || !o.UpdatedAt.Before(at))
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Catch up with what changed, and what was created, since; a partial
+	// report is short of orders anyway, and is left as read.
+	from := at
+	for range catchUps {
+		if r.Partial {
+			break
+		}
+		r.End = c.venueInstant()
+		began := r.End.Add(-feeClockMargin)
+		changed := false
+		err := read(OrderFilter{UpdatedAtStart: from}, func(o Order) {
+			if o.UpdatedAt.Before(from) && !t.remembers(o.ID) {
+				return // not updated since from: counted already, as it is
+			}
+			t.count(o, true)
+			changed = changed || o.UpdatedAt.After(began)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			break
+		}
+		from = began
+	}
+	r.Pages = pages
+	t.report(r)
+	return r, nil
+}
+
+// feeClockMargin is how far before the venue's now, as the client knows
+// it, a sweep puts its instants: more than the error of the measured clock
+// offset (the Date header is whole seconds), so that no order can change
+// after an instant has passed on the venue but before the client's reading
+// of it. An order updated within the margin is merely read once more.
+const feeClockMargin = 5 * time.Second
+
+// venueInstant is now on the venue's clock, to the microsecond the order
+// filters are sent with, so that bounds meeting at it leave no gap.
+func (c *Client) venueInstant() time.Time {
+	return c.tc.VenueNow().UTC().Truncate(time.Microsecond)
+}
+
+// feeShare is one order's contribution to a FeeReport.
+type feeShare struct {
+	symbol         string
+	fees, notional decimal.Decimal
+}
+
+// feeTally sums the orders of a fee sweep. It remembers only the orders
+// whose contribution may still be replaced.
+type feeTally struct {
+	orders         int
+	fees, notional decimal.Decimal
+	bySymbol       map[string]*SymbolFees
+	live           map[string]feeShare // by order id
+	maxLive        int                 // the most remembered at once
+}
+
+func newFeeTally() *feeTally {
+	return &feeTally{bySymbol: make(map[string]*SymbolFees), live: make(map[string]feeShare)}
+}
+
+// count adds o, or replaces its earlier contribution when it is
+// remembered; remember keeps it replaceable.
+func (t *feeTally) count(o Order, remember bool) {
+	sh := feeShare{symbol: o.Symbol, fees: o.FeeCharged, notional: o.FilledNotional()}
+	if old, ok := t.live[o.ID]; ok {
+		t.add(old, -1)
+		t.orders--
+	}
+	t.add(sh, 1)
+	t.orders++
+	if remember {
+		t.live[o.ID] = sh
+		t.maxLive = max(t.maxLive, len(t.live))
+	} else {
+		delete(t.live, o.ID)
+	}
+}
+
+// remembers reports whether the order with id is counted and replaceable.
+func (t *feeTally) remembers(id string) bool {
+	_, ok := t.live[id]
+	return ok
+}
+
+func (t *feeTally) add(sh feeShare, sign int) {
+	fees, notional := sh.fees, sh.notional
+	if sign < 0 {
+		fees, notional = fees.Neg(), notional.Neg()
+	}
+	t.fees, t.notional = t.fees.Add(fees), t.notional.Add(notional)
+	s := t.bySymbol[sh.symbol]
+	if s == nil {
+		s = &SymbolFees{Symbol: sh.symbol}
+		t.bySymbol[sh.symbol] = s
+	}
+	s.Orders += sign
+	s.TotalFees, s.FilledNotional = s.TotalFees.Add(fees), s.FilledNotional.Add(notional)
+}
+
+// report writes the totals into r.
+func (t *feeTally) report(r *FeeReport) {
+	r.Orders, r.TotalFees, r.FilledNotional = t.orders, t.fees, t.notional
 	if r.FilledNotional.IsPositive() {
 		r.EffectiveFeeRate = r.TotalFees.DivRound(r.FilledNotional, effectiveRatePlaces)
 		r.EffectiveFeeRateDefined = true
 	}
-	r.BySymbol = make([]SymbolFees, 0, len(bySymbol))
-	for _, s := range bySymbol {
-		r.BySymbol = append(r.BySymbol, *s)
+	r.BySymbol = make([]SymbolFees, 0, len(t.bySymbol))
+	for _, s := range t.bySymbol {
+		if s.Orders > 0 {
+			r.BySymbol = append(r.BySymbol, *s)
+		}
 	}
 	sort.Slice(r.BySymbol, func(i, j int) bool { return r.BySymbol[i].Symbol < r.BySymbol[j].Symbol })
-	return r, nil
 }

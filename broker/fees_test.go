@@ -39,6 +39,24 @@ func feeOrders(t testing.TB) []string {
 		  "fee_charged":0.09975,"updated_at":"2026-08-20T13:00:00Z"}`)
 }
 
+// quiet serves items as the orders of an account where nothing happens:
+// the sweep's first read (the one bounded by created_at_end) pages
+// through them, per to a page, and its catch-up reads find nothing
+// updated since.
+func quiet(v *fakeVenue, items []string, per int) {
+	paged(v, pathOrders, items, per)
+	v.mu.Lock()
+	pages := v.routes[http.MethodGet+" "+pathOrders]
+	v.mu.Unlock()
+	v.handle(http.MethodGet, pathOrders, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("created_at_end") {
+			pages(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"next":null,"previous":null,"results":[]}`)
+	})
+}
+
 func TestFeeSummary(t *testing.T) {
 	t.Parallel()
 	c, v, _ := setup(t)
@@ -57,13 +75,21 @@ func TestFeeSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := "?account_number=AB1234567890&updated_at_start=2026-08-19T18%3A00%3A00Z"
+	// The first read: orders that existed at the sweep's instant (5 s
+	// before now, the clock margin), updated within the day. The catch-up
+	// read: orders updated since that instant. This venue ignores the
+	// filters and sends every order again; none was updated since, so none
+	// counts twice.
+	first := "account_number=AB1234567890&created_at_end=2026-08-20T17%3A59%3A55Z&updated_at_start=2026-08-19T18%3A00%3A00Z"
+	catchUp := "account_number=AB1234567890&updated_at_start=2026-08-20T17%3A59%3A55Z"
 	wantRequests(t, v,
 		"GET "+pathAccounts,
 		"GET "+pathHoldings+"?account_number=AB1234567890",
 		"GET "+pathAccounts,
-		"GET "+pathOrders+q,
-		"GET "+pathOrders+"?account_number=AB1234567890&cursor=1&updated_at_start=2026-08-19T18%3A00%3A00Z")
+		"GET "+pathOrders+"?"+first,
+		"GET "+pathOrders+"?account_number=AB1234567890&created_at_end=2026-08-20T17%3A59%3A55Z&cursor=1&updated_at_start=2026-08-19T18%3A00%3A00Z",
+		"GET "+pathOrders+"?"+catchUp,
+		"GET "+pathOrders+"?"+strings.Replace(catchUp, "&", "&cursor=1&", 1))
 
 	var sym []string
 	for _, s := range r.BySymbol {
@@ -80,9 +106,9 @@ func TestFeeSummary(t *testing.T) {
 		{"effective rate", r.EffectiveFeeRate.String(), "0.002414528682"},
 		{"effective rate defined", boolStr(r.EffectiveFeeRateDefined), "true"},
 		{"by symbol", strings.Join(sym, " "), "BTC-USD:4:2.0555:8218.875 ETH-USD:2:23.75152:2500.16 SOL-USD:1:0.09975:10.5"},
-		{"pages", fmt.Sprint(r.Pages), "2"},
+		{"pages", fmt.Sprint(r.Pages), "4"},
 		{"partial", boolStr(r.Partial), "false"},
-		{"progress", fmt.Sprint(progress), "[{1 5} {2 7}]"},
+		{"progress", fmt.Sprint(progress), "[{1 5} {2 7} {3 12} {4 14}]"},
 	})
 }
 
@@ -153,7 +179,7 @@ func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 	budget := clockwork.NewFakeClockAt(testStart)
 	c, v, _ := setup(t, WithLimiter(transport.NewTokenBucket(budget, 60, 2)), WithPageCap(10))
 	v.fixture(http.MethodGet, pathAccounts, "accounts.json")
-	paged(v, pathOrders, feeOrders(t), 1) // 7 pages: 8 requests, burst 2, then 1 a second
+	quiet(v, feeOrders(t), 1) // 7 pages and 1 catch-up: 9 requests, burst 2, then 1 a second
 	done := make(chan *FeeReport, 1)
 	go func() {
 		r, err := c.FeeSummary(context.Background(), time.Hour)
@@ -164,7 +190,7 @@ func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 	}()
 	// One token a second, refilled transport.RateMargin under.
 	perToken := time.Duration(math.Ceil(float64(time.Second) / (1 - transport.RateMargin)))
-	for i := 0; i < 6; i++ {
+	for i := 0; i < 7; i++ {
 		if err := budget.BlockUntilContext(context.Background(), 1); err != nil {
 			t.Fatal(err)
 		}
@@ -174,10 +200,10 @@ func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 		budget.Advance(perToken)
 	}
 	r := <-done
-	if r == nil || r.Pages != 7 || r.Orders != 7 || r.TotalFees.String() != "25.90677" {
+	if r == nil || r.Pages != 8 || r.Orders != 7 || r.TotalFees.String() != "25.90677" {
 		t.Fatalf("%+v", r)
 	}
-	if got := budget.Since(testStart); got != 6*perToken {
-		t.Errorf("sweep took %v of budget time, want %v", got, 6*perToken)
+	if got := budget.Since(testStart); got != 7*perToken {
+		t.Errorf("sweep took %v of budget time, want %v", got, 7*perToken)
 	}
 }
