@@ -105,7 +105,10 @@
 // No error of this package unwraps to a transport error or any other
 // cause from below (it is kept in the Err field, to read; Kind
 // idempotency.ErrInProgress unwraps only to the store's refusal, Kind
-// transport.ErrNotSent, which sent nothing, to what stopped it): an
+// transport.ErrNotSent, which sent nothing, to what stopped it, unless
+// that was the venue refusing the lookup before the send with a verdict
+// that would read as the order's, transport.ErrRejected or ErrNotFound):
+// an
 // unknown outcome never matches a sentinel that reads "safe to retry",
 // such as transport.ErrUnavailable, ErrRateLimited, ErrNotFound or
 // transport.ErrRejected.

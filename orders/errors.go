@@ -155,10 +155,20 @@ func (e *Error) Is(target error) bool {
 	return target == e.Kind || (e.Kind == idempotency.ErrInProgress && target == transport.ErrUnknownOutcome)
 }
 
-// Unwrap returns Err for Kinds idempotency.ErrInProgress and
-// transport.ErrNotSent, and nil for every other.
+// Unwrap returns Err for Kind idempotency.ErrInProgress, and for Kind
+// transport.ErrNotSent unless Err is a verdict of the venue on a lookup
+// (it matches transport.ErrRejected or transport.ErrNotFound): a bot
+// reading "rejected" or "not found" would take the order for refused or
+// absent, which a refused lookup does not say. It returns nil for every
+// other Kind.
 func (e *Error) Unwrap() error {
-	if e.Kind == idempotency.ErrInProgress || e.Kind == transport.ErrNotSent {
+	switch e.Kind {
+	case idempotency.ErrInProgress:
+		return e.Err
+	case transport.ErrNotSent:
+		if errors.Is(e.Err, transport.ErrRejected) || errors.Is(e.Err, transport.ErrNotFound) {
+			return nil
+		}
 		return e.Err
 	}
 	return nil

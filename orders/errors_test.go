@@ -86,6 +86,9 @@ func TestTaxonomy(t *testing.T) {
 	}{
 		{"not sent: the context ended", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "stopped", Err: notSent}, "not sent", []error{transport.ErrNotSent, context.Canceled}},
 		{"not sent: the lookup before the first send failed", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "lookup", Err: netErr}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
+		{"not sent: the lookup before the first send was refused 400", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "lookup", Err: s400}, "not sent", []error{transport.ErrNotSent}},
+		{"not sent: the lookup before the first send was answered 404", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "lookup", Err: s404}, "not sent", []error{transport.ErrNotSent}},
+		{"not sent: the lookup before the first send was refused 401", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "lookup", Err: s401}, "not sent", []error{transport.ErrNotSent, transport.ErrCredentials}},
 		{"not sent: the intent could not be recorded", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "store", Err: idempotency.ErrClosed}, "not sent", []error{transport.ErrNotSent}},
 		{"not sent: the store is unavailable", &orders.Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Reason: "store", Err: fmt.Errorf("redis down: %w", transport.ErrUnavailable)}, "not sent", []error{transport.ErrNotSent, transport.ErrUnavailable}},
 		{"not placed: not found after expiry", &orders.Error{Kind: orders.ErrNotPlaced, ClientOrderID: cid, Reason: "not found"}, "not placed", []error{orders.ErrNotPlaced}},
@@ -124,7 +127,8 @@ func TestTaxonomy(t *testing.T) {
 			if e, ok := row.err.(*orders.Error); ok {
 				// Only in progress (to the store's refusal) and not sent
 				// (to what stopped it) unwrap; no other cause is reachable.
-				unwraps := e.Kind == broker.ErrInProgress || e.Kind == broker.ErrNotSent
+				unwraps := e.Kind == broker.ErrInProgress ||
+					(e.Kind == broker.ErrNotSent && !errors.Is(e.Err, transport.ErrRejected) && !errors.Is(e.Err, transport.ErrNotFound))
 				if got := errors.Unwrap(e); (got != nil) != unwraps || (unwraps && got != e.Err) {
 					t.Errorf("errors.Unwrap(Kind %v) = %v, want the cause only for in progress and not sent", e.Kind, got)
 				}
