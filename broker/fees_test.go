@@ -151,7 +151,7 @@ func TestFeeSummaryNothingFilled(t *testing.T) {
 func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 	t.Parallel()
 	budget := clockwork.NewFakeClockAt(testStart)
-	c, v, _ := setup(t, WithLimiter(transport.NewTokenBucket(budget, 60, 2)), WithPageCap(10))
+	c, v, _ := setup(t, WithTransportOptions(transport.WithLimiter(transport.NewTokenBucket(budget, 60, 2))), WithPageCap(10))
 	v.fixture(http.MethodGet, pathAccounts, "accounts.json")
 	paged(v, pathOrders, feeOrders(t), 1) // 7 pages: 8 requests, burst 2, then 1 a second
 	done := make(chan *FeeReport, 1)
