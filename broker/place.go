@@ -3,7 +3,6 @@ package broker
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -292,11 +291,11 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	if b := bytes.TrimSpace(resp.Body); len(b) == 0 || b[0] != '{' {
 		return nil, nil
 	}
-	var o Order
-	if err := json.Unmarshal(resp.Body, &o); err != nil {
+	o, err := decodeOrder(resp.Body)
+	if err != nil {
 		return nil, &DecodeError{Path: pathOrders + id + "/cancel/", Err: err}
 	}
-	return &o, nil
+	return o, nil
 }
 
 // orderCodec gives the placement engine the facts it reads of an order.
@@ -310,9 +309,10 @@ func (orderCodec) Facts(raw []byte) (orders.Facts, error) {
 	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == StateFailed}, nil
 }
 
+// decodeOrder decodes an order in the venue's shape.
 func decodeOrder(raw []byte) (*Order, error) {
-	var o Order
-	if err := json.Unmarshal(raw, &o); err != nil {
+	o, err := decodeAs[wireOrder](raw)
+	if err != nil {
 		return nil, err
 	}
 	return &o, nil
