@@ -27,8 +27,12 @@ const fleetSetupTimeout = 10 * time.Second
 // share one rate budget (package redisbudget): together they never spend
 // past the venue's 100 requests a minute, and a 429 seen by any of them
 // pauses them all. New connects at once: a Redis that cannot be reached is
-// an error, never a silent fallback to a private budget. The account number
-// (WithAccountNumber) keys the budget; without it, New takes it from Redis,
+// an error, never a silent fallback to a private budget. The budget keeps
+// the transport's rate limit (transport.WithRateLimit through
+// WithTransportOptions; default the venue's), which every process of the
+// fleet must give alike, and replaces the transport's own bucket and any
+// transport.WithLimiter. The account number (WithAccountNumber) keys the
+// budget; without it, New takes it from Redis,
 // where the first process to resolve it left it, or reads the accounts
 // list once itself. Close the Client to release the connection.
 func WithRedisURL(redisURL string) Option { return func(c *config) { c.redisURL = redisURL } }
