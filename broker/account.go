@@ -56,7 +56,7 @@ func (c *Client) Account(ctx context.Context) (*Account, error) {
 func (c *Client) readAccountLocked(ctx context.Context) (*Account, error) {
 	cc := callConfig{pageCap: c.pageCap}
 	var found []Account
-	for a, err := range paginate[Account](ctx, c, cc, constTarget(pathAccounts)) {
+	for a, err := range paginate[wireAccount](ctx, c, cc, constTarget(pathAccounts)) {
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (c *Client) Holdings(ctx context.Context, assetCodes []string, opts ...Call
 			return errSeq[Holding](&ArgumentError{Field: "asset_code", Value: a, Reason: "must be upper-case letters and digits, like BTC"})
 		}
 	}
-	return paginate[Holding](ctx, c, cc, func(ctx context.Context) (string, error) {
+	return paginate[wireHolding](ctx, c, cc, func(ctx context.Context) (string, error) {
 		n, err := c.accountNumber(ctx)
 		if err != nil {
 			return "", err

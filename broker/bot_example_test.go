@@ -29,7 +29,7 @@ func Example_bot() {
 
 	c, err := broker.New(broker.WithEnv(func(k string) string { return env[k] }),
 		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk), // not in production
-		broker.WithIntentStoreFile(filepath.Join(dir, "intents.db")), broker.WithNamespace("dip-buyer"))
+		broker.WithIntentStoreFile(filepath.Join(dir, "intents.db")))
 	if err != nil {
 		fmt.Println("setup:", err)
 		return

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/transport"
@@ -102,7 +103,7 @@ func TestNewCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := c.BaseURL(); got != tt.wantBase {
+			if got := c.Transport().BaseURL(); got != tt.wantBase {
 				t.Errorf("BaseURL = %s, want %s", got, tt.wantBase)
 			}
 		})
@@ -120,9 +121,15 @@ func TestNewFromTransport(t *testing.T) {
 	if _, err := shared.Account(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewFromTransport(c.Transport(), WithRetryPolicy(transport.RetryPolicy{}), WithBaseURL("https://x.example"))
-	if err == nil || !strings.Contains(err.Error(), "WithRetryPolicy") || !strings.Contains(err.Error(), "WithBaseURL") {
-		t.Fatalf("NewFromTransport with transport options: %v", err)
+	_, err = NewFromTransport(c.Transport(), WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{})),
+		WithBaseURL("https://x.example"), WithClock(clockwork.NewFakeClock()))
+	for _, name := range []string{"WithTransportOptions", "WithBaseURL", "WithClock"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Fatalf("NewFromTransport with transport options: %v; want %s refused", err, name)
+		}
+	}
+	if shared.clock != c.Transport().Clock() {
+		t.Error("NewFromTransport's Client does not run on the transport's clock")
 	}
 	if _, err := NewFromTransport(nil); err == nil {
 		t.Fatal("NewFromTransport(nil) succeeded")
@@ -604,7 +611,7 @@ func TestCancelOrder(t *testing.T) {
 	})
 	t.Run("503 is an unknown outcome, sent once", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithRetryPolicy(transport.DefaultRetryPolicy()))
+		c, v, _ := setup(t, WithTransportOptions(transport.WithRetryPolicy(transport.DefaultRetryPolicy())))
 		v.reply(http.MethodPost, cancelPath, 503, `{"type":"server_error","errors":[]}`)
 		_, err := c.CancelOrder(ctx, openID)
 		var se *transport.StatusError

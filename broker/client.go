@@ -61,35 +61,46 @@ type Client struct {
 }
 
 // Option configures a Client built by New or NewFromTransport.
+//
+// The options name what a bot sets; settings of the lower packages reach
+// them through one pass-through each: WithTransportOptions (package
+// transport: retry policy, rate limit, limiter, attempt timeout, …) and
+// WithPlacerOptions (package orders: namespace, send cap, …). They
+// compose in a fixed order, whatever the order they are given in: this
+// package's own options first (WithClock, WithLogger, WithRoundTripper
+// for the transport; WithLogger for the placement engine), then the
+// pass-through's options, in the order given, so that an option passed
+// through wins for its own package. The Client itself runs on its
+// transport's clock, so that WithTransportOptions(transport.WithClock(k))
+// moves every wait and time of the Client to k, not only the transport's.
 type Option func(*config)
 
 type config struct {
-	apiKey    string
-	key       *signing.PrivateKey
-	signer    *signing.Signer
-	getenv    func(string) string
-	baseURL   string
-	clock     clockwork.Clock
-	log       *zerolog.Logger
-	pageCap   int
-	account   string
-	redisURL  string
-	perMinute float64
-	burst     int
-	rateSet   bool
-	tOpts     []transport.Option
-	tOptNames []string // transport options given, for NewFromTransport's refusal
-	credsSet  bool
+	apiKey   string
+	key      *signing.PrivateKey
+	credsSet bool
+	getenv   func(string) string
+	baseURL  string
+	log      *zerolog.Logger
+	pageCap  int
+	account  string
+	redisURL string
+	// own are the transport options this package's options set; pass are
+	// those of WithTransportOptions, applied after them.
+	own, pass []transport.Option
+	// ownNames names the options behind own, for NewFromTransport's
+	// refusal.
+	ownNames []string
 
 	store      idempotency.Store
 	storeFile  string
-	namespace  string
 	placerOpts []orders.Option
 }
 
-func (c *config) transportOpt(name string, o transport.Option) {
-	c.tOpts = append(c.tOpts, o)
-	c.tOptNames = append(c.tOptNames, name)
+// transportOptions returns the options New builds the transport with: own,
+// then pass.
+func (c *config) transportOptions() []transport.Option {
+	return append(append([]transport.Option(nil), c.own...), c.pass...)
 }
 
 // WithCredentials sets the API key and private key to sign with. They win
@@ -98,17 +109,11 @@ func WithCredentials(apiKey string, key *signing.PrivateKey) Option {
 	return func(c *config) { c.apiKey, c.key, c.credsSet = apiKey, key, true }
 }
 
-// WithSigner sets a ready-made signer. It wins over WithCredentials and the
-// environment.
-func WithSigner(s *signing.Signer) Option {
-	return func(c *config) { c.signer, c.credsSet = s, true }
-}
-
 // WithEnv reads the credentials and base URL from an environment through
 // getenv (usually os.Getenv): TRADEWIRE_BASE_URL, TRADEWIRE_API_KEY, and
 // one of TRADEWIRE_PRIVATE_KEY (base64) or TRADEWIRE_PRIVATE_KEY_FILE.
-// Explicit options (WithCredentials, WithSigner, WithBaseURL) win over it.
-// Without WithEnv, New reads no environment at all.
+// Explicit options (WithCredentials, WithBaseURL) win over it. Without
+// WithEnv, New reads no environment at all.
 func WithEnv(getenv func(string) string) Option {
 	return func(c *config) { c.getenv = getenv }
 }
@@ -118,65 +123,46 @@ func WithEnv(getenv func(string) string) Option {
 func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
 
 // WithClock sets the clock that times every wait, timestamps signatures and
-// anchors fee-summary windows (default: the real clock).
+// anchors fee-summary windows (default: the real clock): the transport's
+// (transport.WithClock), which the Client runs on. A transport.WithClock
+// passed with WithTransportOptions wins over it.
 func WithClock(clk clockwork.Clock) Option {
-	return func(c *config) {
-		c.clock = clk
-		c.tOpts = append(c.tOpts, transport.WithClock(clk)) // not refused by NewFromTransport: broker needs it too
-	}
+	return func(c *config) { c.ownTransport("WithClock", transport.WithClock(clk)) }
 }
 
-// WithLogger sets the logger for one event per attempt (default
-// zerolog.Nop()). No event holds a key, a signature or a request body.
+// WithLogger sets the logger for one event per attempt and for the
+// Client's and the placement engine's own events (default zerolog.Nop()).
+// No event holds a key, a signature or a request body. A logger passed
+// with WithTransportOptions or WithPlacerOptions wins for that package;
+// with NewFromTransport the attempts are logged where tc logs them.
 func WithLogger(l zerolog.Logger) Option {
 	return func(c *config) {
 		c.log = &l
-		c.tOpts = append(c.tOpts, transport.WithLogger(l))
+		c.own = append(c.own, transport.WithLogger(l)) // not refused by NewFromTransport: the Client logs too
 	}
 }
 
-// WithRetryPolicy sets how GETs are retried (default
-// transport.DefaultRetryPolicy). The zero RetryPolicy makes one attempt.
-// Writes are never retried.
-func WithRetryPolicy(p transport.RetryPolicy) Option {
-	return func(c *config) { c.transportOpt("WithRetryPolicy", transport.WithRetryPolicy(p)) }
-}
-
-// WithRateLimit sets the client-side token bucket (default 100 a minute,
-// bursts of 300: the venue's budget).
-func WithRateLimit(perMinute float64, burst int) Option {
-	return func(c *config) {
-		c.perMinute, c.burst, c.rateSet = perMinute, burst, true
-		c.transportOpt("WithRateLimit", transport.WithRateLimit(perMinute, burst))
-	}
-}
-
-// WithTransportOptions passes options to the transport New builds, after
-// the ones the other options set, for settings this package does not name
-// (such as transport.WithAttemptTimeout).
+// WithTransportOptions passes options to the transport New builds (see
+// package transport), such as transport.WithRateLimit,
+// transport.WithRetryPolicy, transport.WithLimiter or
+// transport.WithAttemptTimeout. They are applied after the transport
+// options this package's options set, so they win over them; see Option.
+// With WithRedisURL, transport.WithRateLimit sets the fleet's shared
+// budget, which replaces the transport's own bucket and any
+// transport.WithLimiter.
 func WithTransportOptions(opts ...transport.Option) Option {
-	return func(c *config) {
-		for _, o := range opts {
-			c.transportOpt("WithTransportOptions", o)
-		}
-	}
-}
-
-// WithLimiter shares a rate budget with other clients.
-func WithLimiter(l transport.Limiter) Option {
-	return func(c *config) { c.transportOpt("WithLimiter", transport.WithLimiter(l)) }
+	return func(c *config) { c.pass = append(c.pass, opts...) }
 }
 
 // WithRoundTripper sends requests through rt, such as a simulated venue's
-// in-memory transport.
+// in-memory transport (transport.WithRoundTripper).
 func WithRoundTripper(rt http.RoundTripper) Option {
-	return func(c *config) { c.transportOpt("WithRoundTripper", transport.WithRoundTripper(rt)) }
+	return func(c *config) { c.ownTransport("WithRoundTripper", transport.WithRoundTripper(rt)) }
 }
 
-// WithHTTPClient sends requests through a copy of hc that never follows
-// redirects.
-func WithHTTPClient(hc *http.Client) Option {
-	return func(c *config) { c.transportOpt("WithHTTPClient", transport.WithHTTPClient(hc)) }
+func (c *config) ownTransport(name string, o transport.Option) {
+	c.own = append(c.own, o)
+	c.ownNames = append(c.ownNames, name)
 }
 
 // WithPageCap sets how many pages a listing may read before it fails with
@@ -190,9 +176,9 @@ func WithAccountNumber(n string) Option { return func(c *config) { c.account = n
 
 // New returns a Client for the venue's v2 API.
 //
-// Credentials come from WithSigner, else WithCredentials, else the
-// environment given with WithEnv; the error says which source was missing
-// what. Everything is validated here, before anything is sent.
+// Credentials come from WithCredentials, else the environment given with
+// WithEnv; the error says which source was missing what. Everything is
+// validated here, before anything is sent.
 func New(opts ...Option) (*Client, error) {
 	cfg := config{pageCap: DefaultPageCap}
 	for _, o := range opts {
@@ -212,18 +198,23 @@ func New(opts ...Option) (*Client, error) {
 	if cfg.redisURL == "" && cfg.getenv != nil {
 		cfg.redisURL = strings.TrimSpace(cfg.getenv(EnvRedisURL))
 	}
+	tOpts := cfg.transportOptions()
+	// Built first even for a fleet: the transport's options are checked
+	// before Redis is reached, and its rate limit is the fleet's.
+	tc, err := transport.New(base, signer, tOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	var fleet *fleetBudget
 	if cfg.redisURL != "" {
-		if fleet, err = cfg.shareBudget(base, signer); err != nil {
+		if fleet, err = cfg.shareBudget(tc, signer); err != nil {
 			return nil, err
 		}
 		cfg.account = fleet.account
-		cfg.tOpts = append(cfg.tOpts, transport.WithLimiter(fleet.budget))
-	}
-	tc, err := transport.New(base, signer, cfg.tOpts...)
-	if err != nil {
-		fleet.close()
-		return nil, fmt.Errorf("broker: %w", err)
+		if tc, err = transport.New(base, signer, append(tOpts, transport.WithLimiter(fleet.budget))...); err != nil {
+			fleet.close()
+			return nil, fmt.Errorf("broker: %w", err)
+		}
 	}
 	c, err := newClient(tc, &cfg)
 	if err != nil {
@@ -235,11 +226,10 @@ func New(opts ...Option) (*Client, error) {
 }
 
 // NewFromTransport returns a Client that sends through tc, so that several
-// packages (such as orders) can share one transport, one rate budget and
-// one retry policy. Options that configure the transport (credentials,
-// base URL, environment, retry policy, rate limit, limiter, round tripper,
-// HTTP client) are refused: configure tc instead. WithClock should name the
-// clock tc uses.
+// clients can share one transport, one rate budget and one retry policy.
+// The Client runs on tc's clock. Options that configure the transport
+// (WithCredentials, WithEnv, WithBaseURL, WithClock, WithRoundTripper,
+// WithTransportOptions, WithRedisURL) are refused: configure tc instead.
 func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
 	if tc == nil {
 		return nil, errors.New("broker: a transport client is required")
@@ -250,7 +240,7 @@ func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
 	}
 	var refused []string
 	if cfg.credsSet {
-		refused = append(refused, "WithCredentials/WithSigner")
+		refused = append(refused, "WithCredentials")
 	}
 	if cfg.getenv != nil {
 		refused = append(refused, "WithEnv")
@@ -261,7 +251,10 @@ func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
 	if cfg.redisURL != "" {
 		refused = append(refused, "WithRedisURL")
 	}
-	refused = append(refused, cfg.tOptNames...)
+	refused = append(refused, cfg.ownNames...)
+	if len(cfg.pass) > 0 {
+		refused = append(refused, "WithTransportOptions")
+	}
 	if len(refused) > 0 {
 		return nil, fmt.Errorf("broker: NewFromTransport: %s configure the transport; set them on the transport.Client instead", strings.Join(refused, ", "))
 	}
@@ -278,24 +271,20 @@ func newClient(tc *transport.Client, cfg *config) (*Client, error) {
 	if cfg.store != nil && cfg.storeFile != "" {
 		return nil, &ArgumentError{Field: "WithIntentStoreFile", Value: cfg.storeFile, Reason: "give WithIntentStore or WithIntentStoreFile, not both"}
 	}
-	c := &Client{tc: tc, clock: cfg.clock, log: zerolog.Nop(), pageCap: cfg.pageCap, fixedAccount: cfg.account}
-	c.place = placing{store: cfg.store, storeFile: cfg.storeFile, namespace: cfg.namespace, opts: cfg.placerOpts}
-	if c.clock == nil {
-		c.clock = clockwork.NewRealClock()
-	}
+	c := &Client{tc: tc, clock: tc.Clock(), log: zerolog.Nop(), pageCap: cfg.pageCap, fixedAccount: cfg.account}
 	if cfg.log != nil {
 		c.log = *cfg.log
+	}
+	if err := c.initPlacing(cfg); err != nil {
+		return nil, err
 	}
 	c.acct.init()
 	return c, nil
 }
 
-// resolveSigner picks the credentials: signer, then explicit values, then
-// the environment. Each error names the source that was missing something.
+// resolveSigner picks the credentials: explicit values, then the
+// environment. Each error names the source that was missing something.
 func (cfg *config) resolveSigner() (*signing.Signer, error) {
-	if cfg.signer != nil {
-		return cfg.signer, nil
-	}
 	if cfg.apiKey != "" || cfg.key != nil {
 		switch {
 		case cfg.apiKey == "":
@@ -310,10 +299,10 @@ func (cfg *config) resolveSigner() (*signing.Signer, error) {
 		return s, nil
 	}
 	if cfg.credsSet {
-		return nil, errors.New("broker: WithCredentials/WithSigner was given no credentials (empty API key, nil key or nil signer)")
+		return nil, errors.New("broker: WithCredentials was given no credentials (an empty API key and a nil key)")
 	}
 	if cfg.getenv == nil {
-		return nil, errors.New("broker: no credentials: pass WithCredentials, WithSigner, or WithEnv(os.Getenv) to read " + EnvAPIKey + " and " + EnvPrivateKey + " or " + EnvPrivateKeyFile)
+		return nil, errors.New("broker: no credentials: pass WithCredentials or WithEnv(os.Getenv) to read " + EnvAPIKey + " and " + EnvPrivateKey + " or " + EnvPrivateKeyFile)
 	}
 	apiKey := strings.TrimSpace(cfg.getenv(EnvAPIKey))
 	b64 := strings.TrimSpace(cfg.getenv(EnvPrivateKey))
@@ -350,9 +339,6 @@ func (cfg *config) resolveSigner() (*signing.Signer, error) {
 	}
 	return s, nil
 }
-
-// BaseURL returns the venue's base URL (scheme and host).
-func (c *Client) BaseURL() string { return c.tc.BaseURL() }
 
 // Transport returns the transport client requests go through.
 func (c *Client) Transport() *transport.Client { return c.tc }

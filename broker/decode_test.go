@@ -113,8 +113,7 @@ func filledChecks(o Order) []check {
 func TestGolden(t *testing.T) {
 	golden := map[string]func(t *testing.T, b []byte){
 		"accounts.json": func(t *testing.T, b []byte) {
-			var p page[Account]
-			mustDecode(t, b, &p)
+			p := mustPage[wireAccount](t, b)
 			if p.Next != nil || len(p.Results) != 1 {
 				t.Fatalf("next %v, %d results", p.Next, len(p.Results))
 			}
@@ -133,8 +132,7 @@ func TestGolden(t *testing.T) {
 			})
 		},
 		"best_bid_ask.json": func(t *testing.T, b []byte) {
-			var p page[Quote]
-			mustDecode(t, b, &p)
+			p := mustPage[wireQuote](t, b)
 			q := p.Results[0]
 			runChecks(t, []check{
 				{"symbol", q.Symbol, "BTC-USD"},
@@ -145,8 +143,7 @@ func TestGolden(t *testing.T) {
 			})
 		},
 		"estimated_price.json": func(t *testing.T, b []byte) {
-			var p page[PriceEstimate]
-			mustDecode(t, b, &p)
+			p := mustPage[wirePriceEstimate](t, b)
 			e := p.Results[0]
 			price, _ := e.Price()
 			runChecks(t, []check{
@@ -163,8 +160,7 @@ func TestGolden(t *testing.T) {
 			})
 		},
 		"estimated_price_bid.json": func(t *testing.T, b []byte) {
-			var p page[PriceEstimate]
-			mustDecode(t, b, &p)
+			p := mustPage[wirePriceEstimate](t, b)
 			e := p.Results[0]
 			price, _ := e.Price()
 			runChecks(t, []check{
@@ -178,8 +174,7 @@ func TestGolden(t *testing.T) {
 			})
 		},
 		"holdings.json": func(t *testing.T, b []byte) {
-			var p page[Holding]
-			mustDecode(t, b, &p)
+			p := mustPage[wireHolding](t, b)
 			h := p.Results[0]
 			runChecks(t, []check{
 				{"account_number", h.AccountNumber, "AB1234567890"},
@@ -189,8 +184,7 @@ func TestGolden(t *testing.T) {
 			})
 		},
 		"trading_pairs.json": func(t *testing.T, b []byte) {
-			var p page[TradingPair]
-			mustDecode(t, b, &p)
+			p := mustPage[wireTradingPair](t, b)
 			tp := p.Results[0]
 			runChecks(t, []check{
 				{"symbol", tp.Symbol, "BTC-USD"},
@@ -205,23 +199,19 @@ func TestGolden(t *testing.T) {
 			})
 		},
 		"order_open.json": func(t *testing.T, b []byte) {
-			var o Order
-			mustDecode(t, b, &o)
+			o := mustOrder(t, b)
 			runChecks(t, orderOpenChecks(t, o, StateOpen, "2026-08-20T13:26:18.858613-04:00", "0.034535141"))
 		},
 		"order_canceled.json": func(t *testing.T, b []byte) {
-			var o Order
-			mustDecode(t, b, &o)
+			o := mustOrder(t, b)
 			runChecks(t, orderOpenChecks(t, o, StateCanceled, "2026-08-20T13:26:20.89189-04:00", "0.0"))
 		},
 		"order_filled.json": func(t *testing.T, b []byte) {
-			var o Order
-			mustDecode(t, b, &o)
+			o := mustOrder(t, b)
 			runChecks(t, filledChecks(o))
 		},
 		"orders.json": func(t *testing.T, b []byte) {
-			var p page[Order]
-			mustDecode(t, b, &p)
+			p := mustPage[wireOrder](t, b)
 			if len(p.Results) != 5 {
 				t.Fatalf("%d orders, want 5", len(p.Results))
 			}
@@ -258,11 +248,24 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func mustDecode(t *testing.T, b []byte, v any) {
+// mustPage decodes a page of the venue's rows W as a listing does.
+func mustPage[W venueRow[T], T any](t *testing.T, b []byte) page[T] {
 	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
+	var p page[W]
+	if err := json.Unmarshal(b, &p); err != nil {
 		t.Fatal(err)
 	}
+	return page[T]{Next: p.Next, Results: values(p.Results)}
+}
+
+// mustOrder decodes an order in the venue's shape as Order and Place do.
+func mustOrder(t *testing.T, b []byte) Order {
+	t.Helper()
+	o, err := decodeOrder(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *o
 }
 
 func TestDecodeOrderLenient(t *testing.T) {
@@ -306,11 +309,7 @@ func TestDecodeOrderLenient(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var o Order
-			if err := json.Unmarshal([]byte(tt.body), &o); err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, o)
+			tt.check(t, mustOrder(t, []byte(tt.body)))
 		})
 	}
 }
@@ -327,8 +326,7 @@ func FuzzDecodeOrder(f *testing.F) {
 	f.Add([]byte(`{"fee_charged":1e-05,"state":"weird","executions":[{"quantity":"1e64","effective_price":null}]}`))
 	f.Add([]byte(`{"results":[{"id":1}],"next":"x"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var o Order
-		if err := json.Unmarshal(b, &o); err == nil {
+		if o, err := decodeAs[wireOrder](b); err == nil {
 			_ = o.FilledNotional() // bounded decimals: cheap, never panics
 			_ = o.Config()
 			for _, d := range []decimal.Decimal{o.FeeCharged, o.FilledAssetQuantity, o.EstimatedFeeRemaining, o.AveragePrice.Decimal} {
@@ -337,11 +335,17 @@ func FuzzDecodeOrder(f *testing.F) {
 				}
 			}
 		}
-		var p page[Order]
-		_ = json.Unmarshal(b, &p)
-		var a page[Account]
-		_ = json.Unmarshal(b, &a)
-		var e page[PriceEstimate]
-		_ = json.Unmarshal(b, &e)
+		var p page[wireOrder]
+		if json.Unmarshal(b, &p) == nil {
+			_ = values(p.Results)
+		}
+		var a page[wireAccount]
+		if json.Unmarshal(b, &a) == nil {
+			_ = values(a.Results)
+		}
+		var e page[wirePriceEstimate]
+		if json.Unmarshal(b, &e) == nil {
+			_ = values(e.Results)
+		}
 	})
 }

@@ -11,8 +11,22 @@
 // reads TRADEWIRE_API_KEY, TRADEWIRE_PRIVATE_KEY (base64) or
 // TRADEWIRE_PRIVATE_KEY_FILE, and TRADEWIRE_BASE_URL (default
 // https://trading.robinhood.com). Explicit options (WithCredentials,
-// WithSigner, WithBaseURL) win over the environment; New reads no
-// environment unless told to. Every call takes a context.
+// WithBaseURL) win over the environment; New reads no environment unless
+// told to. Every call takes a context.
+//
+// The options name what a bot sets; the lower packages' settings reach
+// them through one pass-through each, WithTransportOptions (package
+// transport: rate limit, retry policy, limiter, attempt timeout) and
+// WithPlacerOptions (package orders: namespace, send cap):
+//
+//	c, err := broker.New(broker.WithEnv(os.Getenv),
+//		broker.WithTransportOptions(transport.WithRateLimit(50, 100)),
+//		broker.WithPlacerOptions(orders.WithNamespace("momentum")))
+//
+// Whatever order they are given in, this package's own options are
+// applied first and the pass-through's after them, so an option passed
+// through wins for its package; the Client runs on its transport's clock
+// (see Option). A bot that needs neither imports broker alone.
 //
 // Listings (Holdings, TradingPairs, Orders) are Go iterators that fetch
 // pages lazily and hold one page at a time; Collect reads a whole listing.
@@ -35,9 +49,10 @@
 // token bucket (default 100 a minute, bursts of 300, the venue's budget),
 // is signed afresh, and sends the same bytes. GETs are retried on 429, 500,
 // 502, 503, 504 and failures below HTTP, with capped exponential backoff
-// (WithRetryPolicy; the zero policy makes one attempt). Writes — creates
-// and cancels — are sent once by the transport and never retried there;
-// only Place may send a create again, after a lookup (# Idempotency).
+// (transport.WithRetryPolicy, through WithTransportOptions; the zero
+// policy makes one attempt). Writes — creates and cancels — are sent once
+// by the transport and never retried there; only Place may send a create
+// again, after a lookup (# Idempotency).
 // All waits run on the injected clock (WithClock) and end at once when the
 // context does.
 //
@@ -45,8 +60,8 @@
 //
 // Place(ctx, key, req) places an OrderRequest once per key, whatever
 // fails in between: it derives the client_order_id from the account, the
-// namespace (WithNamespace) and the key (ClientOrderID), records the
-// intent durably before the first send, and never sends a create again
+// namespace (orders.WithNamespace) and the key (ClientOrderID), records
+// the intent durably before the first send, and never sends a create again
 // unless a lookup has shown it absent after every signature it was sent
 // with expired (the engine is package orders; WithPlacerOptions reaches
 // it, such as orders.WithMaxSends(1) to forbid re-sends). Preview and

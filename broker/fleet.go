@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tradewire/tradewire/internal/redisurl"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/transport/redisbudget"
@@ -27,8 +27,12 @@ const fleetSetupTimeout = 10 * time.Second
 // share one rate budget (package redisbudget): together they never spend
 // past the venue's 100 requests a minute, and a 429 seen by any of them
 // pauses them all. New connects at once: a Redis that cannot be reached is
-// an error, never a silent fallback to a private budget. The account number
-// (WithAccountNumber) keys the budget; without it, New takes it from Redis,
+// an error, never a silent fallback to a private budget. The budget keeps
+// the transport's rate limit (transport.WithRateLimit through
+// WithTransportOptions; default the venue's), which every process of the
+// fleet must give alike, and replaces the transport's own bucket and any
+// transport.WithLimiter. The account number (WithAccountNumber) keys the
+// budget; without it, New takes it from Redis,
 // where the first process to resolve it left it, or reads the accounts
 // list once itself. Close the Client to release the connection.
 func WithRedisURL(redisURL string) Option { return func(c *config) { c.redisURL = redisURL } }
@@ -54,16 +58,6 @@ func (c *Client) Close() error {
 	return errors.Join(c.closeStore(), c.fleet.close())
 }
 
-// RedactRedisURL returns a Redis URL fit for messages: its password, if
-// any, replaced.
-func RedactRedisURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable Redis URL)"
-	}
-	return u.Redacted()
-}
-
 // redisUnavailableError is a Redis that failed while New set up the
 // fleet's budget: nothing was sent to the venue. It matches
 // transport.ErrUnavailable, so callers treat it as an outage to retry
@@ -80,7 +74,7 @@ func (e *redisUnavailableError) Is(target error) bool {
 }
 
 func (cfg *config) redisFailed(err error, what string) error {
-	return &redisUnavailableError{msg: fmt.Sprintf("broker: Redis at %s: %s", RedactRedisURL(cfg.redisURL), what), err: err}
+	return &redisUnavailableError{msg: fmt.Sprintf("broker: Redis at %s: %s", redisurl.Redact(cfg.redisURL), what), err: err}
 }
 
 // Account discovery in a fleet: how long one process may hold the right
@@ -99,10 +93,14 @@ end
 return 0
 `)
 
-func (cfg *config) shareBudget(base string, signer *signing.Signer) (*fleetBudget, error) {
+// shareBudget connects to the fleet's Redis and returns the account's
+// shared budget, at tc's rate limit (transport.WithRateLimit) and on tc's
+// clock. tc, with its own bucket, reads the accounts list if the account
+// must be discovered.
+func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*fleetBudget, error) {
 	opt, err := redis.ParseURL(cfg.redisURL)
 	if err != nil {
-		return nil, &ArgumentError{Field: "WithRedisURL", Value: RedactRedisURL(cfg.redisURL), Reason: "not a redis:// or rediss:// URL"}
+		return nil, &ArgumentError{Field: "WithRedisURL", Value: redisurl.Redact(cfg.redisURL), Reason: "not a redis:// or rediss:// URL"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fleetSetupTimeout)
 	defer cancel()
@@ -111,13 +109,8 @@ func (cfg *config) shareBudget(base string, signer *signing.Signer) (*fleetBudge
 		rdb.Close()
 		return nil, cfg.redisFailed(err, "cannot be reached (refusing to fall back to a private rate budget)")
 	}
-	var bopts []redisbudget.Option
-	if cfg.rateSet {
-		bopts = append(bopts, redisbudget.WithRateLimit(cfg.perMinute, cfg.burst))
-	}
-	if cfg.clock != nil {
-		bopts = append(bopts, redisbudget.WithClock(cfg.clock))
-	}
+	perMinute, burst := tc.RateLimit()
+	bopts := []redisbudget.Option{redisbudget.WithRateLimit(perMinute, burst), redisbudget.WithClock(tc.Clock())}
 	if cfg.log != nil {
 		bopts = append(bopts, redisbudget.WithLogger(*cfg.log))
 	}
@@ -133,7 +126,7 @@ func (cfg *config) shareBudget(base string, signer *signing.Signer) (*fleetBudge
 	if account != "" {
 		budget, err = budgetFor(account)
 	} else {
-		account, budget, err = cfg.fleetAccount(ctx, rdb, base, signer, budgetFor)
+		account, budget, err = cfg.fleetAccount(ctx, rdb, tc, signer, budgetFor)
 	}
 	if err != nil {
 		rdb.Close()
@@ -153,7 +146,7 @@ func (cfg *config) shareBudget(base string, signer *signing.Signer) (*fleetBudge
 // burst on a fresh Redis. (A process that must discover the account while
 // others already spend the budget, as after Redis lost the record, makes
 // one request outside it: WithAccountNumber avoids even that.)
-func (cfg *config) fleetAccount(ctx context.Context, rdb *redis.Client, base string, signer *signing.Signer,
+func (cfg *config) fleetAccount(ctx context.Context, rdb *redis.Client, tc *transport.Client, signer *signing.Signer,
 	budgetFor func(string) (*redisbudget.Budget, error)) (string, *redisbudget.Budget, error) {
 	key := "tradewire:apikey:" + signer.KeyID() + ":account"
 	lock, ready := key+":lock", key+":ready"
@@ -173,7 +166,7 @@ func (cfg *config) fleetAccount(ctx context.Context, rdb *redis.Client, base str
 			return "", nil, cfg.redisFailed(err, "taking the account-discovery lock")
 		}
 		if won {
-			n, budget, err := cfg.discoverAccount(ctx, rdb, base, signer, budgetFor, key, ready)
+			n, budget, err := cfg.discoverAccount(ctx, rdb, tc, budgetFor, key, ready)
 			releaseLock.Run(context.WithoutCancel(ctx), rdb, []string{lock}, token)
 			return n, budget, err
 		}
@@ -196,12 +189,8 @@ func (cfg *config) fleetAccount(ctx context.Context, rdb *redis.Client, base str
 
 // discoverAccount reads the accounts list once, charges the read to the
 // account's shared budget, then records the account for the fleet.
-func (cfg *config) discoverAccount(ctx context.Context, rdb *redis.Client, base string, signer *signing.Signer,
+func (cfg *config) discoverAccount(ctx context.Context, rdb *redis.Client, tc *transport.Client,
 	budgetFor func(string) (*redisbudget.Budget, error), key, ready string) (string, *redisbudget.Budget, error) {
-	tc, err := transport.New(base, signer, cfg.tOpts...)
-	if err != nil {
-		return "", nil, fmt.Errorf("broker: %w", err)
-	}
 	c, err := newClient(tc, cfg)
 	if err != nil {
 		return "", nil, err

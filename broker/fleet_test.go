@@ -19,6 +19,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -138,8 +139,8 @@ func fleetBot() (fleetResult, error) {
 	}
 	// Released before New: every process resolves the account at once.
 	c, err := broker.New(broker.WithCredentials(os.Getenv("VENUE_API_KEY"), key), broker.WithBaseURL(os.Getenv("VENUE_URL")),
-		broker.WithRedisURL(os.Getenv("REDIS_URL")), broker.WithRateLimit(perMinute, burst),
-		broker.WithRetryPolicy(transport.RetryPolicy{})) // one attempt: every 429 shows
+		broker.WithRedisURL(os.Getenv("REDIS_URL")), broker.WithTransportOptions(transport.WithRateLimit(perMinute, burst),
+			transport.WithRetryPolicy(transport.RetryPolicy{}))) // one attempt: every 429 shows
 	if err != nil {
 		return res, err
 	}
@@ -239,7 +240,7 @@ func TestFleetSharesTheIntentStore(t *testing.T) {
 		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("30000")}
 	var ids []string
 	for i := 0; i < 2; i++ {
-		c, err := fleetClient(t, srv, url, broker.WithNamespace(ns))
+		c, err := fleetClient(t, srv, url, broker.WithPlacerOptions(orders.WithNamespace(ns)))
 		if err != nil {
 			t.Fatal(err)
 		}

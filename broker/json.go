@@ -12,9 +12,11 @@ import (
 // decimal as a JSON string holding its exact value (never a float, never
 // an exponent), a decimal the venue left out as null, and times in UTC,
 // RFC 3339 with as many fractional digits as they have ("" for the zero
-// time). Where the venue's shape is the one a reader wants, they write it,
-// and UnmarshalJSON reads back what they wrote; Account, PriceEstimate,
-// FeeReport and Preview write a flatter shape, documented on each.
+// time). Where the venue's field names are the ones a reader wants
+// (Holding, TradingPair, Quote) they use them; Account, PriceEstimate,
+// Order, FeeReport and Preview write a flatter shape, documented on each.
+// The types have no UnmarshalJSON: this is an output shape. The venue's
+// answers are decoded inside the package (decode.go).
 
 // jsonDec is a decimal as exact text.
 func jsonDec(d decimal.Decimal) string { return d.String() }
@@ -46,8 +48,7 @@ func jsonTime(t time.Time) string {
 // account_number, status, account_type, is_api_tradable, buying_power,
 // buying_power_currency, fee_ratio, thirty_day_volume, and
 // next_fee_tier_ratio and next_fee_tier_threshold (null in the top tier).
-// The venue nests the fee tier in fee_tier_status, which UnmarshalJSON
-// reads.
+// (The venue nests the fee tier in fee_tier_status.)
 func (a Account) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		AccountNumber        string  `json:"account_number"`
@@ -97,7 +98,7 @@ func (p TradingPair) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the quote in the venue's shape, bid and ask exactly
-// as sent, plus crossed (bid above ask), which UnmarshalJSON ignores.
+// as sent, plus crossed (bid above ask).
 func (q Quote) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Symbol    string `json:"symbol"`
@@ -241,7 +242,7 @@ func (p Preview) MarshalJSON() ([]byte, error) {
 // the config has none), filled_asset_quantity, average_price (null until
 // something fills), filled_notional, fee_charged,
 // estimated_fee_remaining, created_at, updated_at, account_number and
-// executions. It is not the venue's shape: UnmarshalJSON reads that one.
+// executions. It is not the venue's shape.
 func (o Order) MarshalJSON() ([]byte, error) {
 	type execution struct {
 		EffectivePrice string `json:"effective_price"`

@@ -11,17 +11,18 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// The types written in the venue's shape read back as they were: decode a
-// fixture, marshal it, decode that, and compare.
+// The types written with the venue's field names read back as they were:
+// decode a fixture as the venue's, marshal it, decode that as the venue's
+// again, and compare.
 func TestMarshalJSON_RoundTrips(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		fixture string
 		decode  func(b []byte) (any, error)
 	}{
-		{"holdings.json", decodeAs[[]Holding]},
-		{"trading_pairs.json", decodeAs[[]TradingPair]},
-		{"best_bid_ask.json", decodeAs[[]Quote]},
+		{"holdings.json", decodeRows[wireHolding]},
+		{"trading_pairs.json", decodeRows[wireTradingPair]},
+		{"best_bid_ask.json", decodeRows[wireQuote]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -55,10 +56,11 @@ func TestMarshalJSON_RoundTrips(t *testing.T) {
 	}
 }
 
-func decodeAs[T any](b []byte) (any, error) {
-	var v T
-	err := json.Unmarshal(b, &v)
-	return v, err
+// decodeRows decodes a JSON array of the venue's rows W.
+func decodeRows[W venueRow[T], T any](b []byte) (any, error) {
+	var ws []W
+	err := json.Unmarshal(b, &ws)
+	return values(ws), err
 }
 
 // equalDecoded compares decoded values field by field, decimals by value
@@ -136,5 +138,17 @@ func TestMarshalJSON_Shapes(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", b, tt.want)
 			}
 		})
+	}
+}
+
+// The read types have no UnmarshalJSON: their JSON is tradewire's output
+// shape, and the venue's answers are decoded inside the package, so
+// json.Unmarshal cannot mistake the one for the other.
+func TestReadTypesAreNotUnmarshalers(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{&Account{}, &Holding{}, &TradingPair{}, &Quote{}, &PriceEstimate{}, &Order{}} {
+		if _, ok := v.(json.Unmarshaler); ok {
+			t.Errorf("%T implements json.Unmarshaler", v)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func (c *Client) TradingPairs(ctx context.Context, symbols []string, opts ...Cal
 	if len(symbols) > 0 {
 		target += "?" + url.Values{"symbol": append([]string(nil), symbols...)}.Encode()
 	}
-	return paginate[TradingPair](ctx, c, cc, constTarget(target))
+	return paginate[wireTradingPair](ctx, c, cc, constTarget(target))
 }
 
 // BestBidAsk returns the best bid and ask for each symbol (all symbols when
@@ -47,11 +47,11 @@ func (c *Client) BestBidAsk(ctx context.Context, symbols ...string) ([]Quote, er
 	if len(symbols) > 0 {
 		target += "?" + url.Values{"symbol": symbols}.Encode()
 	}
-	var p page[Quote]
+	var p page[wireQuote]
 	if err := c.getJSON(ctx, target, &p); err != nil {
 		return nil, err
 	}
-	return p.Results, nil
+	return values(p.Results), nil
 }
 
 // EstimatedPrice asks the venue what the given asset quantities of symbol
@@ -85,11 +85,11 @@ func (c *Client) EstimatedPrice(ctx context.Context, symbol string, side PriceSi
 	}
 	// Fixed order; the comma list goes raw, as the venue reads it.
 	target := pathEstimatedPrice + "?symbol=" + url.QueryEscape(symbol) + "&side=" + string(side) + "&quantity=" + strings.Join(qs, ",")
-	var p page[PriceEstimate]
+	var p page[wirePriceEstimate]
 	if err := c.getJSON(ctx, target, &p); err != nil {
 		return nil, err
 	}
-	return p.Results, nil
+	return values(p.Results), nil
 }
 
 // pairCache holds trading pairs by symbol for Preview. Pair rules change

@@ -148,38 +148,39 @@ func (w *wireOrderConfig) config() *OrderConfig {
 	}
 }
 
-// UnmarshalJSON decodes the venue's order: money as strings or numbers,
-// timestamps in RFC 3339 with offsets or nanoseconds, unknown fields
-// ignored, unknown states kept.
-func (o *Order) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ID                  string       `json:"id"`
-		ClientOrderID       string       `json:"client_order_id"`
-		AccountNumber       string       `json:"account_number"`
-		Symbol              string       `json:"symbol"`
-		Side                Side         `json:"side"`
-		Type                OrderType    `json:"type"`
-		State               OrderState   `json:"state"`
-		FilledAssetQuantity wire.Decimal `json:"filled_asset_quantity"`
-		Executions          []struct {
-			EffectivePrice wire.Decimal `json:"effective_price"`
-			Quantity       wire.Decimal `json:"quantity"`
-			Timestamp      time.Time    `json:"timestamp"`
-		} `json:"executions"`
-		AveragePrice          wire.Decimal     `json:"average_price"`
-		CreatedAt             time.Time        `json:"created_at"`
-		UpdatedAt             time.Time        `json:"updated_at"`
-		FeeCharged            wire.Decimal     `json:"fee_charged"`
-		EstimatedFeeRemaining wire.Decimal     `json:"estimated_fee_remaining"`
-		Market                *wireOrderConfig `json:"market_order_config"`
-		Limit                 *wireOrderConfig `json:"limit_order_config"`
-		StopLoss              *wireOrderConfig `json:"stop_loss_order_config"`
-		StopLimit             *wireOrderConfig `json:"stop_limit_order_config"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*o = Order{
+// wireOrder is the venue's order: money as strings or numbers, timestamps
+// in RFC 3339 with offsets or nanoseconds, unknown fields ignored, unknown
+// states kept.
+type wireOrder struct {
+	ID                    string           `json:"id"`
+	ClientOrderID         string           `json:"client_order_id"`
+	AccountNumber         string           `json:"account_number"`
+	Symbol                string           `json:"symbol"`
+	Side                  Side             `json:"side"`
+	Type                  OrderType        `json:"type"`
+	State                 OrderState       `json:"state"`
+	FilledAssetQuantity   wire.Decimal     `json:"filled_asset_quantity"`
+	Executions            []wireExecution  `json:"executions"`
+	AveragePrice          wire.Decimal     `json:"average_price"`
+	CreatedAt             time.Time        `json:"created_at"`
+	UpdatedAt             time.Time        `json:"updated_at"`
+	FeeCharged            wire.Decimal     `json:"fee_charged"`
+	EstimatedFeeRemaining wire.Decimal     `json:"estimated_fee_remaining"`
+	Market                *wireOrderConfig `json:"market_order_config"`
+	Limit                 *wireOrderConfig `json:"limit_order_config"`
+	StopLoss              *wireOrderConfig `json:"stop_loss_order_config"`
+	StopLimit             *wireOrderConfig `json:"stop_limit_order_config"`
+}
+
+// wireExecution is one fill in the venue's order.
+type wireExecution struct {
+	EffectivePrice wire.Decimal `json:"effective_price"`
+	Quantity       wire.Decimal `json:"quantity"`
+	Timestamp      time.Time    `json:"timestamp"`
+}
+
+func (w wireOrder) value() Order {
+	o := Order{
 		ID:                    w.ID,
 		ClientOrderID:         w.ClientOrderID,
 		AccountNumber:         w.AccountNumber,
@@ -204,7 +205,7 @@ func (o *Order) UnmarshalJSON(b []byte) error {
 			o.Executions[i] = Execution{EffectivePrice: e.EffectivePrice.Val(), Quantity: e.Quantity.Val(), Timestamp: e.Timestamp}
 		}
 	}
-	return nil
+	return o
 }
 
 // TimeInForce is how long an order stays open; empty means gtc. The

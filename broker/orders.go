@@ -140,7 +140,7 @@ func (c *Client) Orders(ctx context.Context, f OrderFilter, opts ...CallOption) 
 }
 
 func (c *Client) orders(ctx context.Context, f OrderFilter, cc callConfig) iter.Seq2[Order, error] {
-	return paginate[Order](ctx, c, cc, func(ctx context.Context) (string, error) {
+	return paginate[wireOrder](ctx, c, cc, func(ctx context.Context) (string, error) {
 		n, err := c.accountNumber(ctx)
 		if err != nil {
 			return "", err
@@ -165,10 +165,11 @@ func (c *Client) Order(ctx context.Context, id string) (*Order, error) {
 		return nil, err
 	}
 	target := pathOrders + id + "/?" + url.Values{"account_number": {n}}.Encode()
-	var o Order
-	if err := c.getJSON(ctx, target, &o); err != nil {
+	var w wireOrder
+	if err := c.getJSON(ctx, target, &w); err != nil {
 		return nil, orderError(id, err)
 	}
+	o := w.value()
 	return &o, nil
 }
 

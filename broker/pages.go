@@ -85,8 +85,9 @@ func errSeq[T any](err error) iter.Seq2[T, error] {
 	}
 }
 
-// paginate reads a v2 listing lazily: a page is fetched only when the
-// consumer wants its first item, and only one page is held at a time.
+// paginate reads a v2 listing of venue rows W lazily, yielding them
+// converted to T: a page is fetched only when the consumer wants its first
+// item, and only one page is held at a time.
 //
 // first returns the first page's request-target; it runs inside the
 // iterator so that work it needs (resolving the account) is lazy too.
@@ -96,7 +97,7 @@ func errSeq[T any](err error) iter.Seq2[T, error] {
 // re-saved at powers of two), so a self-loop is caught before it is
 // followed and a longer loop within a few pages of its start. A next link
 // after the cap's last page fails with *PageCapError.
-func paginate[T any](ctx context.Context, c *Client, cc callConfig, first func(context.Context) (string, error)) iter.Seq2[T, error] {
+func paginate[W venueRow[T], T any](ctx context.Context, c *Client, cc callConfig, first func(context.Context) (string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		target, err := first(ctx)
@@ -113,9 +114,9 @@ func paginate[T any](ctx context.Context, c *Client, cc callConfig, first func(c
 				cc.progress(Progress{Pages: page, Items: items})
 			}
 			for _, raw := range rows {
-				var v T
-				if err := decodeBody(target, raw, &v); err != nil {
-					return false, err
+				v, err := decodeAs[W](raw)
+				if err != nil {
+					return false, &DecodeError{Path: pathOf(target), Err: err}
 				}
 				if !yield(v, nil) {
 					stopped = true

@@ -3,9 +3,9 @@ package broker
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,14 +47,13 @@ func WithIntentStore(s idempotency.Store) Option { return func(c *config) { c.st
 // and closed by Close.
 func WithIntentStoreFile(path string) Option { return func(c *config) { c.storeFile = path } }
 
-// WithNamespace mixes a caller namespace (such as a strategy name) into
-// every client_order_id derived from a key, so that two strategies' keys
-// never collide (default: none).
-func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
-
 // WithPlacerOptions passes options to the placement engine (package
-// orders), after the ones this package sets, for settings it does not name
-// (such as orders.WithMaxSends(1), which forbids every re-send).
+// orders), such as orders.WithNamespace("momentum"), which mixes a
+// strategy's name into every client_order_id derived from a key so that
+// two strategies' keys never collide, or orders.WithMaxSends(1), which
+// forbids every re-send. They are applied after the ones this package
+// sets (the logger of WithLogger), so they win over them; New refuses
+// options the engine refuses.
 func WithPlacerOptions(opts ...orders.Option) Option {
 	return func(c *config) { c.placerOpts = append(c.placerOpts, opts...) }
 }
@@ -67,9 +66,25 @@ type placing struct {
 	store     idempotency.Store // given, or opened here
 	owned     bool              // opened here: Close closes it
 	storeFile string            // "" for the default path
-	namespace string
+	namespace string            // the one opts set
 	opts      []orders.Option
 	placer    *orders.Placer
+}
+
+// initPlacing sets up the placement state: the engine's options (this
+// package's, then WithPlacerOptions'), checked here by building an
+// engine on a throwaway store, and the namespace they set, which
+// ClientOrderID and OrderByKey derive ids with before the engine itself
+// is built.
+func (c *Client) initPlacing(cfg *config) error {
+	opts := append([]orders.Option{orders.WithLogger(c.log)}, cfg.placerOpts...)
+	probe, err := orders.New(c.tc, idempotency.NewMemoryStore(), "A", orderCodec{}, opts...)
+	if err != nil {
+		return &ArgumentError{Field: "WithPlacerOptions", Reason: strings.TrimPrefix(err.Error(), "orders: ")}
+	}
+	c.place.store, c.place.storeFile, c.place.opts = cfg.store, cfg.storeFile, opts
+	c.place.namespace = probe.Namespace()
+	return nil
 }
 
 // placer returns the Client's Placer, resolving the account and opening
@@ -109,8 +124,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 		}
 		c.place.owned = true
 	}
-	opts := append([]orders.Option{orders.WithNamespace(c.place.namespace), orders.WithLogger(c.log)}, c.place.opts...)
-	p, err := orders.New(c.tc, c.place.store, n, orderCodec{}, opts...)
+	p, err := orders.New(c.tc, c.place.store, n, orderCodec{}, c.place.opts...)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -192,9 +206,10 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 }
 
 // ClientOrderID returns the client_order_id Place derives for key, from
-// the account, the namespace (WithNamespace) and the key. The account
-// must be known: set with WithAccountNumber or WithRedisURL, or resolved
-// by an earlier call (Account, Place, …). Before that it returns "".
+// the account, the namespace (orders.WithNamespace, given with
+// WithPlacerOptions) and the key. The account must be known: set with
+// WithAccountNumber or WithRedisURL, or resolved by an earlier call
+// (Account, Place, …). Before that it returns "".
 func (c *Client) ClientOrderID(key string) string {
 	n := c.knownAccount()
 	if n == "" {
@@ -307,11 +322,11 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	if b := bytes.TrimSpace(resp.Body); len(b) == 0 || b[0] != '{' {
 		return nil, nil
 	}
-	var o Order
-	if err := json.Unmarshal(resp.Body, &o); err != nil {
+	o, err := decodeOrder(resp.Body)
+	if err != nil {
 		return nil, &DecodeError{Path: pathOrders + id + "/cancel/", Err: err}
 	}
-	return &o, nil
+	return o, nil
 }
 
 // orderCodec gives the placement engine the facts it reads of an order.
@@ -325,9 +340,10 @@ func (orderCodec) Facts(raw []byte) (orders.Facts, error) {
 	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == StateFailed}, nil
 }
 
+// decodeOrder decodes an order in the venue's shape.
 func decodeOrder(raw []byte) (*Order, error) {
-	var o Order
-	if err := json.Unmarshal(raw, &o); err != nil {
+	o, err := decodeAs[wireOrder](raw)
+	if err != nil {
 		return nil, err
 	}
 	return &o, nil

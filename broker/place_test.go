@@ -13,6 +13,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -61,7 +62,7 @@ func waitState(t *testing.T, c *broker.Client, clk *brokertest.Clock, id string,
 // a Place on the acknowledged key returns the order read afresh.
 func TestPlaceCancelLookUp(t *testing.T) {
 	t.Parallel()
-	c, srv, _, clk := placing(t, broker.WithNamespace("t"))
+	c, srv, _, clk := placing(t, broker.WithPlacerOptions(orders.WithNamespace("t")))
 	ctx := context.Background()
 	if got := c.ClientOrderID("k"); got != "" {
 		t.Errorf("ClientOrderID before the account is known = %q, want empty", got)

@@ -132,7 +132,7 @@ func setup(t testing.TB, opts ...Option) (*Client, *fakeVenue, *clockwork.FakeCl
 		WithCredentials(testAPIKey, testKey(t)),
 		WithBaseURL(v.srv.URL),
 		WithClock(clk),
-		WithRetryPolicy(transport.RetryPolicy{}),
+		WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{})),
 	}
 	c, err := New(append(base, opts...)...)
 	if err != nil {

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -40,26 +39,24 @@ type FeeTier struct {
 	NextFeeTierThreshold decimal.NullDecimal
 }
 
-// UnmarshalJSON decodes the venue's account, money as strings or numbers.
-func (a *Account) UnmarshalJSON(b []byte) error {
-	var w struct {
-		AccountNumber       string       `json:"account_number"`
-		Status              string       `json:"status"`
-		BuyingPower         wire.Decimal `json:"buying_power"`
-		BuyingPowerCurrency string       `json:"buying_power_currency"`
-		AccountType         string       `json:"account_type"`
-		IsAPITradable       bool         `json:"is_api_tradable"`
-		FeeTier             struct {
-			FeeRatio             wire.Decimal `json:"fee_ratio"`
-			ThirtyDayVolume      wire.Decimal `json:"thirty_day_volume"`
-			NextFeeTierRatio     wire.Decimal `json:"next_fee_tier_ratio"`
-			NextFeeTierThreshold wire.Decimal `json:"next_fee_tier_threshold"`
-		} `json:"fee_tier_status"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*a = Account{
+// wireAccount is the venue's account, money as strings or numbers.
+type wireAccount struct {
+	AccountNumber       string       `json:"account_number"`
+	Status              string       `json:"status"`
+	BuyingPower         wire.Decimal `json:"buying_power"`
+	BuyingPowerCurrency string       `json:"buying_power_currency"`
+	AccountType         string       `json:"account_type"`
+	IsAPITradable       bool         `json:"is_api_tradable"`
+	FeeTier             struct {
+		FeeRatio             wire.Decimal `json:"fee_ratio"`
+		ThirtyDayVolume      wire.Decimal `json:"thirty_day_volume"`
+		NextFeeTierRatio     wire.Decimal `json:"next_fee_tier_ratio"`
+		NextFeeTierThreshold wire.Decimal `json:"next_fee_tier_threshold"`
+	} `json:"fee_tier_status"`
+}
+
+func (w wireAccount) value() Account {
+	return Account{
 		AccountNumber:       w.AccountNumber,
 		Status:              w.Status,
 		BuyingPower:         w.BuyingPower.Val(),
@@ -73,7 +70,6 @@ func (a *Account) UnmarshalJSON(b []byte) error {
 			NextFeeTierThreshold: w.FeeTier.NextFeeTierThreshold.Null(),
 		},
 	}
-	return nil
 }
 
 // Holding is one asset held in the account.
@@ -84,24 +80,21 @@ type Holding struct {
 	QuantityAvailableForTrading decimal.Decimal
 }
 
-// UnmarshalJSON decodes the venue's holding.
-func (h *Holding) UnmarshalJSON(b []byte) error {
-	var w struct {
-		AccountNumber               string       `json:"account_number"`
-		AssetCode                   string       `json:"asset_code"`
-		TotalQuantity               wire.Decimal `json:"total_quantity"`
-		QuantityAvailableForTrading wire.Decimal `json:"quantity_available_for_trading"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*h = Holding{
+// wireHolding is the venue's holding.
+type wireHolding struct {
+	AccountNumber               string       `json:"account_number"`
+	AssetCode                   string       `json:"asset_code"`
+	TotalQuantity               wire.Decimal `json:"total_quantity"`
+	QuantityAvailableForTrading wire.Decimal `json:"quantity_available_for_trading"`
+}
+
+func (w wireHolding) value() Holding {
+	return Holding{
 		AccountNumber:               w.AccountNumber,
 		AssetCode:                   w.AssetCode,
 		TotalQuantity:               w.TotalQuantity.Val(),
 		QuantityAvailableForTrading: w.QuantityAvailableForTrading.Val(),
 	}
-	return nil
 }
 
 // TradingPair is a symbol's trading rules. MinOrderAmount, in the quote
@@ -118,23 +111,21 @@ type TradingPair struct {
 	IsAPITradable  bool
 }
 
-// UnmarshalJSON decodes the venue's trading pair.
-func (p *TradingPair) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Symbol         string       `json:"symbol"`
-		AssetCode      string       `json:"asset_code"`
-		QuoteCode      string       `json:"quote_code"`
-		AssetIncrement wire.Decimal `json:"asset_increment"`
-		QuoteIncrement wire.Decimal `json:"quote_increment"`
-		MaxOrderSize   wire.Decimal `json:"max_order_size"`
-		MinOrderAmount wire.Decimal `json:"min_order_amount"`
-		Status         string       `json:"status"`
-		IsAPITradable  bool         `json:"is_api_tradable"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*p = TradingPair{
+// wireTradingPair is the venue's trading pair.
+type wireTradingPair struct {
+	Symbol         string       `json:"symbol"`
+	AssetCode      string       `json:"asset_code"`
+	QuoteCode      string       `json:"quote_code"`
+	AssetIncrement wire.Decimal `json:"asset_increment"`
+	QuoteIncrement wire.Decimal `json:"quote_increment"`
+	MaxOrderSize   wire.Decimal `json:"max_order_size"`
+	MinOrderAmount wire.Decimal `json:"min_order_amount"`
+	Status         string       `json:"status"`
+	IsAPITradable  bool         `json:"is_api_tradable"`
+}
+
+func (w wireTradingPair) value() TradingPair {
+	return TradingPair{
 		Symbol:         w.Symbol,
 		AssetCode:      w.AssetCode,
 		QuoteCode:      w.QuoteCode,
@@ -145,7 +136,6 @@ func (p *TradingPair) UnmarshalJSON(b []byte) error {
 		Status:         w.Status,
 		IsAPITradable:  w.IsAPITradable,
 	}
-	return nil
 }
 
 // Quote is a symbol's best bid and ask. The venue has been seen to send a
@@ -160,19 +150,16 @@ type Quote struct {
 // Crossed reports whether the bid is above the ask.
 func (q Quote) Crossed() bool { return q.Bid.GreaterThan(q.Ask) }
 
-// UnmarshalJSON decodes the venue's best bid/ask row.
-func (q *Quote) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Symbol    string       `json:"symbol"`
-		Timestamp time.Time    `json:"timestamp"`
-		Bid       wire.Decimal `json:"bid"`
-		Ask       wire.Decimal `json:"ask"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*q = Quote{Symbol: w.Symbol, Timestamp: w.Timestamp, Bid: w.Bid.Val(), Ask: w.Ask.Val()}
-	return nil
+// wireQuote is the venue's best bid/ask row.
+type wireQuote struct {
+	Symbol    string       `json:"symbol"`
+	Timestamp time.Time    `json:"timestamp"`
+	Bid       wire.Decimal `json:"bid"`
+	Ask       wire.Decimal `json:"ask"`
+}
+
+func (w wireQuote) value() Quote {
+	return Quote{Symbol: w.Symbol, Timestamp: w.Timestamp, Bid: w.Bid.Val(), Ask: w.Ask.Val()}
 }
 
 // PriceEstimate is one row of the venue's estimated price: what Quantity
@@ -206,23 +193,21 @@ func (e PriceEstimate) Price() (decimal.Decimal, bool) {
 	return decimal.Decimal{}, false
 }
 
-// UnmarshalJSON decodes the venue's estimated price row.
-func (e *PriceEstimate) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Symbol       string       `json:"symbol"`
-		Side         PriceSide    `json:"side"`
-		Quantity     wire.Decimal `json:"quantity"`
-		Timestamp    time.Time    `json:"timestamp"`
-		FeeRatio     wire.Decimal `json:"fee_ratio"`
-		EstFee       wire.Decimal `json:"est_fee"`
-		Ask          wire.Decimal `json:"ask"`
-		Bid          wire.Decimal `json:"bid"`
-		EstTotalCost wire.Decimal `json:"est_total_cost"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*e = PriceEstimate{
+// wirePriceEstimate is the venue's estimated price row.
+type wirePriceEstimate struct {
+	Symbol       string       `json:"symbol"`
+	Side         PriceSide    `json:"side"`
+	Quantity     wire.Decimal `json:"quantity"`
+	Timestamp    time.Time    `json:"timestamp"`
+	FeeRatio     wire.Decimal `json:"fee_ratio"`
+	EstFee       wire.Decimal `json:"est_fee"`
+	Ask          wire.Decimal `json:"ask"`
+	Bid          wire.Decimal `json:"bid"`
+	EstTotalCost wire.Decimal `json:"est_total_cost"`
+}
+
+func (w wirePriceEstimate) value() PriceEstimate {
+	return PriceEstimate{
 		Symbol:       w.Symbol,
 		Side:         w.Side,
 		Quantity:     w.Quantity.Val(),
@@ -233,5 +218,4 @@ func (e *PriceEstimate) UnmarshalJSON(b []byte) error {
 		Bid:          w.Bid.Null(),
 		EstTotalCost: w.EstTotalCost.Null(),
 	}
-	return nil
 }

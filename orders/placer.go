@@ -144,6 +144,10 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, co
 	return p, nil
 }
 
+// Namespace returns the caller namespace set with WithNamespace ("" for
+// none).
+func (p *Placer) Namespace() string { return p.namespace }
+
 // ClientOrderID returns the client_order_id Place derives for key.
 func (p *Placer) ClientOrderID(key string) string {
 	return idempotency.ClientOrderID(p.account, p.namespace, key)

@@ -499,6 +499,6 @@ func TestIntentHeldByAnotherProcess(t *testing.T) {
 // newPlacer places through a broker.Client on tc, as a bot does: the
 // engine, with the order vocabulary package broker owns and gives it.
 func newPlacer(tc *transport.Client, store idempotency.Store, account string, opts ...orders.Option) (*broker.Client, error) {
-	return broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(account),
-		broker.WithIntentStore(store), broker.WithPlacerOptions(opts...))
+	return broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store),
+		broker.WithPlacerOptions(opts...))
 }

@@ -53,7 +53,7 @@ func benchSetup(b *testing.B) (*httptest.Server, *Client, *http.Client, ed25519.
 	s, _ := signing.New(testAPIKey, pk)
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	// The throttle is off: the benchmark measures the client, not the budget.
-	c, err := New(srv.URL, s, WithRateLimit(0, 0), WithHTTPClient(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}))
+	c, err := New(srv.URL, s, WithRateLimit(0, 0), WithRoundTripper(http.DefaultTransport.(*http.Transport).Clone()))
 	if err != nil {
 		b.Fatal(err)
 	}

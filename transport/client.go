@@ -43,6 +43,9 @@ type Client struct {
 	maxBody        int64
 	skew           clockSkew
 	observe        func(Attempt)
+	// perMinute and burst are the rate limit WithRateLimit set.
+	perMinute float64
+	burst     int
 }
 
 // Option configures a Client.
@@ -50,7 +53,6 @@ type Option func(*config)
 
 type config struct {
 	clock          clockwork.Clock
-	hc             *http.Client
 	rt             http.RoundTripper
 	log            zerolog.Logger
 	policy         RetryPolicy
@@ -67,22 +69,19 @@ type config struct {
 // (default: the real clock).
 func WithClock(c clockwork.Clock) Option { return func(o *config) { o.clock = c } }
 
-// WithHTTPClient sets the HTTP client requests go through. The Client uses
-// a copy whose redirect policy never follows a redirect. Its transport is
-// used as given (a nil Transport means the client's own, below): a proxy it
-// sends through, and whatever that proxy or transport re-sends, are the
-// caller's to vouch for.
-func WithHTTPClient(hc *http.Client) Option { return func(o *config) { o.hc = hc } }
-
 // WithRootCAs sets the certificates the client's own HTTP transport trusts
 // for the venue's TLS, instead of the system's, such as the system's plus
-// a simulated venue's. It has no effect with WithHTTPClient or
-// WithRoundTripper, whose transport is used as given.
+// a simulated venue's. It has no effect with WithRoundTripper, whose
+// transport is used as given.
 func WithRootCAs(pool *x509.CertPool) Option { return func(o *config) { o.rootCAs = pool } }
 
 // WithRoundTripper sets the round tripper requests go through, such as an
-// in-memory simulated venue's. Like WithHTTPClient's transport, it is used
-// as given, proxy and all.
+// in-memory simulated venue's, or an *http.Transport of the caller's own
+// (an httptest server's Client().Transport). It is used as given, proxy
+// and all: what it, or a proxy it sends through, re-sends is the caller's
+// to vouch for. The Client wraps it in an http.Client of its own that never
+// follows a redirect and sets no timeout of its own (each attempt has its
+// deadline on the injected clock).
 func WithRoundTripper(rt http.RoundTripper) Option { return func(o *config) { o.rt = rt } }
 
 // WithLogger sets the logger that receives one event per attempt (default:
@@ -156,19 +155,14 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	if cfg.policy.MaxDelay < 0 || cfg.policy.BaseDelay < 0 {
 		return nil, errors.New("transport: retry delays must not be negative")
 	}
-	hc := &http.Client{}
-	if cfg.hc != nil {
-		copied := *cfg.hc
-		hc = &copied
-	}
-	if cfg.rt != nil {
-		hc.Transport = cfg.rt
+	hc := &http.Client{
+		Transport:     cfg.rt,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		// No Timeout: each attempt has its own deadline on the injected clock.
 	}
 	if hc.Transport == nil {
 		hc.Transport = defaultTransport(cfg.rootCAs)
 	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	hc.Timeout = 0 // each attempt has its own deadline on the injected clock
 	if cfg.limiter == nil {
 		cfg.limiter = NewTokenBucket(cfg.clock, cfg.perMinute, cfg.burst)
 	}
@@ -183,6 +177,8 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		attemptTimeout: cfg.attemptTimeout,
 		maxBody:        cfg.maxBody,
 		observe:        cfg.observe,
+		perMinute:      cfg.perMinute,
+		burst:          cfg.burst,
 	}, nil
 }
 
@@ -239,6 +235,13 @@ func (c *Client) Clock() clockwork.Clock { return c.clock }
 
 // BaseURL returns the venue's base URL (scheme and host).
 func (c *Client) BaseURL() string { return c.base.String() }
+
+// RateLimit returns the rate limit set with WithRateLimit (default
+// DefaultRatePerMinute and DefaultBurst; perMinute 0 is off). The client's
+// own token bucket enforces it, unless a Limiter given with WithLimiter
+// replaced that bucket: it is then the rate a budget shared in the
+// caller's stead (such as package broker's for a fleet) is to keep.
+func (c *Client) RateLimit() (perMinute float64, burst int) { return c.perMinute, c.burst }
 
 // Response is a 2xx answer, read whole (or, with an error, a write's 2xx
 // whose body could not be read: see Do).

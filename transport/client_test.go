@@ -413,15 +413,24 @@ func TestWrite2xxUnreadable(t *testing.T) {
 	}
 }
 
+// TestRedirectNotFollowed: neither the client's own transport nor a
+// caller's round tripper follows a redirect: the client's http.Client
+// refuses it.
 func TestRedirectNotFollowed(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
 	other := newVenue(t, clock)
 	v := newVenue(t, clock, reply{status: http.StatusTemporaryRedirect, header: map[string]string{"Location": other.srv.URL + "/stolen/"}})
-	c := newTestClient(t, v, newEventLog())
-	for _, method := range []string{"GET", "POST"} {
-		if _, err := c.Do(ctx, method, "/a/", nil); err == nil {
-			t.Fatalf("%s: redirect answered with success", method)
+	for name, opts := range map[string][]Option{
+		"own transport":        nil,
+		"caller's transport":   {WithRoundTripper(&http.Transport{})},
+		"httptest's transport": {WithRoundTripper(v.srv.Client().Transport)},
+	} {
+		c := newTestClient(t, v, newEventLog(), opts...)
+		for _, method := range []string{"GET", "POST"} {
+			if _, err := c.Do(ctx, method, "/a/", nil); err == nil {
+				t.Fatalf("%s, %s: redirect answered with success", name, method)
+			}
 		}
 	}
 	if n := len(other.requests()); n != 0 {

@@ -121,9 +121,10 @@
 //     re-sends only a request of which it wrote nothing.
 //   - No proxy from the environment: the default transport is net/http's
 //     default with Proxy nil, because a proxy can re-send a request it
-//     forwarded. An *http.Client or RoundTripper passed with WithHTTPClient
-//     or WithRoundTripper is used as given; what it, or a proxy it uses,
-//     re-sends is the caller's to vouch for.
+//     forwarded. A RoundTripper passed with WithRoundTripper is used as
+//     given; what it, or a proxy it uses, re-sends is the caller's to vouch
+//     for. It always runs inside the client's own http.Client, whose
+//     redirect policy never follows a redirect.
 //
 // A GET is built the ordinary way: net/http may re-send it on a fresh
 // connection, which a read can afford, and this package's own retries

@@ -78,7 +78,7 @@ func (v *wireVenue) protos() []int {
 
 func wireClient(t *testing.T, url string, hc *http.Client, clock clockwork.Clock, lim Limiter) *Client {
 	t.Helper()
-	c, err := New(url, testSigner(t), WithClock(clock), WithHTTPClient(hc), WithLimiter(lim))
+	c, err := New(url, testSigner(t), WithClock(clock), WithRoundTripper(hc.Transport), WithLimiter(lim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestWriteRequestIsNotReplayable(t *testing.T) {
 }
 
 // TestNoProxyFromEnvironment: the default transport ignores HTTPS_PROXY; a
-// caller's own client is used as given.
+// caller's own round tripper is used as given.
 func TestNoProxyFromEnvironment(t *testing.T) {
 	t.Parallel()
 	c, err := New("https://trading.robinhood.com", testSigner(t))
@@ -277,12 +277,12 @@ func TestNoProxyFromEnvironment(t *testing.T) {
 	if !ok || tr.Proxy != nil || !tr.ForceAttemptHTTP2 {
 		t.Fatalf("default transport %T: proxy set or HTTP/2 off", c.hc.Transport)
 	}
-	own := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
-	c, err = New("https://trading.robinhood.com", testSigner(t), WithHTTPClient(own))
+	own := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	c, err = New("https://trading.robinhood.com", testSigner(t), WithRoundTripper(own))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.hc.Transport != own.Transport {
+	if c.hc.Transport != own {
 		t.Fatal("the caller's transport was replaced")
 	}
 }

@@ -231,3 +231,59 @@ func TestTokenBucketWaitsUnderClockworkTimeout(t *testing.T) {
 		t.Fatal("Wait hung on a clockwork.WithTimeout context")
 	}
 }
+
+// TestRateLimitZeroIsOff: WithRateLimit(0, 0) turns the client's bucket
+// off (as brokertest.WithRateLimit(0, 0) turns the simulated venue's off):
+// more tokens than the default burst are taken on a clock that never
+// moves, and no one ever waits on it. RateLimit reports the setting.
+func TestRateLimitZeroIsOff(t *testing.T) {
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	c, err := New("https://trading.robinhood.com", testSigner(t), WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, b := c.RateLimit(); r != DefaultRatePerMinute || b != DefaultBurst {
+		t.Errorf("default RateLimit() = %v, %d; want %v, %d", r, b, DefaultRatePerMinute, DefaultBurst)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		off  bool
+	}{
+		{"WithRateLimit(0, 0)", []Option{WithRateLimit(0, 0)}, true},
+		{"default", nil, false},
+	} {
+		c, err := New("https://trading.robinhood.com", testSigner(t), append([]Option{WithClock(clock)}, tc.opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			for range DefaultBurst + 50 {
+				if err := c.limiter.Wait(wctx); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		waited := make(chan error, 1)
+		go func() { waited <- clock.BlockUntilContext(wctx, 1) }()
+		select {
+		case err := <-done:
+			if !tc.off || err != nil {
+				t.Errorf("%s: %d tokens taken without a wait (err %v); want off %v", tc.name, DefaultBurst+50, err, tc.off)
+			}
+			stop()
+			<-waited
+		case <-waited:
+			if tc.off {
+				t.Errorf("%s: a token was waited for; want the bucket off", tc.name)
+			}
+			stop()
+			<-done
+		}
+	}
+}

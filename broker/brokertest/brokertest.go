@@ -77,7 +77,8 @@ func WithPageSize(n int) Option {
 
 // WithRateLimit sets the per-account token bucket (default 100/min, burst
 // 300). WithRateLimit(0, 0) turns rate limiting off, as it does for
-// transport.WithRateLimit and broker.WithRateLimit.
+// transport.WithRateLimit (which a broker.Client takes through
+// broker.WithTransportOptions).
 func WithRateLimit(perMinute float64, burst int) Option {
 	return func(c *config) error {
 		switch {

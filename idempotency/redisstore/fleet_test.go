@@ -21,6 +21,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -64,7 +65,7 @@ func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns s
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(account), broker.WithIntentStore(store), broker.WithNamespace(ns))
+	p, err := broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store), broker.WithPlacerOptions(orders.WithNamespace(ns)))
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -41,7 +42,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 		}
 		signer, _ := signing.New(srv.APIKey, pk)
 		tc, err := transport.New(srv.URL, signer, transport.WithClock(clock), transport.WithAttemptTimeout(time.Hour),
-			transport.WithHTTPClient(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}))
+			transport.WithRoundTripper(http.DefaultTransport.(*http.Transport).Clone()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +51,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { store.Close() })
-		p, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store), broker.WithNamespace(ns))
+		p, err := broker.NewFromTransport(tc, broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store), broker.WithPlacerOptions(orders.WithNamespace(ns)))
 		if err != nil {
 			t.Fatal(err)
 		}

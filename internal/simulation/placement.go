@@ -101,8 +101,8 @@ type placer interface {
 // extra reaches the placement engine (orders.WithMaxSends(1)).
 func newBrokerPlacer(extra ...orders.Option) func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
 	return func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
-		c, err := broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(account),
-			broker.WithIntentStore(store), broker.WithNamespace("sim"), broker.WithPlacerOptions(extra...))
+		c, err := broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store),
+			broker.WithPlacerOptions(append([]orders.Option{orders.WithNamespace("sim")}, extra...)...))
 		if err != nil {
 			return nil, err
 		}

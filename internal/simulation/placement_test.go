@@ -128,7 +128,7 @@ func newUnsafePlacer(u unsafePlacer) func(*transport.Client, idempotency.Store, 
 	return func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
 		u.tc, u.store, u.account = tc, store, account
 		var err error
-		u.safe, err = broker.NewFromTransport(tc, broker.WithClock(tc.Clock()), broker.WithAccountNumber(account), broker.WithIntentStore(store))
+		u.safe, err = broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store))
 		return &u, err
 	}
 }
@@ -167,8 +167,7 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRe
 			return nil, err
 		}
 		if !created && old.State == idempotency.Acknowledged {
-			var o broker.Order
-			return &o, json.Unmarshal(old.Order, &o)
+			return orderOf(old.Order)
 		}
 		rec = old
 	}
@@ -177,8 +176,8 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRe
 		rec.Sends++
 		rec.LastSignedAt = u.tc.Clock().Now()
 		if err == nil {
-			var o broker.Order
-			if err := json.Unmarshal(resp.Body, &o); err != nil {
+			o, err := orderOf(resp.Body)
+			if err != nil {
 				return nil, err
 			}
 			rec.State, rec.OrderID, rec.Order = idempotency.Acknowledged, o.ID, resp.Body
@@ -187,7 +186,7 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRe
 			} else {
 				err = u.store.Update(ctx, rec)
 			}
-			return &o, err
+			return o, err
 		}
 		if u.recordAfter {
 			return nil, err
@@ -201,6 +200,21 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRe
 			return nil, err
 		}
 	}
+}
+
+// orderOf reads what the placement scenario uses of an order in the
+// venue's shape (broker's read types decode only the venue's answers
+// inside broker).
+func orderOf(body []byte) (*broker.Order, error) {
+	var o struct {
+		ID    string            `json:"id"`
+		Type  broker.OrderType  `json:"type"`
+		State broker.OrderState `json:"state"`
+	}
+	if err := json.Unmarshal(body, &o); err != nil {
+		return nil, err
+	}
+	return &broker.Order{ID: o.ID, Type: o.Type, State: o.State}, nil
 }
 
 // TestPlacementNegativeControls feeds deliberately unsafe placers to the

@@ -100,8 +100,7 @@ func BenchmarkSignedGET(b *testing.B) {
 		b.Fatal(err)
 	}
 	client := func(l transport.Limiter) *transport.Client {
-		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		c, err := transport.New(srv.URL, signer, transport.WithLimiter(l), transport.WithHTTPClient(hc))
+		c, err := transport.New(srv.URL, signer, transport.WithLimiter(l), transport.WithRoundTripper(http.DefaultTransport.(*http.Transport).Clone()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -145,7 +145,10 @@ func (a *app) getenv(name string) string {
 // venueConfig is everything needed to reach one venue.
 type venueConfig struct {
 	baseURL string
-	signer  *signing.Signer
+	// apiKey and key are the credentials signer signs with.
+	apiKey string
+	key    *signing.PrivateKey
+	signer *signing.Signer
 	// opts are appended after the CLI's own transport options, such as a
 	// simulated venue's transport.WithRoundTripper.
 	opts []transport.Option
@@ -188,7 +191,7 @@ func (a *app) venue() (*venueConfig, error) {
 		// never its value.
 		return nil, usagef("%s: %s", keySource, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "signing: "), "API key "))
 	}
-	return &venueConfig{baseURL: baseURL, signer: signer}, nil
+	return &venueConfig{baseURL: baseURL, apiKey: apiKey, key: key, signer: signer}, nil
 }
 
 // privateKey loads the private key from --private-key-file, or from
@@ -289,7 +292,7 @@ func (a *app) brokerClient(extra ...transport.Option) (*broker.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	bopts := []broker.Option{broker.WithClock(tc.Clock()), broker.WithLogger(log)}
+	bopts := []broker.Option{broker.WithLogger(log)}
 	if n := a.accountNumberFlag(); n != "" {
 		bopts = append(bopts, broker.WithAccountNumber(n))
 	}

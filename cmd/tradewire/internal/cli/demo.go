@@ -123,14 +123,14 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) (err error) {
 
 // newBroker returns a client of srv on the demo's clock and store, observed by d.record.
 func (d *demoRun) newBroker(srv *brokertest.Server, opts ...broker.Option) (*broker.Client, error) {
-	signer, err := demoSigner(srv)
+	key, err := demoKey(srv)
 	if err != nil {
 		return nil, err
 	}
-	return broker.New(append([]broker.Option{broker.WithSigner(signer), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(d.clock), broker.WithRateLimit(demoPerMinute, demoBurst),
-		broker.WithIntentStore(d.store), broker.WithNamespace("demo"),
-		broker.WithTransportOptions(transport.WithObserver(d.record))}, opts...)...)
+	return broker.New(append([]broker.Option{broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+		broker.WithRoundTripper(srv.Transport()), broker.WithClock(d.clock),
+		broker.WithIntentStore(d.store), broker.WithPlacerOptions(orders.WithNamespace("demo")),
+		broker.WithTransportOptions(transport.WithRateLimit(demoPerMinute, demoBurst), transport.WithObserver(d.record))}, opts...)...)
 }
 
 // record is the observer; a retry's wait runs from the last attempt's end to its signature.
@@ -217,7 +217,7 @@ func demoThrottle(ctx context.Context, d *demoRun) {
 	other := brokertest.NewTLSServer(brokertest.WithClock(d.clock), brokertest.WithSeed(d.seed),
 		brokertest.WithRateLimit(demoPerMinute, demoBurst))
 	defer other.Close()
-	d.burst(ctx, must(d.newBroker(other, broker.WithRateLimit(0, 0))))
+	d.burst(ctx, must(d.newBroker(other, broker.WithTransportOptions(transport.WithRateLimit(0, 0)))))
 	seen = d.take(false)
 	d.say("The bucket spaced the burst out itself. The same burst with the bucket off, on a second venue:")
 	d.detail("client: 25 reads took %d attempts, %d answered 429 and retried after a backoff", len(seen), count(seen, "", "", 429))

@@ -11,6 +11,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/internal/redisurl"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -40,20 +41,15 @@ func (a *app) redisURL() string {
 // budget: New reaches Redis first and refuses to start without it. The
 // shared budget replaces any other limiter in opts.
 func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option) (*transport.Client, error) {
-	rate, burst, err := a.rateLimit()
-	if err != nil {
-		return nil, err
-	}
 	log, err := a.logger()
 	if err != nil {
 		return nil, err
 	}
+	// opts carry the CLI's clock and rate limit (transport.WithRateLimit,
+	// which sets the shared budget's).
 	bopts := []broker.Option{
-		broker.WithSigner(v.signer), broker.WithBaseURL(v.baseURL), broker.WithRedisURL(url),
-		broker.WithRateLimit(rate, burst), broker.WithLogger(log), broker.WithTransportOptions(opts...),
-	}
-	if a.opts.Clock != nil {
-		bopts = append(bopts, broker.WithClock(a.opts.Clock))
+		broker.WithCredentials(v.apiKey, v.key), broker.WithBaseURL(v.baseURL), broker.WithRedisURL(url),
+		broker.WithLogger(log), broker.WithTransportOptions(opts...),
 	}
 	if n := a.accountNumberFlag(); n != "" {
 		bopts = append(bopts, broker.WithAccountNumber(n))
@@ -80,7 +76,7 @@ func redactRedis(msg, url string) string {
 	if url == "" {
 		return msg
 	}
-	return strings.ReplaceAll(msg, url, broker.RedactRedisURL(url))
+	return strings.ReplaceAll(msg, url, redisurl.Redact(url))
 }
 
 // quietRedis keeps the Redis client's own logging off stderr, which

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/orders"
 )
 
 // The intent store: where order placement records what it is about to do.
@@ -116,8 +117,8 @@ func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, c
 		}
 		return nil, nil, err
 	}
-	p, err = broker.NewFromTransport(c.Transport(), broker.WithClock(c.Transport().Clock()), broker.WithLogger(log),
-		broker.WithAccountNumber(number), broker.WithIntentStore(store), broker.WithNamespace(namespace))
+	p, err = broker.NewFromTransport(c.Transport(), broker.WithLogger(log),
+		broker.WithAccountNumber(number), broker.WithIntentStore(store), broker.WithPlacerOptions(orders.WithNamespace(namespace)))
 	if err != nil {
 		store.Close()
 		return nil, nil, usagef("%v", err)

@@ -137,26 +137,28 @@ func (a *app) simVenue() (*venueConfig, error) {
 	if err != nil {
 		return nil, usagef("--%s: %v", flagSim, err)
 	}
-	signer, err := demoSigner(srv)
+	key, err := demoKey(srv)
 	if err != nil {
 		return nil, err
-	}
-	return &venueConfig{
-		baseURL: srv.URL,
-		signer:  signer,
-		opts:    []transport.Option{transport.WithRoundTripper(srv.Transport())},
-	}, nil
-}
-
-// demoSigner returns a signer for a simulated venue's demo credentials.
-func demoSigner(srv *brokertest.Server) (*signing.Signer, error) {
-	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
-	if err != nil {
-		return nil, keyError("the simulated venue's demo key", err)
 	}
 	signer, err := signing.New(srv.APIKey, key)
 	if err != nil {
 		return nil, usagef("the simulated venue's demo API key: %v", err)
 	}
-	return signer, nil
+	return &venueConfig{
+		baseURL: srv.URL,
+		apiKey:  srv.APIKey,
+		key:     key,
+		signer:  signer,
+		opts:    []transport.Option{transport.WithRoundTripper(srv.Transport())},
+	}, nil
+}
+
+// demoKey returns a simulated venue's demo private key.
+func demoKey(srv *brokertest.Server) (*signing.PrivateKey, error) {
+	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		return nil, keyError("the simulated venue's demo key", err)
+	}
+	return key, nil
 }
