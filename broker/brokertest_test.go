@@ -79,7 +79,7 @@ func TestAgainstSimulatedVenue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Orders != 60 || r.Pages != 9 || !r.TotalFees.IsPositive() || !r.EffectiveFeeRateDefined {
+	if r.Orders != 60 || r.Pages != 10 || !r.TotalFees.IsPositive() || !r.EffectiveFeeRateDefined {
 		t.Errorf("fee report: %d orders, %d pages, fees %s, rate %s", r.Orders, r.Pages, r.TotalFees, r.EffectiveFeeRate)
 	}
 	var want decimal.Decimal

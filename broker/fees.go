@@ -58,7 +58,7 @@ type SymbolFees struct {
 
 // feeCatchUps caps the catch-up reads of a fee sweep: each reads the
 // orders updated since the previous read began, and another follows only
-// when one of them changed during it.
+// when it found an order new or changed.
 const feeCatchUps = 3
 
 // FeeSummary sums the fees paid on orders updated within window before
@@ -77,9 +77,10 @@ const feeCatchUps = 3
 // history. It then reads the orders updated since T — those that changed,
 // and those created, while it ran — and replaces each remembered order's
 // contribution with its latest, adding the new ones (a row the venue sends
-// though it was not updated since T is not counted twice). When one of those
-// changed again while the catch-up read ran (or within the margin before
-// it), it reads once more from that read's start, up to 3 times. Start is
+// though it was not updated since T is not counted twice). When that read
+// found anything new or changed, which may have changed again while it
+// ran, it reads once more, from that read's start, until a read finds
+// nothing new, up to 3 times. Start is
 // the venue's now at the sweep's start minus window; End is when the last
 // catch-up read began: every order updated between them counts once, as it
 // stood after End.
@@ -161,8 +162,7 @@ func (c *Client) feeSweep(ctx context.Context, window time.Duration, cc callConf
 			if o.UpdatedAt.Before(from) && !t.remembers(o.ID) {
 				return // not updated since from: counted already, as it is
 			}
-			t.count(o, true)
-			changed = changed || o.UpdatedAt.After(began)
+			changed = t.count(o, true) || changed
 		})
 		if err != nil {
 			return nil, err
@@ -190,10 +190,12 @@ func (c *Client) venueInstant() time.Time {
 	return c.tc.VenueNow().UTC().Truncate(time.Microsecond)
 }
 
-// feeShare is one order's contribution to a FeeReport.
+// feeShare is one order's contribution to a FeeReport, as of its
+// updated_at.
 type feeShare struct {
 	symbol         string
 	fees, notional decimal.Decimal
+	updated        time.Time
 }
 
 // feeTally sums the orders of a fee sweep. It remembers only the orders
@@ -211,10 +213,13 @@ func newFeeTally() *feeTally {
 }
 
 // count adds o, or replaces its earlier contribution when it is
-// remembered; remember keeps it replaceable.
-func (t *feeTally) count(o Order, remember bool) {
-	sh := feeShare{symbol: o.Symbol, fees: o.FeeCharged, notional: o.FilledNotional()}
-	if old, ok := t.live[o.ID]; ok {
+// remembered; remember keeps it replaceable. It reports whether o is new
+// to the tally or changed since it was counted.
+func (t *feeTally) count(o Order, remember bool) (changed bool) {
+	sh := feeShare{symbol: o.Symbol, fees: o.FeeCharged, notional: o.FilledNotional(), updated: o.UpdatedAt}
+	old, ok := t.live[o.ID]
+	changed = !ok || !old.updated.Equal(sh.updated) || !old.fees.Equal(sh.fees) || !old.notional.Equal(sh.notional)
+	if ok {
 		t.add(old, -1)
 		t.orders--
 	}
@@ -226,6 +231,7 @@ func (t *feeTally) count(o Order, remember bool) {
 	} else {
 		delete(t.live, o.ID)
 	}
+	return changed
 }
 
 // remembers reports whether the order with id is counted and replaceable.

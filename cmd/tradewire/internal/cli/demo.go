@@ -315,8 +315,9 @@ func demoRefusedCreate(ctx context.Context, d *demoRun) {
 
 func demoFeeSummary(ctx context.Context, d *demoRun) {
 	d.chapter("A fee summary over the seeded history")
-	d.say("The venue has no \"fees paid\" total. FeeSummary reads the fee tier, then every page of orders with " +
-		"updated_at_start = now - 30 days and no state filter (a GTC order filled today paid today), page by page.")
+	d.say("The venue has no \"fees paid\" total. FeeSummary reads the fee tier, then every page of the orders that " +
+		"existed at its instant and were updated in the last 30 days (no state filter: a GTC order filled today paid " +
+		"today), then catches up with the orders that changed or appeared meanwhile: exact as of its end.")
 	before := d.clock.Now()
 	r := must(d.b.FeeSummary(ctx, 30*24*time.Hour))
 	took, seen := d.clock.Since(before), d.take(true)
@@ -325,10 +326,11 @@ func demoFeeSummary(ctx context.Context, d *demoRun) {
 	for _, s := range r.BySymbol {
 		d.detail("  %-8s %2d orders, fees %s on notional %s", s.Symbol, s.Orders, s.TotalFees, s.FilledNotional)
 	}
-	d.detail("requests: %d = 1 accounts read + %d %s of orders; 429 answers: %d", len(seen), r.Pages,
+	d.detail("requests: %d = 1 accounts read + %d %s of orders with the catch-up read; 429 answers: %d", len(seen), r.Pages,
 		plural(r.Pages, "page", "pages"), count(seen, "", "", http.StatusTooManyRequests))
-	d.say("The %d orders, the demo's own among them, fit on %s, read in %v of simulated time. Past the page cap "+
-		"FeeSummary fails rather than under-report, unless called with AllowPartial.", r.Orders, plural(r.Pages, "one page", "pages"), took)
+	d.say("The %d orders, the demo's own among them, were read in %v of simulated time; the catch-up found the "+
+		"demo's newest orders and read once more to see them settled. Past the page cap FeeSummary fails rather "+
+		"than under-report, unless called with AllowPartial.", r.Orders, took)
 }
 
 func demoPreview(ctx context.Context, d *demoRun) {

@@ -122,10 +122,10 @@ func TestDemo(t *testing.T) {
 	}
 
 	containsAll(t, "chapter 6", chapter(t, out, titles[5]),
-		"updated_at_start = now - 30 days and no state filter",
+		"updated in the last 30 days (no state filter", "then catches up with the orders that changed or appeared meanwhile",
 		"; fee ratio 0.0095, 30-day volume 12480.55\n", " on 43 orders; filled notional ", "effective fee rate 0.0095\n",
 		"  BTC-USD  14 orders", "  SOL-USD  10 orders",
-		"requests: 2 = 1 accounts read + 1 page of orders; 429 answers: 0\n", "The 43 orders")
+		"requests: 4 = 1 accounts read + 3 pages of orders with the catch-up read; 429 answers: 0\n", "The 43 orders")
 
 	containsAll(t, "chapter 7", chapter(t, out, titles[6]),
 		"market buy 0.0001 BTC-USD: ESTIMATE price ", "; violations: 0\n",
@@ -142,7 +142,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("no ledger in:\n%s", out)
 	}
 	containsAll(t, "the ledger", ledger,
-		"requests: 55; by status: 200 ×44, 201 ×1, 429 ×1, 503 ×9\n",
+		"requests: 57; by status: 200 ×46, 201 ×1, 429 ×1, 503 ×9\n",
 		"401 answers (bad signatures): 0; 429 answers: 1; dropped connections: 0\n",
 		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m30.212s\n", demoWallTimeTag)
 	ledgerIDs := perClientOrderID.FindAllStringSubmatch(ledger, -1)

@@ -108,11 +108,11 @@ func feesReport(r *broker.FeeReport, m money) *report {
 	if r.EffectiveFeeRateDefined {
 		rate = dec(r.EffectiveFeeRate)
 	}
-	requests := fmt.Sprintf("%d (1 accounts read + %d %s of orders)", 1+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
+	requests := fmt.Sprintf("%d (1 accounts read + %d %s of orders with the catch-up read)", 1+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
 	if m.pairs != nil {
 		// The table's rounding read the trading pairs: say so, so that the
 		// count is what was sent.
-		requests = fmt.Sprintf("%d (1 accounts read + %d %s of orders + 1 trading pairs read for the rounding)", 2+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
+		requests = fmt.Sprintf("%d (1 accounts read + %d %s of orders with the catch-up read + 1 trading pairs read for the rounding)", 2+r.Pages, r.Pages, plural(r.Pages, "page", "pages"))
 	}
 	out := &report{json: r}
 	if r.Partial {
