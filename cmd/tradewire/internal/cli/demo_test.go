@@ -144,7 +144,7 @@ func TestDemo(t *testing.T) {
 	containsAll(t, "the ledger", ledger,
 		"requests: 57; by status: 200 ×46, 201 ×1, 429 ×1, 503 ×9\n",
 		"401 answers (bad signatures): 0; 429 answers: 1; dropped connections: 0\n",
-		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m30.212s\n", demoWallTimeTag)
+		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m30.232s\n", demoWallTimeTag)
 	ledgerIDs := perClientOrderID.FindAllStringSubmatch(ledger, -1)
 	if len(ledgerIDs) != 3 {
 		t.Errorf("the ledger lists %d orders, want 3:\n%s", len(ledgerIDs), ledger)
