@@ -101,7 +101,7 @@
 // The sentinels are all a bot needs. Behind them is one type,
 // *orders.Error, whose Kind is the sentinel it matches and whose message
 // names the client_order_id (ClientOrderID(key) gives it too), the reason
-// and the cause; a *RecordedOrderError holds the recorded order.
+// and the cause; with ErrRecordedOrder, Place returns the recorded order.
 //
 // Arguments are checked before anything is sent: a refusal is an
 // *ArgumentError naming the field, matching ErrInvalidRequest. The

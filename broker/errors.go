@@ -116,30 +116,31 @@ var (
 	// key.
 	ErrInvalidRequest = transport.ErrInvalidRequest
 	// ErrRecordedOrder: Place on an acknowledged key could not read the
-	// order afresh and returned the copy recorded at acknowledgement
-	// (*RecordedOrderError).
+	// order afresh and returned the copy recorded at acknowledgement (it
+	// exists; its state may have moved on). The error says why the read
+	// failed, and unwraps to that.
 	ErrRecordedOrder = errors.New("the order as recorded when acknowledged")
 )
 
-// RecordedOrderError is Place on an acknowledged key whose fresh read
-// failed: Order is the copy recorded when the venue acknowledged it (it
-// exists; its state may have moved on), Err why the read failed. Place
-// returns Order too. It matches ErrRecordedOrder.
-type RecordedOrderError struct {
+// recordedOrderError is Place on an acknowledged key whose fresh read
+// failed: Order is the copy recorded when the venue acknowledged it, which
+// Place returns with it, Err why the read failed. It matches
+// ErrRecordedOrder.
+type recordedOrderError struct {
 	Order *Order
 	Err   error
 }
 
 // Error says the order is the recorded copy.
-func (e *RecordedOrderError) Error() string {
+func (e *recordedOrderError) Error() string {
 	return fmt.Sprintf("broker: order %s is the copy recorded when acknowledged; reading it afresh failed: %v", e.Order.ID, e.Err)
 }
 
 // Is matches ErrRecordedOrder.
-func (e *RecordedOrderError) Is(target error) bool { return target == ErrRecordedOrder }
+func (e *recordedOrderError) Is(target error) bool { return target == ErrRecordedOrder }
 
 // Unwrap returns why the fresh read failed.
-func (e *RecordedOrderError) Unwrap() error { return e.Err }
+func (e *recordedOrderError) Unwrap() error { return e.Err }
 
 // NoSuchClientOrderError is a client_order_id for which neither the
 // intent store nor the venue's orders list shows an order. Intent is the

@@ -164,9 +164,8 @@ func (c *Client) closeStore() error {
 //
 // On a key already acknowledged nothing is sent: Place returns the order
 // read afresh from the venue. If that read fails it returns the copy
-// recorded when the order was acknowledged together with a
-// *RecordedOrderError (matching ErrRecordedOrder): the order exists, but
-// its state may have moved on since.
+// recorded when the order was acknowledged, with an error matching
+// ErrRecordedOrder: the order exists, but its state may have moved on.
 //
 // An empty key sends once under a random client_order_id, never again.
 //
@@ -200,7 +199,7 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	}
 	fresh, err := c.Order(ctx, o.ID)
 	if err != nil {
-		return o, &RecordedOrderError{Order: o, Err: err}
+		return o, &recordedOrderError{Order: o, Err: err}
 	}
 	return fresh, nil
 }

@@ -11,10 +11,11 @@ import (
 	"github.com/jonboulle/clockwork"
 )
 
-// Clock is a fake clock for simulation tests, shared by the venue and the
-// client: time moves only when the test calls Advance, so a wait costs no
-// wall time. It implements clockwork.Clock and has clockwork.FakeClock's
-// Advance and BlockUntilContext, so the usual idiom drives it:
+// Clock is the fake clock NewClock makes for simulation tests, shared by
+// the venue and the client: time moves only when the test calls Advance,
+// so a wait costs no wall time. It is a clockwork.Clock with
+// clockwork.FakeClock's Advance and BlockUntilContext, so the usual idiom
+// drives it:
 //
 //	go func() {
 //		for clk.BlockUntilContext(ctx, 1) == nil {
@@ -36,9 +37,20 @@ import (
 //
 // Timers due at the same instant fire in the order they were made. An
 // AfterFunc's function runs on the goroutine calling Advance, before
-// Advance returns. A Clock is safe for concurrent use; the zero value is
-// not usable: make one with NewClock.
-type Clock struct {
+// Advance returns. A Clock is safe for concurrent use.
+type Clock interface {
+	clockwork.Clock
+	// Advance moves the clock forward by d, firing in order every timer
+	// due by then, each at its own deadline.
+	Advance(d time.Duration)
+	// BlockUntilContext blocks until at least n waits are pending on the
+	// clock (AfterFunc bounds are not counted), or until ctx is done,
+	// when it returns ctx's error.
+	BlockUntilContext(ctx context.Context, n int) error
+}
+
+// simClock is the Clock NewClock returns.
+type simClock struct {
 	mu       sync.Mutex
 	now      time.Time
 	seq      uint64
@@ -47,7 +59,7 @@ type Clock struct {
 	blockers []clockBlocker
 }
 
-var _ clockwork.Clock = (*Clock)(nil)
+var _ Clock = (*simClock)(nil)
 
 type clockBlocker struct {
 	n  int
@@ -55,31 +67,31 @@ type clockBlocker struct {
 }
 
 // NewClock returns a Clock set to t.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+func NewClock(t time.Time) Clock { return &simClock{now: t} }
 
 // Now returns the clock's time.
-func (c *Clock) Now() time.Time {
+func (c *simClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
 // Since returns the time elapsed on the clock since t.
-func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *simClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // Until returns the time on the clock until t.
-func (c *Clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+func (c *simClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 
 // After returns a channel that receives the clock's time once it has
 // advanced by d: a wait.
-func (c *Clock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).Chan() }
+func (c *simClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).Chan() }
 
 // Sleep blocks until the clock has advanced by d: a wait.
-func (c *Clock) Sleep(d time.Duration) { <-c.After(d) }
+func (c *simClock) Sleep(d time.Duration) { <-c.After(d) }
 
 // NewTimer returns a timer that fires once the clock has advanced by d: a
 // wait while it is pending. A d <= 0 fires at once.
-func (c *Clock) NewTimer(d time.Duration) clockwork.Timer {
+func (c *simClock) NewTimer(d time.Duration) clockwork.Timer {
 	t := &clockTimer{c: c, ch: make(chan time.Time, 1), wait: true}
 	c.mu.Lock()
 	c.schedule(t, d)
@@ -90,7 +102,7 @@ func (c *Clock) NewTimer(d time.Duration) clockwork.Timer {
 // AfterFunc returns a timer that calls f, on the goroutine calling Advance,
 // once the clock has advanced by d. It is a bound, not a wait:
 // BlockUntilContext does not count it.
-func (c *Clock) AfterFunc(d time.Duration, f func()) clockwork.Timer {
+func (c *simClock) AfterFunc(d time.Duration, f func()) clockwork.Timer {
 	t := &clockTimer{c: c, f: f}
 	c.mu.Lock()
 	due := c.schedule(t, d)
@@ -103,7 +115,7 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) clockwork.Timer {
 
 // NewTicker returns a ticker that ticks every d of the clock's time: a wait
 // until it is stopped. It panics if d <= 0, as time.NewTicker does.
-func (c *Clock) NewTicker(d time.Duration) clockwork.Ticker {
+func (c *simClock) NewTicker(d time.Duration) clockwork.Ticker {
 	if d <= 0 {
 		panic(errors.New("brokertest: non-positive interval for NewTicker"))
 	}
@@ -116,7 +128,7 @@ func (c *Clock) NewTicker(d time.Duration) clockwork.Ticker {
 
 // Advance moves the clock forward by d, firing in order every timer due
 // by then, each at its own deadline.
-func (c *Clock) Advance(d time.Duration) {
+func (c *simClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	end := c.now.Add(d)
 	for len(c.timers) > 0 && !c.timers[0].at.After(end) {
@@ -146,7 +158,7 @@ func (c *Clock) Advance(d time.Duration) {
 // BlockUntilContext blocks until at least n waits are pending on the clock
 // (AfterFunc bounds are not counted), or until ctx is done, when it
 // returns ctx's error.
-func (c *Clock) BlockUntilContext(ctx context.Context, n int) error {
+func (c *simClock) BlockUntilContext(ctx context.Context, n int) error {
 	c.mu.Lock()
 	if c.waits >= n {
 		c.mu.Unlock()
@@ -169,7 +181,7 @@ func (c *Clock) BlockUntilContext(ctx context.Context, n int) error {
 // schedule makes t pending d from now and reports whether it is due at
 // once (d <= 0): then a channel timer has fired and a bound's function is
 // the caller's to call, outside the lock. The caller holds c.mu.
-func (c *Clock) schedule(t *clockTimer, d time.Duration) (due bool) {
+func (c *simClock) schedule(t *clockTimer, d time.Duration) (due bool) {
 	if d <= 0 {
 		if t.ch != nil {
 			select {
@@ -203,7 +215,7 @@ func (c *Clock) schedule(t *clockTimer, d time.Duration) (due bool) {
 
 // remove takes a pending t off the clock and reports whether it was
 // pending. The caller holds c.mu.
-func (c *Clock) remove(t *clockTimer) bool {
+func (c *simClock) remove(t *clockTimer) bool {
 	if !t.pending {
 		return false
 	}
@@ -217,9 +229,9 @@ func (c *Clock) remove(t *clockTimer) bool {
 	return true
 }
 
-// clockTimer is a Clock's timer, ticker or AfterFunc.
+// clockTimer is a simClock's timer, ticker or AfterFunc.
 type clockTimer struct {
-	c      *Clock
+	c      *simClock
 	ch     chan time.Time // nil for an AfterFunc
 	f      func()         // an AfterFunc's function
 	wait   bool           // counted by BlockUntilContext while pending
