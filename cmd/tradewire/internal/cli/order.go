@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,19 +29,13 @@ func newOrderGetCmd(a *app) *cobra.Command {
 sizing, fills, average price and fees. An id the venue does not know exits 3.`,
 		Args: oneArg("order get", "order ID,"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			format, err := a.outputFormat()
-			if err != nil {
-				return err
-			}
-			c, err := a.brokerClient()
-			if err != nil {
-				return err
-			}
-			o, err := c.Order(cmd.Context(), strings.TrimSpace(args[0]))
-			if err != nil {
-				return err
-			}
-			return orderReport(o).write(a.opts.Stdout, format)
+			return a.read(cmd, readSpec{fetch: func(ctx context.Context, q *readQuery) (*report, error) {
+				o, err := q.c.Order(ctx, strings.TrimSpace(args[0]))
+				if err != nil {
+					return nil, err
+				}
+				return orderReport(o), nil
+			}})
 		}),
 	}
 }

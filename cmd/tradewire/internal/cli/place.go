@@ -267,23 +267,17 @@ still open: it settles about a second later. An unknown id exits 3; an order
 that cannot be canceled exits 6.`,
 		Args: oneArg("order cancel", "order ID,"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			format, err := a.outputFormat()
-			if err != nil {
-				return err
-			}
-			c, err := a.brokerClient()
-			if err != nil {
-				return err
-			}
-			o, err := c.CancelOrder(cmd.Context(), strings.TrimSpace(args[0]))
-			if err != nil {
-				return err
-			}
-			if o == nil {
-				_, err := io.WriteString(a.opts.Stdout, "cancel requested\n")
-				return err
-			}
-			return orderReport(o).write(a.opts.Stdout, format)
+			return a.read(cmd, readSpec{fetch: func(ctx context.Context, q *readQuery) (*report, error) {
+				o, err := q.c.CancelOrder(ctx, strings.TrimSpace(args[0]))
+				switch {
+				case err != nil:
+					return nil, err
+				case o != nil:
+					return orderReport(o), nil
+				}
+				_, err = io.WriteString(a.opts.Stdout, "cancel requested\n")
+				return nil, err
+			}})
 		}),
 	}
 }
