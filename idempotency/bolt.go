@@ -21,10 +21,8 @@ var bucketIntents = []byte("intents")
 // returning ErrLocked.
 const lockWait = 250 * time.Millisecond
 
-// BoltStore is the durable Store: an embedded bbolt database whose every
-// change is synced to disk before the call returns. Only one process may
-// hold the file at a time. A BoltStore is safe for concurrent use.
-type BoltStore struct {
+// boltStore is the Store Open returns.
+type boltStore struct {
 	db   *bolt.DB
 	path string
 }
@@ -43,12 +41,21 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "tradewire", "intents.db"), nil
 }
 
-// Open opens (creating if needed) the intent store at path. If another
-// process holds it, Open returns an error matching ErrLocked at once. A
-// file that is not a whole intent store (empty, cut short, garbage, a
-// directory) is refused with a *StoreFileError naming it, before bbolt
-// maps it.
-func Open(path string) (*BoltStore, error) {
+// Open opens (creating if needed) the durable intent store at path: an
+// embedded bbolt database whose every change is synced to disk before
+// Create or Update returns. The store is safe for concurrent use.
+//
+// Only one process may hold the file at a time: if another holds it, Open
+// returns an error matching ErrLocked at once rather than hang. A file
+// that is not a whole intent store (empty, cut short, with a damaged meta
+// page, garbage, a directory) is refused with a *StoreFileError naming
+// it, before bbolt maps it.
+//
+// Because the file is held under that lock and every change is synced,
+// the store implements Witness and vouches for newness (VouchesNew is
+// true): a record written before a send is there for whoever opens the
+// file next.
+func Open(path string) (Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
@@ -67,7 +74,7 @@ func Open(path string) (*BoltStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
-	return &BoltStore{db: db, path: path}, nil
+	return &boltStore{db: db, path: path}, nil
 }
 
 func lockedError(path string) error {
@@ -102,11 +109,8 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	return db, nil
 }
 
-// Path returns the file the store lives in.
-func (s *BoltStore) Path() string { return s.path }
-
 // Create implements Store.
-func (s *BoltStore) Create(_ context.Context, rec Record) (Record, bool, error) {
+func (s *boltStore) Create(_ context.Context, rec Record) (Record, bool, error) {
 	var existing Record
 	created := false
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -125,7 +129,7 @@ func (s *BoltStore) Create(_ context.Context, rec Record) (Record, bool, error) 
 }
 
 // Get implements Store.
-func (s *BoltStore) Get(_ context.Context, id string) (Record, error) {
+func (s *boltStore) Get(_ context.Context, id string) (Record, error) {
 	var rec Record
 	err := s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketIntents).Get([]byte(id))
@@ -141,7 +145,7 @@ func (s *BoltStore) Get(_ context.Context, id string) (Record, error) {
 }
 
 // Update implements Store.
-func (s *BoltStore) Update(_ context.Context, rec Record) error {
+func (s *boltStore) Update(_ context.Context, rec Record) error {
 	return s.wrap(s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketIntents)
 		if b.Get([]byte(rec.ClientOrderID)) == nil {
@@ -152,7 +156,7 @@ func (s *BoltStore) Update(_ context.Context, rec Record) error {
 }
 
 // List implements Store.
-func (s *BoltStore) List(_ context.Context, states ...State) ([]Record, error) {
+func (s *boltStore) List(_ context.Context, states ...State) ([]Record, error) {
 	var out []Record
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).ForEach(func(_, v []byte) error {
@@ -174,7 +178,7 @@ func (s *BoltStore) List(_ context.Context, states ...State) ([]Record, error) {
 }
 
 // Close implements Store.
-func (s *BoltStore) Close() error { return s.db.Close() }
+func (s *boltStore) Close() error { return s.db.Close() }
 
 func put(b *bolt.Bucket, rec Record) error {
 	v, err := json.Marshal(rec)
@@ -184,7 +188,7 @@ func put(b *bolt.Bucket, rec Record) error {
 	return b.Put([]byte(rec.ClientOrderID), v)
 }
 
-func (s *BoltStore) wrap(err error) error {
+func (s *boltStore) wrap(err error) error {
 	switch {
 	case err == nil:
 		return nil

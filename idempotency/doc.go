@@ -14,11 +14,19 @@
 //
 // A Record is written before the first byte of a create is sent and
 // updated, durably, at every change: each signature's time, the venue's
-// answer, what a lookup found. The default Store is an embedded bbolt
-// database that syncs every change to disk; MemoryStore serves tests. A
-// second process opening the same file gets ErrLocked at once rather than
-// hanging. A file that is not a whole store (empty, cut short, with a
-// damaged meta page, garbage, a directory) is refused with a
-// *StoreFileError naming it before bbolt maps it, rather than crash the
-// process or quietly forget intents.
+// answer, what a lookup found. The package's two stores are reached only
+// through the Store interface:
+//
+//   - Open returns the default, durable Store: an embedded bbolt database
+//     that syncs every change to disk. A second process opening the same
+//     file gets ErrLocked at once rather than hanging. A file that is not
+//     a whole store (empty, cut short, with a damaged meta page, garbage,
+//     a directory) is refused with a *StoreFileError naming it before
+//     bbolt maps it, rather than crash the process or quietly forget
+//     intents. It vouches for new intents (see Witness).
+//   - NewMemoryStore returns a Store in memory, for tests and
+//     simulations. It lasts as long as the process and does not vouch
+//     for new intents.
+//
+// Package idempotency/redisstore keeps intents in Redis for a fleet.
 package idempotency

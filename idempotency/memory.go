@@ -6,21 +6,24 @@ import (
 	"sync"
 )
 
-// MemoryStore is a Store in memory, for tests and simulations: it forgets
-// everything when the process ends. It is safe for concurrent use; the
-// zero value is not: use NewMemoryStore.
-type MemoryStore struct {
+// memoryStore is the Store NewMemoryStore returns.
+type memoryStore struct {
 	mu     sync.Mutex
 	recs   map[string]Record
 	order  []string
 	closed bool
 }
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{recs: map[string]Record{}} }
+// NewMemoryStore returns an empty Store in memory, for tests and
+// simulations. It is safe for concurrent use and lives as long as the
+// process: it forgets everything when the process ends. For that reason
+// it implements Witness but does not vouch for newness (VouchesNew is
+// false), so package orders looks an intent up at the venue before its
+// first send.
+func NewMemoryStore() Store { return &memoryStore{recs: map[string]Record{}} }
 
 // Create implements Store.
-func (m *MemoryStore) Create(_ context.Context, rec Record) (Record, bool, error) {
+func (m *memoryStore) Create(_ context.Context, rec Record) (Record, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -35,7 +38,7 @@ func (m *MemoryStore) Create(_ context.Context, rec Record) (Record, bool, error
 }
 
 // Get implements Store.
-func (m *MemoryStore) Get(_ context.Context, id string) (Record, error) {
+func (m *memoryStore) Get(_ context.Context, id string) (Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -49,7 +52,7 @@ func (m *MemoryStore) Get(_ context.Context, id string) (Record, error) {
 }
 
 // Update implements Store.
-func (m *MemoryStore) Update(_ context.Context, rec Record) error {
+func (m *memoryStore) Update(_ context.Context, rec Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -63,7 +66,7 @@ func (m *MemoryStore) Update(_ context.Context, rec Record) error {
 }
 
 // List implements Store.
-func (m *MemoryStore) List(_ context.Context, states ...State) ([]Record, error) {
+func (m *memoryStore) List(_ context.Context, states ...State) ([]Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -79,7 +82,7 @@ func (m *MemoryStore) List(_ context.Context, states ...State) ([]Record, error)
 }
 
 // Close implements Store.
-func (m *MemoryStore) Close() error {
+func (m *memoryStore) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()

@@ -17,13 +17,14 @@ type Witness interface {
 	VouchesNew() bool
 }
 
-// VouchesNew implements Witness: true. A BoltStore is one file held under
-// an exclusive lock by one process at a time, and every change is synced
-// before Create or Update returns, so a record the Placer wrote before a
-// send is there for whoever opens the file next.
-func (s *BoltStore) VouchesNew() bool { return true }
+// VouchesNew implements Witness: true. The store Open returns is one file
+// held under an exclusive lock by one process at a time, and every change
+// is synced before Create or Update returns, so a record the Placer wrote
+// before a send is there for whoever opens the file next.
+func (s *boltStore) VouchesNew() bool { return true }
 
-// VouchesNew implements Witness: false. A MemoryStore forgets everything
-// when its process ends, so a fresh one cannot tell whether an earlier
-// process, with its own store, sent a create for the same key.
-func (m *MemoryStore) VouchesNew() bool { return false }
+// VouchesNew implements Witness: false. The store NewMemoryStore returns
+// forgets everything when its process ends, so a fresh one cannot tell
+// whether an earlier process, with its own store, sent a create for the
+// same key.
+func (m *memoryStore) VouchesNew() bool { return false }

@@ -14,16 +14,20 @@ func TestWitness(t *testing.T) {
 	defer bolt.Close()
 	type wrapped struct{ Store }
 	for _, tc := range []struct {
-		name  string
-		store Store
-		want  bool
+		name    string
+		store   Store
+		witness bool // implements Witness
+		want    bool
 	}{
-		{"BoltStore vouches", bolt, true},
-		{"MemoryStore does not", NewMemoryStore(), false},
-		{"a Store without VouchesNew does not", wrapped{NewMemoryStore()}, false},
+		{"Open's store vouches", bolt, true, true},
+		{"NewMemoryStore's does not", NewMemoryStore(), true, false},
+		{"a Store without VouchesNew does not", wrapped{NewMemoryStore()}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, ok := tc.store.(Witness)
+			if ok != tc.witness {
+				t.Fatalf("implements Witness = %v, want %v", ok, tc.witness)
+			}
 			if got := ok && w.VouchesNew(); got != tc.want {
 				t.Fatalf("vouches = %v, want %v", got, tc.want)
 			}

@@ -24,8 +24,9 @@
 //     request) before anything is sent; the time of every signature is
 //     recorded before that signature leaves (transport.Client.Send).
 //  3. If the store cannot vouch that the intent is new
-//     (idempotency.Witness: a BoltStore vouches, a MemoryStore or a Redis
-//     store does not), the order is looked up before the first send: a
+//     (idempotency.Witness: the bbolt store idempotency.Open returns
+//     vouches; one from idempotency.NewMemoryStore or a Redis store does
+//     not), the order is looked up before the first send: a
 //     create sent by a process whose record was lost may have landed.
 //     Found: acknowledged, nothing sent. The lookup fails: nothing is sent
 //     (transport.ErrNotSent). This finds what has landed; a create still in

@@ -158,7 +158,7 @@ func (e *env) checkTruth(t *testing.T, cid string, o *broker.Order, err error) {
 	}
 }
 
-func boltStore(t *testing.T) *idempotency.BoltStore {
+func boltStore(t *testing.T) idempotency.Store {
 	t.Helper()
 	s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
 	if err != nil {
@@ -577,7 +577,7 @@ func TestFailedStoreWrite(t *testing.T) {
 }
 
 // TestStoreThatCannotVouch: a fresh store that cannot vouch an intent is
-// new (a MemoryStore after a restart, a wiped Redis) meets a key whose
+// new (an idempotency.NewMemoryStore after a restart, a wiped Redis) meets a key whose
 // order is already at the venue. Place looks before the first send and
 // acknowledges it; a lookup that fails sends nothing.
 func TestStoreThatCannotVouch(t *testing.T) {

@@ -62,7 +62,8 @@
 // draw a 429. When any request is answered 429, the
 // whole client pauses for that (clamped) delay, so concurrent callers do
 // not pile onto a limiter that already said no. Several clients can share
-// one budget through the Limiter interface.
+// one budget through the Limiter interface: one NewTokenBucket in a
+// process, or package redisbudget's across a fleet.
 //
 // # Errors
 //

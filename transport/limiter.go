@@ -23,11 +23,8 @@ type Limiter interface {
 	Pause(d time.Duration)
 }
 
-// TokenBucket is the in-process Limiter: a token bucket that refills at a
-// steady rate up to a burst, on an injected clock. Waiters are served in
-// the order they reserve a token. A TokenBucket is safe for concurrent use;
-// the zero value is not usable: construct one with NewTokenBucket.
-type TokenBucket struct {
+// tokenBucket is the Limiter NewTokenBucket returns.
+type tokenBucket struct {
 	clock clockwork.Clock
 	rate  float64 // tokens per second; 0 means unlimited (pauses still apply)
 	burst float64
@@ -38,22 +35,35 @@ type TokenBucket struct {
 	pausedUntil time.Time
 }
 
-// RateMargin is how far below its configured rate a TokenBucket refills:
+// RateMargin is how far below its configured rate the token bucket of
+// NewTokenBucket (the client's default Limiter) refills:
 // 1 %. Refilling at exactly the venue's rate would spend each token the
 // instant the venue's own bucket regains it, so floating-point rounding or
 // the slightest arrival jitter would draw a 429; 1 % under, the venue's
 // bucket gains a token every hundred requests to absorb them.
 const RateMargin = 0.01
 
-// NewTokenBucket returns a bucket that allows perMinute requests a minute
-// sustained (refilling RateMargin below it) and bursts of up to burst,
-// starting full. perMinute <= 0 turns the throttle off; the bucket then
-// only enforces pauses.
-func NewTokenBucket(clock clockwork.Clock, perMinute float64, burst int) *TokenBucket {
+// NewTokenBucket returns the in-process Limiter, the one a Client builds
+// unless given another with WithLimiter: a token bucket on clock (the real
+// clock when nil) that allows perMinute requests a minute sustained
+// (refilling RateMargin below it) and bursts of up to burst, starting
+// full. perMinute <= 0 turns the throttle off; the bucket then only
+// enforces pauses. It is safe for concurrent use.
+//
+// Its Wait takes one token, waiting on the clock for it when the bucket is
+// empty or paused; waiters are served in the order they reserve a token.
+// Wait never starts a wait that would end after ctx's deadline, read on
+// the bucket's clock: it returns at once with an error wrapping
+// context.DeadlineExceeded instead (a deadline on another clock, such as
+// a wall-clock context.WithTimeout with a fake clock, is compared as if it
+// were on this one). A Wait cut off by ctx gives its token back. Its Pause
+// stops every caller from taking a token for d from now, and never
+// shortens a pause already in force.
+func NewTokenBucket(clock clockwork.Clock, perMinute float64, burst int) Limiter {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	b := &TokenBucket{clock: clock, last: clock.Now()}
+	b := &tokenBucket{clock: clock, last: clock.Now()}
 	if perMinute > 0 && !math.IsInf(perMinute, 1) {
 		b.rate = perMinute / 60 * (1 - RateMargin)
 		b.burst = math.Max(1, float64(burst))
@@ -62,12 +72,8 @@ func NewTokenBucket(clock clockwork.Clock, perMinute float64, burst int) *TokenB
 	return b
 }
 
-// Wait takes one token, waiting on the clock for it when the bucket is
-// empty or paused. It never starts a wait that would end after ctx's
-// deadline, read on the bucket's clock: it returns at once with an error
-// instead. A deadline on another clock (a wall-clock context.WithTimeout
-// with a fake clock) is compared as if it were on this one.
-func (b *TokenBucket) Wait(ctx context.Context) error {
+// Wait implements Limiter, as NewTokenBucket describes.
+func (b *tokenBucket) Wait(ctx context.Context) error {
 	// Done, not Err: some contexts' Err blocks until they are done
 	// (clockwork.WithTimeout's, v0.5.0).
 	select {
@@ -103,7 +109,7 @@ func (b *TokenBucket) Wait(ctx context.Context) error {
 
 // reserve takes a token (the balance may go negative: a debt that later
 // callers queue behind) and returns how long the caller must wait for it.
-func (b *TokenBucket) reserve(now time.Time) time.Duration {
+func (b *tokenBucket) reserve(now time.Time) time.Duration {
 	var d time.Duration
 	if b.rate > 0 {
 		if now.After(b.last) {
@@ -121,7 +127,7 @@ func (b *TokenBucket) reserve(now time.Time) time.Duration {
 	return d
 }
 
-func (b *TokenBucket) unreserve() {
+func (b *tokenBucket) unreserve() {
 	if b.rate == 0 {
 		return
 	}
@@ -130,8 +136,8 @@ func (b *TokenBucket) unreserve() {
 	b.mu.Unlock()
 }
 
-// Pause stops every caller from taking a token for d from now.
-func (b *TokenBucket) Pause(d time.Duration) {
+// Pause implements Limiter, as NewTokenBucket describes.
+func (b *tokenBucket) Pause(d time.Duration) {
 	if d <= 0 {
 		return
 	}

@@ -68,12 +68,12 @@ func TestTokenBucketCancelRefunds(t *testing.T) {
 	// The cancelled reservation was given back: one token's time later a
 	// token is there at once.
 	clock.Advance(time.Duration(math.Ceil(float64(time.Second) / (1 - RateMargin))))
-	if d := b.reserveForTest(); d != 0 {
+	if d := b.(*tokenBucket).reserveForTest(); d != 0 {
 		t.Fatalf("token after refund is %v away, want 0", d)
 	}
 }
 
-func (b *TokenBucket) reserveForTest() time.Duration {
+func (b *tokenBucket) reserveForTest() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.reserve(b.clock.Now())

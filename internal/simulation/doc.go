@@ -135,9 +135,9 @@
 // moment, as a dead process sends and writes nothing. The next bot to
 // place builds a new Placer on the same store and calls Recover before
 // anyone places again (the others wait on the clock); keys cut off go back
-// to the bots to place again. The store is an idempotency.MemoryStore
-// shared across restarts, or, with Placement.StorePath, a BoltStore closed
-// and opened again at every restart.
+// to the bots to place again. The store is one idempotency.NewMemoryStore
+// shared across restarts, or, with Placement.StorePath, the bbolt store
+// of idempotency.Open, closed and opened again at every restart.
 //
 // When every bot has stopped, the last one advances the clock 10 min 41 s
 // (past a signature's 30 s and the Placer's margin after the last send:
@@ -212,7 +212,7 @@
 // go test ./internal/simulation/ runs a fast slice (two seeds, every
 // standard mix, three simulated minutes at the saturated load; the
 // placement scenarios on CreateSecond with restarts every minute and a
-// half, one on a BoltStore; two runs over TLS + HTTP/2; every hostile mode,
+// half, one on the bbolt store; two runs over TLS + HTTP/2; every hostile mode,
 // TestHostilePlacement, which go test -v prints the hostile ledger of), the
 // determinism checks, and the
 // negative controls: deliberately broken clients (retrying POSTs, retrying

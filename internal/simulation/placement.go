@@ -72,11 +72,11 @@ type Placement struct {
 	// at that moment, as at a restart. Every Place under way is cut off.
 	// Default 0.1; negative for none.
 	Crash float64
-	// StorePath, when set, keeps the intents in an idempotency.BoltStore
-	// at that path, closed and reopened at every restart. Empty keeps
-	// them in one idempotency.MemoryStore shared across restarts, which
-	// is what a durable store looks like to the next process, without
-	// the fsyncs.
+	// StorePath, when set, keeps the intents in the bbolt store
+	// idempotency.Open keeps at that path, closed and reopened at every
+	// restart. Empty keeps them in one idempotency.NewMemoryStore shared
+	// across restarts, which is what a durable store looks like to the
+	// next process, without the fsyncs.
 	StorePath string
 
 	// newPlacer replaces newBrokerPlacer, for negative controls.

@@ -83,8 +83,8 @@ func TestPlacementSlice(t *testing.T) {
 	}
 }
 
-// TestPlacementWithBoltStore runs a placement scenario on a BoltStore that
-// every restart closes and opens again.
+// TestPlacementWithBoltStore runs a placement scenario on the bbolt store
+// of idempotency.Open, which every restart closes and opens again.
 func TestPlacementWithBoltStore(t *testing.T) {
 	t.Parallel()
 	sc := placementScenario(3, placementMixes()[0], brokertest.CreateSecond, 3*time.Minute, 60*time.Second)

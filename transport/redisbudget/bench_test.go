@@ -22,7 +22,7 @@ const (
 	benchBurst     = 1 << 30
 )
 
-func benchLimiters(b *testing.B) (*transport.TokenBucket, *redisbudget.Budget) {
+func benchLimiters(b *testing.B) (transport.Limiter, *redisbudget.Budget) {
 	opt, err := redis.ParseURL(redistest.URL(b))
 	if err != nil {
 		b.Fatal(err)
@@ -37,9 +37,9 @@ func benchLimiters(b *testing.B) (*transport.TokenBucket, *redisbudget.Budget) {
 }
 
 // BenchmarkWait compares one Wait on the Redis budget (a PTTL and one GCRA
-// script on loopback) with one on the in-process TokenBucket, interleaved
-// in one run; ratio reports Redis/TokenBucket as x-baseline and the Redis
-// Wait's own cost in µs.
+// script on loopback) with one on the in-process token bucket
+// (transport.NewTokenBucket), interleaved in one run; ratio reports
+// Redis/token bucket as x-baseline and the Redis Wait's own cost in µs.
 func BenchmarkWait(b *testing.B) {
 	tb, rb := benchLimiters(b)
 	ctx := context.Background()
@@ -79,7 +79,8 @@ func BenchmarkWait(b *testing.B) {
 
 // BenchmarkSignedGET puts the Redis budget's overhead in proportion: a
 // signed GET to a loopback server through a client on the Redis budget,
-// against the same client on the in-process TokenBucket, interleaved.
+// against the same client on the in-process token bucket
+// (transport.NewTokenBucket), interleaved.
 func BenchmarkSignedGET(b *testing.B) {
 	tb, rb := benchLimiters(b)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

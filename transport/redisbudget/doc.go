@@ -8,8 +8,8 @@
 //	if err != nil { ... } // Redis did not answer PING: refuse to start
 //	tc, err := transport.New(baseURL, signer, transport.WithLimiter(budget))
 //
-// The in-process transport.TokenBucket stays the default; a Budget replaces
-// it only where transport.WithLimiter says so.
+// The in-process token bucket (transport.NewTokenBucket) stays the
+// default; a Budget replaces it only where transport.WithLimiter says so.
 //
 // # Algorithm
 //

@@ -62,7 +62,7 @@ type demoRun struct {
 	chapters int // printed so far
 	clock    *skipclock.Clock
 	venue    *brokertest.Server
-	store    *idempotency.BoltStore // the intent store every client of the venue shares
+	store    idempotency.Store // the intent store every client of the venue shares
 	b        *broker.Client
 	bid      decimal.Decimal // read in chapter 1
 	mu       sync.Mutex      // guards seen
