@@ -177,7 +177,7 @@ func TestFeeSummaryNothingFilled(t *testing.T) {
 func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 	t.Parallel()
 	budget := clockwork.NewFakeClockAt(testStart)
-	c, v, _ := setup(t, WithTransportOptions(transport.WithLimiter(transport.NewTokenBucket(budget, 60, 2))), WithPageCap(10))
+	c, v, _ := setup(t, WithTransportOptions(transport.WithLimiter(transport.NewTokenBucket(budget, 60, 3))), WithPageCap(10)) // holds 2: Headroom
 	v.fixture(http.MethodGet, pathAccounts, "accounts.json")
 	quiet(v, feeOrders(t), 1) // 7 pages and 1 catch-up: 9 requests, burst 2, then 1 a second
 	done := make(chan *FeeReport, 1)

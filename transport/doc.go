@@ -59,7 +59,11 @@
 // every attempt, retries included. It refills RateMargin (1 %) below its
 // rate: at exactly the venue's rate, each token would be spent the instant
 // the venue's own bucket regains it, and rounding or arrival jitter would
-// draw a 429. When any request is answered 429, the
+// draw a 429. And it holds back from its burst what the venue regains in
+// MaxGrantDelay (250 ms; at 100 a minute, 1 of the 300): a burst granted
+// at once whose requests reach the venue up to 250 ms late, followed by
+// requests that arrive at once, still finds a token for each (Headroom).
+// When any request is answered 429, the
 // whole client pauses for that (clamped) delay, so concurrent callers do
 // not pile onto a limiter that already said no. Several clients can share
 // one budget through the Limiter interface: one NewTokenBucket in a

@@ -14,8 +14,10 @@ import (
 func TestTokenBucketBurstThenRate(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
-	b := NewTokenBucket(clock, 60, 3) // one a second, bursts of 3
-	for i := 0; i < 3; i++ {
+	// One a second, bursts of 3 at the venue: the bucket holds 2, keeping
+	// back the venue's refill over MaxGrantDelay.
+	b := NewTokenBucket(clock, 60, 3)
+	for i := 0; i < 2; i++ {
 		if err := b.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -30,21 +32,40 @@ func TestTokenBucketBurstThenRate(t *testing.T) {
 	if err := clock.BlockUntilContext(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	// One a second, refilled RateMargin under: the fourth token is
+	// One a second, refilled RateMargin under: the third token is
 	// 1/(1-margin) s away.
 	want := time.Duration(math.Ceil(float64(time.Second) / (1 - RateMargin)))
 	clock.Advance(want - time.Millisecond)
 	select {
 	case <-done:
-		t.Fatal("the fourth token came before the bucket refilled")
+		t.Fatal("the third token came before the bucket refilled")
 	default:
 	}
 	clock.Advance(time.Millisecond)
 	if at := <-done; at.Sub(t0) != want {
-		t.Fatalf("fourth token at +%v, want +%v", at.Sub(t0), want)
+		t.Fatalf("third token at +%v, want +%v", at.Sub(t0), want)
 	}
 	if want <= time.Second || want > 1011*time.Millisecond {
 		t.Fatalf("margin gives %v a token; want just over 1s", want)
+	}
+}
+
+func TestHeadroom(t *testing.T) {
+	for _, tt := range []struct {
+		perMinute float64
+		burst     int
+		rate      float64
+		wantBurst int
+	}{
+		{100, 300, 99, 299},    // the venue's documented budget
+		{60, 3, 59.4, 2},       // 0.2475 of a token regained in 250 ms: one held back
+		{60, 1, 59.4, 1},       // never below 1
+		{6000, 300, 5940, 275}, // 24.75 tokens in 250 ms: 25 held back
+	} {
+		rate, burst := Headroom(tt.perMinute, tt.burst)
+		if math.Abs(rate-tt.rate) > 1e-9 || burst != tt.wantBurst {
+			t.Errorf("Headroom(%v, %d) = %v, %d; want %v, %d", tt.perMinute, tt.burst, rate, burst, tt.rate, tt.wantBurst)
+		}
 	}
 }
 

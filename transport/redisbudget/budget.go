@@ -155,10 +155,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	return &Budget{
 		rdb: rdb, limiter: redis_rate.NewLimiter(rdb),
 		// The rate is kept to a thousandth of a request a minute (the
-		// GCRA's emission interval is Period/Rate), and refills
-		// transport.RateMargin under it, like the in-process bucket.
-		limit: redis_rate.Limit{Rate: int(math.Round(cfg.perMinute * (1 - transport.RateMargin) * 1000)),
-			Period: 1000 * time.Minute, Burst: cfg.burst},
+		// GCRA's emission interval is Period/Rate); rate and burst keep
+		// transport.Headroom under the venue's, like the in-process bucket.
+		limit:    gcraLimit(cfg.perMinute, cfg.burst),
 		off:      cfg.perMinute == 0,
 		account:  accountNumber,
 		budget:   ns + "budget",
@@ -261,4 +260,11 @@ func (b *Budget) Pause(d time.Duration) {
 	if err := extendPause.Run(context.Background(), b.rdb, []string{b.pauseKey}, ms).Err(); err != nil {
 		b.log.Error().Str("account", b.account).Dur("pause", d).Str("error", err.Error()).Msg("redisbudget: the fleet-wide pause was not written")
 	}
+}
+
+// gcraLimit is the shared bucket for a venue allowing perMinute requests a
+// minute in bursts of burst: transport.Headroom under it.
+func gcraLimit(perMinute float64, burst int) redis_rate.Limit {
+	rate, n := transport.Headroom(perMinute, burst)
+	return redis_rate.Limit{Rate: int(math.Round(rate * 1000)), Period: 1000 * time.Minute, Burst: n}
 }

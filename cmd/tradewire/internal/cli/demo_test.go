@@ -77,7 +77,7 @@ func TestDemo(t *testing.T) {
 
 	throttle := chapter(t, out, titles[2])
 	containsAll(t, "chapter 3", throttle,
-		"client: 25 reads, 5 sent at once, 20 held back by its token bucket for 19.712s in all; attempts: 25, answered 429: 0\n",
+		"client: 25 reads, 4 sent at once, 21 held back by its token bucket for 20.722s in all; attempts: 25, answered 429: 0\n",
 		"attempt 1: GET /api/v2/crypto/trading/accounts/ -> 429 over HTTP/2.0\n",
 		"attempt 2, after waiting 8s: GET /api/v2/crypto/trading/accounts/ -> 200\n",
 		"succeeded on attempt 2, 8s later")
@@ -144,7 +144,7 @@ func TestDemo(t *testing.T) {
 	containsAll(t, "the ledger", ledger,
 		"requests: 57; by status: 200 ×46, 201 ×1, 429 ×1, 503 ×9\n",
 		"401 answers (bad signatures): 0; 429 answers: 1; dropped connections: 0\n",
-		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m30.232s\n", demoWallTimeTag)
+		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m32.253s\n", demoWallTimeTag)
 	ledgerIDs := perClientOrderID.FindAllStringSubmatch(ledger, -1)
 	if len(ledgerIDs) != 3 {
 		t.Errorf("the ledger lists %d orders, want 3:\n%s", len(ledgerIDs), ledger)
