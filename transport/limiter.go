@@ -62,7 +62,9 @@ const MaxGrantDelay = 250 * time.Millisecond
 // MaxGrantDelay before it, at most burst − MaxGrantDelay × rate more than
 // the venue regained. The in-process bucket (NewTokenBucket) and the
 // fleet's shared one (package redisbudget) both keep to it. At the
-// venue's 100 a minute and 300, it is 99 a minute and 299.
+// venue's 100 a minute and 300, it is 99 a minute and 299. A venue whose
+// burst is not a token more than it regains in MaxGrantDelay leaves no
+// burst that guarantees it; Headroom then gives 1.
 func Headroom(perMinute float64, burst int) (float64, int) {
 	rate := perMinute * (1 - RateMargin)
 	held := int(math.Ceil(rate * MaxGrantDelay.Minutes()))
