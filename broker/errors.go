@@ -122,6 +122,20 @@ var (
 	ErrRecordedOrder = errors.New("the order as recorded when acknowledged")
 )
 
+// What the reads (and a lookup) a bot switches on, from this package
+// alone: the transport's conditions, the same values.
+var (
+	// ErrRateLimited: the venue kept answering 429 until the read's retry
+	// budget ran out: try again later.
+	ErrRateLimited = transport.ErrRateLimited
+	// ErrUnavailable: the venue (or the fleet's Redis) kept failing, or
+	// cannot be reached: try again later.
+	ErrUnavailable = transport.ErrUnavailable
+	// ErrCredentials: the venue refused the credentials (401) or their
+	// scope (403).
+	ErrCredentials = transport.ErrCredentials
+)
+
 // recordedOrderError is Place on an acknowledged key whose fresh read
 // failed: Order is the copy recorded when the venue acknowledged it, which
 // Place returns with it, Err why the read failed. It matches
