@@ -386,6 +386,10 @@ var validStates = map[string]bool{"open": true, "pending": true, "partially_fill
 
 func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign string) *reply {
 	q := r.URL.Query()
+	// The spec marks account_number required on the v2 list (as on holdings).
+	if q.Get("account_number") == "" {
+		return errReply(http.StatusBadRequest, "validation_error", "This field is required.", "account_number")
+	}
 	f := orderFilter{symbol: q.Get("symbol"), id: q.Get("id"), side: q.Get("side"), state: q.Get("state"),
 		typ: q.Get("type"), accountN: a.Number}
 	if lag := v.hostile.ListLag; lag > 0 {
