@@ -70,7 +70,8 @@
 // body fields, decimals sent as JSON numbers or in exponent form, amounts
 // off the pair's increments and orders outside
 // max_order_size/min_order_amount are all 400 validation_error with the
-// offending attr; so is a holdings or orders list without the
+// offending attr; so are an estimated price for more than the pair's
+// max_order_size (attr quantity) and a holdings or orders list without the
 // account_number the spec requires ("This field is required.", attr
 // account_number).
 //

@@ -32,3 +32,25 @@ func TestOrdersListNeedsAccountNumber(t *testing.T) {
 	resp, b = h.do("GET", pathOrders+"?account_number=XX0000000000", nil)
 	mustStatus(t, resp, b, 403)
 }
+
+// TestEstimateAboveMaxOrderSize: an estimate for more than the pair's
+// max_order_size (BTC-USD: 20) is a 400 naming quantity, even among valid
+// quantities; exactly the maximum is estimated.
+func TestEstimateAboveMaxOrderSize(t *testing.T) {
+	t.Parallel()
+	h := setup(t, engineConfig{})
+	for _, q := range []string{"20.00000001", "0.1,21", "25"} {
+		resp, b := h.do("GET", pathEstimated+"?symbol=BTC-USD&side=ask&quantity="+q, nil)
+		mustStatus(t, resp, b, 400)
+		var env errorEnvelope
+		if err := json.Unmarshal(b, &env); err != nil || env.Type != "validation_error" || len(env.Errors) != 1 ||
+			env.Errors[0].Attr == nil || *env.Errors[0].Attr != "quantity" {
+			t.Errorf("quantity %s: %s", q, b)
+		}
+	}
+	resp, b := h.do("GET", pathEstimated+"?symbol=BTC-USD&side=both&quantity=20", nil)
+	mustStatus(t, resp, b, 200)
+	if n := len(decode(t, b)["results"].([]any)); n != 2 {
+		t.Errorf("%d estimates for the maximum, want 2", n)
+	}
+}
