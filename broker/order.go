@@ -208,12 +208,23 @@ func (w wireOrder) value() Order {
 	return o
 }
 
-// TimeInForce is how long an order stays open; empty means gtc. The
-// venue documents only TimeInForceGTC.
+// TimeInForce is how long a limit, stop_loss or stop_limit order stays
+// open; empty means TimeInForceGTC. Market orders take none. The venue's
+// spec enumerates exactly these four; it says "the end of the day", "of
+// the week" and "of the month" and names no time zone or week start.
 type TimeInForce string
 
-// TimeInForceGTC: good till canceled.
-const TimeInForceGTC TimeInForce = "gtc"
+// The times in force the venue documents.
+const (
+	// TimeInForceGTC: good till canceled; open until it fills or is canceled.
+	TimeInForceGTC TimeInForce = "gtc"
+	// TimeInForceGFD: good for day; open until the end of the day.
+	TimeInForceGFD TimeInForce = "gfd"
+	// TimeInForceGFW: good for week; open until the end of the week.
+	TimeInForceGFW TimeInForce = "gfw"
+	// TimeInForceGFM: good for month; open until the end of the month.
+	TimeInForceGFM TimeInForce = "gfm"
+)
 
 // OrderRequest is an order to preview or place: Symbol, Side, Type,
 // exactly one of AssetQuantity and QuoteAmount (a zero value is "not
@@ -230,7 +241,8 @@ type OrderRequest struct {
 	QuoteAmount   decimal.Decimal
 	LimitPrice    decimal.Decimal // limit and stop_limit
 	StopPrice     decimal.Decimal // stop_loss and stop_limit
-	// TimeInForce applies to limit and stop orders; empty means gtc.
+	// TimeInForce applies to limit and stop orders; empty means gtc. It
+	// goes out as <type>_order_config.time_in_force.
 	TimeInForce TimeInForce
 }
 
@@ -292,10 +304,10 @@ func (r OrderRequest) Validate() error {
 	if err := price("stop_price", r.StopPrice, needStop, r.Type); err != nil {
 		return err
 	}
-	switch {
-	case r.TimeInForce == "" || r.TimeInForce == TimeInForceGTC:
+	switch r.TimeInForce {
+	case "", TimeInForceGTC, TimeInForceGFD, TimeInForceGFW, TimeInForceGFM:
 	default:
-		return bad("time_in_force", "%q: the venue documents only gtc", r.TimeInForce)
+		return bad("time_in_force", "%q: want gtc, gfd, gfw or gfm", wire.Clip(string(r.TimeInForce)))
 	}
 	if r.Type == TypeMarket && r.TimeInForce != "" {
 		return bad("time_in_force", "market orders take no time_in_force")
@@ -347,6 +359,9 @@ func (r OrderRequest) body(clientOrderID string) ([]byte, error) {
 	}
 	if r.Type != TypeMarket {
 		cfg.TimeInForce = string(TimeInForceGTC)
+		if r.TimeInForce != "" {
+			cfg.TimeInForce = string(r.TimeInForce)
+		}
 	}
 	w := struct {
 		ClientOrderID string      `json:"client_order_id"`

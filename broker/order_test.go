@@ -52,7 +52,15 @@ func TestValidate(t *testing.T) {
 		{"limit price 1e-400", func(r *OrderRequest) { r.LimitPrice = decimal.New(1, -400) }, "limit_price"},
 		{"limit price of 21 digits", func(r *OrderRequest) { r.LimitPrice = decimal.New(1, 20) }, "limit_price"},
 		{"stop price 1e400", func(r *OrderRequest) { r.Type, r.StopPrice = TypeStopLimit, decimal.New(1, 400) }, "stop_price"},
+		{"time in force gtc", func(r *OrderRequest) { r.TimeInForce = TimeInForceGTC }, ""},
+		{"time in force gfd", func(r *OrderRequest) { r.TimeInForce = TimeInForceGFD }, ""},
+		{"time in force gfw on a stop_loss", func(r *OrderRequest) {
+			r.Type, r.LimitPrice, r.StopPrice, r.TimeInForce = TypeStopLoss, decimal.Zero, d("50000"), TimeInForceGFW
+		}, ""},
+		{"time in force gfm on a stop_limit", func(r *OrderRequest) { r.Type, r.StopPrice, r.TimeInForce = TypeStopLimit, d("50000"), TimeInForceGFM }, ""},
 		{"time in force ioc", func(r *OrderRequest) { r.TimeInForce = "ioc" }, "time_in_force"},
+		{"time in force in upper case", func(r *OrderRequest) { r.TimeInForce = "GFD" }, "time_in_force"},
+		{"market with gfd", func(r *OrderRequest) { r.Type, r.LimitPrice, r.TimeInForce = TypeMarket, decimal.Zero, TimeInForceGFD }, "time_in_force"},
 		{"market with gtc", func(r *OrderRequest) { r.Type, r.LimitPrice, r.TimeInForce = TypeMarket, decimal.Zero, TimeInForceGTC }, "time_in_force"},
 	}
 	for _, tt := range tests {
@@ -87,6 +95,12 @@ func TestBodyBytes(t *testing.T) {
 			`{"client_order_id":"` + cid + `","side":"sell","type":"market","symbol":"BTC-USD","market_order_config":{"asset_quantity":"0.00000001"}}`},
 		{OrderRequest{Symbol: "ETH-USD", Side: SideBuy, Type: TypeStopLimit, QuoteAmount: d("2.5e2"), LimitPrice: d("3000"), StopPrice: d("2990.5")},
 			`{"client_order_id":"` + cid + `","side":"buy","type":"stop_limit","symbol":"ETH-USD","stop_limit_order_config":{"quote_amount":"250","limit_price":"3000","stop_price":"2990.5","time_in_force":"gtc"}}`},
+		{OrderRequest{Symbol: "BTC-USD", Side: SideBuy, Type: TypeLimit, AssetQuantity: d("0.0001"), LimitPrice: d("36352.78"), TimeInForce: TimeInForceGFD},
+			`{"client_order_id":"` + cid + `","side":"buy","type":"limit","symbol":"BTC-USD","limit_order_config":{"asset_quantity":"0.0001","limit_price":"36352.78","time_in_force":"gfd"}}`},
+		{OrderRequest{Symbol: "BTC-USD", Side: SideSell, Type: TypeStopLoss, AssetQuantity: d("0.5"), StopPrice: d("50000"), TimeInForce: TimeInForceGFW},
+			`{"client_order_id":"` + cid + `","side":"sell","type":"stop_loss","symbol":"BTC-USD","stop_loss_order_config":{"asset_quantity":"0.5","stop_price":"50000","time_in_force":"gfw"}}`},
+		{OrderRequest{Symbol: "ETH-USD", Side: SideBuy, Type: TypeStopLimit, AssetQuantity: d("1"), LimitPrice: d("3000"), StopPrice: d("2990.5"), TimeInForce: TimeInForceGFM},
+			`{"client_order_id":"` + cid + `","side":"buy","type":"stop_limit","symbol":"ETH-USD","stop_limit_order_config":{"asset_quantity":"1","limit_price":"3000","stop_price":"2990.5","time_in_force":"gfm"}}`},
 	}
 	for _, tt := range tests {
 		got, err := tt.req.body(cid)

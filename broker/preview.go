@@ -83,7 +83,9 @@ func (p *Preview) OK() bool { return len(p.Violations) == 0 }
 // Preview estimates an order and lists every rule it breaks, without
 // placing it. It reads the trading pair (cached per symbol), for a
 // QuoteAmount market order the best bid/ask, and the venue's estimated
-// price for the quantity (ask for a buy, bid for a sell). A request Place
+// price for the quantity (ask for a buy, bid for a sell; for a quantity
+// above the pair's max_order_size, which the venue refuses to estimate,
+// the price of max_order_size). A request Place
 // would refuse offline (checkOrder: bad symbol, side, type or time in
 // force; no size, two sizes, a price the type does not take or lacks, a
 // value that is not positive or has more than 18 decimal places or 20
@@ -143,6 +145,11 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 	estQty := qty
 	if !estQty.IsPositive() {
 		estQty = pair.AssetIncrement // price the smallest lot; the size is reported below
+	}
+	if pair.MaxOrderSize.IsPositive() && estQty.GreaterThan(pair.MaxOrderSize) {
+		// The venue estimates no size above the maximum: price the largest
+		// lot; the size is reported below.
+		estQty = pair.MaxOrderSize
 	}
 	if !estQty.IsPositive() {
 		return nil, fmt.Errorf("broker: preview: %s has no positive asset_increment", req.Symbol)

@@ -47,6 +47,8 @@ type order struct {
 	filled, notional, fee                    decimal.Decimal
 	triggered                                bool
 	cancelAt                                 time.Time
+	tif                                      string    // time in force; "" is gtc
+	expiresAt                                time.Time // zero: good till canceled
 	lastEval                                 time.Time
 }
 
@@ -92,7 +94,8 @@ func (v *engine) advance(now time.Time) {
 }
 
 // step evaluates o once per second (or coarser over long gaps) from its
-// last evaluation up to now, settling a pending cancel at its time.
+// last evaluation up to now, settling a pending cancel or an expiry at its
+// time: from that instant on the order neither fills nor stays open.
 func (v *engine) step(o *order, now time.Time) {
 	gap := now.Sub(o.lastEval)
 	if gap <= 0 {
@@ -102,17 +105,31 @@ func (v *engine) step(o *order, now time.Time) {
 	if gap > maxSteps*time.Second {
 		stride = gap / maxSteps
 	}
+	end := o.endAt()
 	for t := o.lastEval.Add(stride); !t.After(now) && !o.final(); t = t.Add(stride) {
-		if !o.cancelAt.IsZero() && !t.Before(o.cancelAt) {
+		if !end.IsZero() && !t.Before(end) {
 			break
 		}
 		v.evalAt(o, t)
 		o.lastEval = t
 	}
-	if !o.final() && !o.cancelAt.IsZero() && !now.Before(o.cancelAt) {
+	if !o.final() && !end.IsZero() && !now.Before(end) {
 		o.state = stateCanceled
-		o.updated = o.cancelAt
+		o.updated = end
 	}
+}
+
+// endAt is when o stops being open unless it fills first: the earlier of
+// a requested cancel's settlement and its time in force's expiry; zero
+// when neither applies.
+func (o *order) endAt() time.Time {
+	switch {
+	case o.cancelAt.IsZero():
+		return o.expiresAt
+	case o.expiresAt.IsZero() || o.cancelAt.Before(o.expiresAt):
+		return o.cancelAt
+	}
+	return o.expiresAt
 }
 
 // evalAt fills o as far as the market at t allows.
@@ -329,9 +346,11 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 	o := &order{clientID: cid, account: a.Number, symbol: sym, side: side, typ: typ, pair: p,
 		feeRatio: a.FeeRatio, state: stateOpen}
 	if r, ok := cfg["time_in_force"]; ok {
-		var tif string
-		if json.Unmarshal(r, &tif) != nil || tif != "gtc" {
-			return nil, &fieldErr{`Time in force must be "gtc".`, cfgKey + ".time_in_force"}
+		if json.Unmarshal(r, &o.tif) != nil {
+			return nil, &fieldErr{"Not a valid string.", cfgKey + ".time_in_force"}
+		}
+		if !timesInForce[o.tif] {
+			return nil, &fieldErr{`"` + o.tif + `" is not a valid choice.`, cfgKey + ".time_in_force"}
 		}
 	}
 	needLimit, needStop := typ == "limit" || typ == "stop_limit", typ == "stop_loss" || typ == "stop_limit"
@@ -425,6 +444,7 @@ func (v *engine) createOrder(a *account, body []byte, now time.Time) (*reply, *o
 	o.id = newID(v.seed, 0x6f72646572, uint64(o.seq))
 	o.created = now.Truncate(time.Microsecond)
 	o.updated = o.created
+	o.expiresAt = expiry(o.tif, o.created)
 	o.lastEval = now
 	// Funds: a create the account cannot cover is accepted and fails.
 	resCash, resAssets := v.reserved(a, now)
@@ -487,6 +507,7 @@ type configJSON struct {
 	QuoteAmount   string `json:"quote_amount,omitempty"`
 	LimitPrice    string `json:"limit_price,omitempty"`
 	StopPrice     string `json:"stop_price,omitempty"`
+	TimeInForce   string `json:"time_in_force,omitempty"`
 }
 
 type orderJSON struct {
@@ -548,8 +569,10 @@ func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
 	case "limit":
 		j.Limit = c
 	case "stop_loss":
+		c.TimeInForce = o.timeInForce()
 		j.StopLoss = c
 	case "stop_limit":
+		c.TimeInForce = o.timeInForce()
 		j.StopLimit = c
 	}
 	return j

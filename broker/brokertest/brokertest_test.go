@@ -86,7 +86,7 @@ func TestInMemoryTransport(t *testing.T) {
 		t.Fatalf("URL %s", s.URL)
 	}
 	c := &http.Client{Transport: s.Transport()}
-	resp, err := c.Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/", ""))
+	resp, err := c.Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,11 +56,24 @@
 // trigger on crossing. fee_charged is the account's fee_ratio times the
 // filled notional. A create the account cannot cover is accepted (201)
 // with state "failed". A cancel answers the order still open and settles
-// to "canceled" a second later. Validation is strict on purpose: unknown
+// to "canceled" a second later. Limit, stop_loss and stop_limit orders take
+// the time_in_force values the vendor documents (market orders none): gtc
+// (the default) stays open until it fills or is canceled; gfd, gfw and gfm
+// end at the end of the day, week or month on the venue's clock. The
+// vendor names no time zone, so the venue takes UTC calendar boundaries:
+// the next 00:00 UTC, the next Monday 00:00 UTC (weeks run Monday to
+// Sunday), the first of the next month 00:00 UTC. At that instant the order
+// stops filling and ends "canceled", keeping any fills, with updated_at at
+// the expiry. Stop configs echo time_in_force, as the spec's order schema
+// does; limit configs do not, as the live capture of a gtc limit order
+// does not. Validation is strict on purpose: unknown
 // body fields, decimals sent as JSON numbers or in exponent form, amounts
 // off the pair's increments and orders outside
 // max_order_size/min_order_amount are all 400 validation_error with the
-// offending attr.
+// offending attr; so are an estimated price for more than the pair's
+// max_order_size (attr quantity) and a holdings or orders list without the
+// account_number the spec requires ("This field is required.", attr
+// account_number).
 //
 // # Time
 //

@@ -299,6 +299,11 @@ func (v *engine) estimatedReply(r *http.Request, a *account, now time.Time) *rep
 		if !qty.IsPositive() {
 			return errReply(http.StatusBadRequest, "validation_error", "Ensure this value is greater than 0.", "quantity")
 		}
+		// The spec: "Quantity must be smaller than max_order_size". An order of
+		// exactly max_order_size is accepted, so its estimate is too.
+		if qty.GreaterThan(p.maxSize) {
+			return errReply(http.StatusBadRequest, "validation_error", "Ensure the quantity is less than or equal to "+p.maxSizeStr+".", "quantity")
+		}
 		if side == "bid" || side == "both" {
 			b := num(bid)
 			out = append(out, estJSON{Symbol: p.symbol, Side: "bid", Quantity: num(qty), Timestamp: ts,
@@ -386,6 +391,10 @@ var validStates = map[string]bool{"open": true, "pending": true, "partially_fill
 
 func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign string) *reply {
 	q := r.URL.Query()
+	// The spec marks account_number required on the v2 list (as on holdings).
+	if q.Get("account_number") == "" {
+		return errReply(http.StatusBadRequest, "validation_error", "This field is required.", "account_number")
+	}
 	f := orderFilter{symbol: q.Get("symbol"), id: q.Get("id"), side: q.Get("side"), state: q.Get("state"),
 		typ: q.Get("type"), accountN: a.Number}
 	if lag := v.hostile.ListLag; lag > 0 {

@@ -22,7 +22,7 @@ func TestTLSServerSpeaksHTTP2(t *testing.T) {
 	if !strings.HasPrefix(s.URL, "https://127.0.0.1:") {
 		t.Fatalf("URL %s", s.URL)
 	}
-	resp, err := (&http.Client{Transport: s.Transport()}).Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/", ""))
+	resp, err := (&http.Client{Transport: s.Transport()}).Do(signedRequest(t, s, "GET", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

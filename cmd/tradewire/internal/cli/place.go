@@ -131,6 +131,8 @@ func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, c
 type orderRequestFlags struct {
 	symbol, side, typ                            string
 	quantity, quoteAmount, limitPrice, stopPrice string
+	timeInForce                                  string
+	cmd                                          *cobra.Command
 }
 
 func (f *orderRequestFlags) add(cmd *cobra.Command) {
@@ -142,6 +144,9 @@ func (f *orderRequestFlags) add(cmd *cobra.Command) {
 	fs.StringVar(&f.quoteAmount, "quote-amount", "", "size in the quote currency instead, such as 25.00 (not for market orders)")
 	fs.StringVar(&f.limitPrice, "limit-price", "", "limit price (limit and stop_limit orders)")
 	fs.StringVar(&f.stopPrice, "stop-price", "", "stop price (stop_loss and stop_limit orders)")
+	fs.StringVar(&f.timeInForce, "time-in-force", string(broker.TimeInForceGTC),
+		"gtc (good till canceled), gfd, gfw or gfm (good for the venue's day, week or month); limit and stop orders only")
+	f.cmd = cmd
 	for _, name := range []string{"symbol", "side", "type"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -155,6 +160,11 @@ func (f *orderRequestFlags) fields() (broker.OrderRequest, error) {
 		Symbol: strings.ToUpper(strings.TrimSpace(f.symbol)),
 		Side:   broker.Side(strings.ToLower(strings.TrimSpace(f.side))),
 		Type:   broker.OrderType(strings.ToLower(strings.TrimSpace(f.typ))),
+	}
+	// The default gtc is the venue's, for the types that take a time in
+	// force; a market order takes none unless one is asked for.
+	if req.Type != broker.TypeMarket || f.cmd.Flags().Changed("time-in-force") {
+		req.TimeInForce = broker.TimeInForce(strings.ToLower(strings.TrimSpace(f.timeInForce)))
 	}
 	for _, p := range []struct {
 		flag, value string
@@ -205,7 +215,7 @@ func flagForField(field string) string {
 	case "stop_price":
 		return "--stop-price"
 	case "time_in_force":
-		return "time_in_force"
+		return "--time-in-force"
 	}
 	return "--" + field
 }
@@ -222,6 +232,11 @@ is looked up by its client_order_id; it is sent again, with the same id, only
 once every signature it was sent with has expired and a second lookup found
 nothing. Running the same command again is always safe: an acknowledged key
 prints its order and sends nothing.
+
+--time-in-force sets how long a limit or stop order stays open: gtc (the
+default) until it fills or is canceled, gfd, gfw or gfm until the end of the
+venue's day, week or month, when the venue cancels it. Market orders take
+none.
 
 Without --idempotency-key the create is sent once under a random id and never
 retried. An outcome that stays unknown exits 5 and prints the client_order_id,

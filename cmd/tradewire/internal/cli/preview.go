@@ -15,7 +15,7 @@ import (
 func newPreviewCmd(a *app) *cobra.Command {
 	var f orderRequestFlags
 	cmd := &cobra.Command{
-		Use:   "preview --symbol S --side buy|sell --type T --quantity Q|--quote-amount A [--limit-price P] [--stop-price P]",
+		Use:   "preview --symbol S --side buy|sell --type T --quantity Q|--quote-amount A [--limit-price P] [--stop-price P] [--time-in-force gtc|gfd|gfw|gfm]",
 		Short: "Estimate an order and list every rule it breaks, without placing it",
 		Long: `Estimate what an order would cost (a buy) or fetch (a sell), fees included, and
 list every trading-pair rule it breaks: minimum order amount, maximum order
@@ -40,7 +40,7 @@ at least one; 2 when the request cannot be previewed at all (bad flags).`,
 				check: func() error {
 					r, err := f.fields()
 					req = broker.OrderRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
-						QuoteAmount: r.QuoteAmount, LimitPrice: r.LimitPrice, StopPrice: r.StopPrice}
+						QuoteAmount: r.QuoteAmount, LimitPrice: r.LimitPrice, StopPrice: r.StopPrice, TimeInForce: r.TimeInForce}
 					return err
 				},
 				fetch: func(ctx context.Context, q *readQuery) (*report, error) {
