@@ -114,11 +114,11 @@ func (p *Placer) read(ctx context.Context, symbol string, since time.Time, want 
 // lookup looks one intent's order up: the orders created since since, for
 // its symbol. It returns the order's facts and JSON when found, nil when
 // a read that saw every order did not find it, and otherwise the reason
-// it could not tell.
-func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Facts, []byte, error) {
+// it could not tell; and when the read began, on the venue's clock.
+func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Facts, []byte, time.Time, error) {
 	l := p.find(ctx, rec.Symbol, since, map[string]bool{rec.ClientOrderID: true})
 	if s, ok := l.found[rec.ClientOrderID]; ok {
-		return &s.facts, s.raw, nil
+		return &s.facts, s.raw, l.asOf, nil
 	}
-	return nil, nil, l.err
+	return nil, nil, l.asOf, l.err
 }

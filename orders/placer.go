@@ -254,7 +254,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		// The lookup also shows the venue's clock (its Date header), so
 		// the create is stamped on it and its expiry judged by it.
 		since := p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
-		o, raw, err := p.lookup(ctx, rec, since)
+		o, raw, _, err := p.lookup(ctx, rec, since)
 		if _, nowMeasured := p.tc.ClockOffset(); err != nil && p.vouches() && nowMeasured {
 			// It was made for the clock alone, and read it.
 			err = nil
@@ -366,7 +366,7 @@ func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause
 	if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
 		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 	}
-	o, raw, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
+	o, raw, _, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 	if err != nil {
 		return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
 			Err: fmt.Errorf("%v; looking it up: %w", cause, err)}
@@ -402,7 +402,7 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 			// the venue (send looks first if the store cannot vouch).
 			return p.send(ctx, rec, sends+1)
 		}
-		o, raw, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
+		o, raw, asOf, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 		if err != nil {
 			return nil, unknown(err)
 		}
@@ -412,10 +412,16 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 		if p.wasAnswered(rec) {
 			return nil, unknown(errors.New("the venue acknowledged the create with a 2xx; a lookup does not show its order yet"))
 		}
-		if wait := p.expiry(*rec).Sub(p.tc.VenueNow()); wait > 0 {
-			p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
-			if err := p.sleep(ctx, wait); err != nil {
-				return nil, unknown(err)
+		if p.expiry(*rec).After(asOf) {
+			// The read began while a signature could still land: an order
+			// created behind it, after it read the first page, would not
+			// be on it. Wait for the expiry, if it is still ahead, and
+			// read again.
+			if wait := p.expiry(*rec).Sub(p.tc.VenueNow()); wait > 0 {
+				p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
+				if err := p.sleep(ctx, wait); err != nil {
+					return nil, unknown(err)
+				}
 			}
 			continue
 		}

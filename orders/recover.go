@@ -95,7 +95,7 @@ func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempo
 			return rec, p.setState(ctx, &rec, idempotency.NotPlaced, "recorded but never sent")
 		}
 		// A store that cannot vouch may have lost the record of a send.
-		o, raw, err := p.lookup(ctx, &rec, p.recoverSince(rec))
+		o, raw, _, err := p.lookup(ctx, &rec, p.recoverSince(rec))
 		if err != nil {
 			return rec, err
 		}
