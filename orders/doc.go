@@ -48,7 +48,9 @@
 //     by client_order_id. Found: acknowledged. Not found: Place waits until
 //     every signature the create was sent with has expired, looks again,
 //     and only then sends the same bytes with the same client_order_id, up
-//     to a small cap. Whatever the venue does with a duplicate
+//     to a small cap. Only a lookup that began after the expiry counts: one
+//     that began before may have read its first page before a late create
+//     landed, however late it ended. Whatever the venue does with a duplicate
 //     client_order_id — return the original, refuse it, or naively create
 //     a second order — at most one order exists per key, because a create
 //     is never sent while an earlier signature of it could still land.
