@@ -143,16 +143,18 @@ func crashAfterSends(t *testing.T, prefix string, k, background int, cfg envConf
 		}
 	}
 	c := &crash{e: e, store: cfg.store, committed: map[string]bool{}}
-	c.crashOn(t, prefix, k)
+	c.crashOn(t, prefix, k, even)
 	return c
 }
 
+func even(i int) bool { return i%2 == 0 }
+
 // crashOn starts a process on the crash's store, has it place k keys
 // (prefix-0, prefix-1, …) at once, and kills it once every create is
-// sent: key i is committed when i is even, refused (503, nothing at the
-// venue) when odd. The process records each send and no outcome, and
-// nothing it sends after its death reaches the venue.
-func (c *crash) crashOn(t *testing.T, prefix string, k int) {
+// sent: key i is committed when commit(i), and otherwise refused (503,
+// nothing at the venue). The process records each send and no outcome,
+// and nothing it sends after its death reaches the venue.
+func (c *crash) crashOn(t *testing.T, prefix string, k int, commit func(int) bool) {
 	t.Helper()
 	var gone atomic.Bool
 	var mu sync.Mutex
@@ -168,7 +170,7 @@ func (c *crash) crashOn(t *testing.T, prefix string, k int) {
 	for i := 0; i < k; i++ {
 		key := fmt.Sprintf("%s-%d", prefix, i)
 		keys = append(keys, key)
-		if i%2 == 0 {
+		if commit(i) {
 			c.committed[key] = true
 		} else {
 			refused[p.ClientOrderID(key)] = true
@@ -358,7 +360,7 @@ func TestRecoverPageCapNarrows(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Hour)
-		c.crashOn(t, "new", 2)
+		c.crashOn(t, "new", 2, even)
 		before := len(c.e.srv.Ledger().Requests())
 		restarted := c.e.process(t, c.store, nil, orders.WithLookupPageCap(1))
 		rep, err := restarted.Recover(ctx)
@@ -429,4 +431,49 @@ func TestRecoverReadStraddlingTheExpiry(t *testing.T) {
 		c := &crash{e: e, store: e.store, keys: []string{"k"}, committed: map[string]bool{"k": true}}
 		c.placeAgain(t, restarted)
 	})
+}
+
+// TestRecoverRequests reports what Recover sends for K = 1, 10 and 100
+// open intents of one symbol, left by a process that died just after
+// sending them: every other one committed, the rest refused (intent 0 is
+// refused, so K = 1 needs both reads), over a window of 120 other orders
+// and the committed ones, in pages of 100. Each read of the window is 2
+// pages; the refused wait for their signatures to expire and are read
+// for once more: 2 reads, 4 requests, whatever K.
+//
+//	go test -run TestRecoverRequests -v ./orders/
+func TestRecoverRequests(t *testing.T) {
+	var got []int
+	for _, k := range []int{1, 10, 100} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := crashAfterSends(t, "k", 0, 120, envConfig{})
+				c.crashOn(t, "k", k, func(i int) bool { return i%2 == 1 })
+				before := len(c.e.srv.Ledger().Requests())
+				restarted := c.e.process(t, c.store, nil)
+				rep, err := restarted.Recover(context.Background())
+				if err != nil || len(rep.Acknowledged) != k/2 || len(rep.NotPlaced) != k-k/2 {
+					t.Fatalf("Recover = %d acknowledged, %d not placed, %d unresolved, %v", len(rep.Acknowledged), len(rep.NotPlaced), len(rep.Unresolved), err)
+				}
+				sent := c.e.srv.Ledger().Requests()[before:]
+				reads := 0
+				for _, r := range sent {
+					if r.Method != http.MethodGet || !strings.HasPrefix(r.Target, ordersTarget+"?") {
+						t.Fatalf("Recover sent %s %s", r.Method, r.Target)
+					}
+					if !strings.Contains(r.Target, "cursor=") {
+						reads++
+					}
+				}
+				t.Logf("K = %3d open intents: %d requests (%d reads of the list, %d orders in the window)", k, len(sent), reads, 120+k/2)
+				got = append(got, len(sent))
+				c.placeAgain(t, restarted)
+			})
+		})
+	}
+	for _, n := range got {
+		if n != got[0] {
+			t.Fatalf("requests for K = 1, 10, 100: %v; want them equal", got)
+		}
+	}
 }
