@@ -276,7 +276,10 @@ func (c *Client) OrderByClientOrderID(ctx context.Context, id string) (*Order, e
 // Recover settles every pending or unknown intent of the account left by
 // an earlier process, by lookup alone: found → acknowledged; not found
 // once every signature it was sent with has expired → not placed. It
-// never places anything. Run it at start-up, before placing.
+// never places anything. Run it at start-up, before placing. The intents
+// of one symbol are looked up together, with one read of the orders list
+// (two when some must wait for their signatures to expire) when it reads
+// whole, however many there are; see package orders, # Restarts.
 func (c *Client) Recover(ctx context.Context) (*RecoverReport, error) {
 	p, err := c.placer(ctx)
 	if err != nil {

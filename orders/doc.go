@@ -48,7 +48,9 @@
 //     by client_order_id. Found: acknowledged. Not found: Place waits until
 //     every signature the create was sent with has expired, looks again,
 //     and only then sends the same bytes with the same client_order_id, up
-//     to a small cap. Whatever the venue does with a duplicate
+//     to a small cap. Only a lookup that began after the expiry counts: one
+//     that began before may have read its first page before a late create
+//     landed, however late it ended. Whatever the venue does with a duplicate
 //     client_order_id — return the original, refuse it, or naively create
 //     a second order — at most one order exists per key, because a create
 //     is never sent while an earlier signature of it could still land.
@@ -174,4 +176,24 @@
 // not placed; those left open are reported unresolved, one by one, to
 // the caller (package broker gathers them in its RecoverReport). It never
 // places anything.
+//
+// The intents of one symbol share their lookups. Each intent's window
+// runs from its first signature less the lookback (or, never sent, as far
+// back as a recent create could reach) to now; all end at now, so the
+// widest holds every other, and one read of it, matched against every
+// open client_order_id, answers each as its own lookup would: an order
+// with the intent's client_order_id is its order wherever it lies, and a
+// read that saw every order of the widest window saw every order of each
+// narrower one. A read that could not see every order concludes "not
+// found" for no intent at all; as a narrower window holds no more orders
+// than a wider, Recover then bisects the windows for the widest that
+// reads whole (1 + ⌈log₂ n⌉ reads for n windows), so that one old intent
+// beyond the page cap does not hold back the recent ones. Intents not
+// found by a read that began before their signatures expired wait for the
+// last of those expiries and are read for once more, together. The
+// requests Recover sends so depend on how many orders the venue lists in
+// the window, not on how many intents are open: two reads of the window,
+// at most, when it reads whole. Each intent is still locked, claimed in
+// the store (the claim renewed before each further read) and recorded on
+// its own.
 package orders

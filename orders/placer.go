@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tradewire/tradewire/idempotency"
-	"github.com/tradewire/tradewire/internal/pages"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -256,7 +254,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		// The lookup also shows the venue's clock (its Date header), so
 		// the create is stamped on it and its expiry judged by it.
 		since := p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
-		o, raw, err := p.lookup(ctx, rec, since)
+		o, raw, _, err := p.lookup(ctx, rec, since)
 		if _, nowMeasured := p.tc.ClockOffset(); err != nil && p.vouches() && nowMeasured {
 			// It was made for the clock alone, and read it.
 			err = nil
@@ -368,7 +366,7 @@ func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause
 	if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
 		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 	}
-	o, raw, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
+	o, raw, _, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 	if err != nil {
 		return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: true,
 			Err: fmt.Errorf("%v; looking it up: %w", cause, err)}
@@ -404,7 +402,7 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 			// the venue (send looks first if the store cannot vouch).
 			return p.send(ctx, rec, sends+1)
 		}
-		o, raw, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
+		o, raw, asOf, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 		if err != nil {
 			return nil, unknown(err)
 		}
@@ -414,10 +412,16 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 		if p.wasAnswered(rec) {
 			return nil, unknown(errors.New("the venue acknowledged the create with a 2xx; a lookup does not show its order yet"))
 		}
-		if wait := p.expiry(*rec).Sub(p.tc.VenueNow()); wait > 0 {
-			p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
-			if err := p.sleep(ctx, wait); err != nil {
-				return nil, unknown(err)
+		if p.expiry(*rec).After(asOf) {
+			// The read began while a signature could still land: an order
+			// created behind it, after it read the first page, would not
+			// be on it. Wait for the expiry, if it is still ahead, and
+			// read again.
+			if wait := p.expiry(*rec).Sub(p.tc.VenueNow()); wait > 0 {
+				p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
+				if err := p.sleep(ctx, wait); err != nil {
+					return nil, unknown(err)
+				}
 			}
 			continue
 		}
@@ -530,68 +534,6 @@ func (p *Placer) sleep(ctx context.Context, d time.Duration) error {
 	case <-t.Chan():
 		return nil
 	}
-}
-
-// lookup lists the account's orders created since since, for the
-// record's symbol, over every page, and returns the one whose
-// client_order_id matches (nil when none does). Each row is decoded once.
-// A match is an answer whatever else the walk meets; without one, a walk
-// that could not see every order returns an error matching
-// ErrLookupIncomplete, never "not found": a row that does not decode or
-// lacks a client_order_id, a page that does not decode, a foreign or
-// repeated next link, the page cap, or a next link that vanished — a
-// last page holding as many rows as every full page before it. (A list
-// whose size is an exact multiple of the page size looks the same and is
-// taken as incomplete too; a single full page without next cannot be
-// told from a complete one.) A symbol the venue refuses to list is
-// dropped from the filter.
-func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Facts, []byte, error) {
-	o, raw, err := p.lookupFiltered(ctx, rec, since, rec.Symbol)
-	var status *transport.StatusError
-	if rec.Symbol != "" && errors.As(err, &status) && status.StatusCode == http.StatusBadRequest && hasField(status, "symbol") {
-		// The venue does not list that symbol (any more): list them all.
-		return p.lookupFiltered(ctx, rec, since, "")
-	}
-	return o, raw, err
-}
-
-func (p *Placer) lookupFiltered(ctx context.Context, rec *idempotency.Record, since time.Time, symbol string) (*Facts, []byte, error) {
-	q := url.Values{}
-	q.Set("account_number", rec.AccountNumber)
-	q.Set("created_at_start", since.UTC().Format(time.RFC3339))
-	if symbol != "" {
-		q.Set("symbol", symbol)
-	}
-	var blind error // why the walk may have missed an order, if it did
-	var found *Facts
-	var foundRaw []byte
-	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
-		for i, raw := range rows {
-			o, err := p.codec.Facts(raw)
-			if err != nil {
-				blind = fmt.Errorf("%w: page %d row %d does not decode: %v", ErrLookupIncomplete, page, i+1, err)
-				continue
-			}
-			if o.ClientOrderID == "" {
-				blind = fmt.Errorf("%w: page %d row %d (order %q) has no client_order_id", ErrLookupIncomplete, page, i+1, o.ID)
-				continue
-			}
-			if o.ClientOrderID == rec.ClientOrderID {
-				found, foundRaw = &o, raw
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	switch {
-	case found != nil:
-		return found, foundRaw, nil
-	case err == nil:
-		return nil, nil, blind
-	case pages.Own(err): // the walk could not see every order
-		return nil, nil, fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
-	}
-	return nil, nil, err // the venue's answer or the transport's
 }
 
 func (p *Placer) facts(b []byte) (*Facts, error) {

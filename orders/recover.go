@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tradewire/tradewire/idempotency"
@@ -17,6 +19,12 @@ import (
 // clock for that when needed). An intent a 2xx answered is never taken as
 // not placed, nor, with WithMaxSends(1), any intent that was sent. Run it
 // at start-up, before placing.
+//
+// The intents of one symbol are looked up together: one read of the
+// orders list, reaching back as far as the earliest of their windows,
+// answers them all, so the requests Recover sends do not grow with the
+// number of intents (see the package documentation, # Restarts). Each
+// intent is still claimed, and its outcome recorded, on its own.
 //
 // It calls each once for every open intent of the account, in the store's
 // order, with the record as Recover left it and what became of it:
@@ -42,91 +50,310 @@ func (p *Placer) Recover(ctx context.Context, each func(rec idempotency.Record, 
 	if err != nil {
 		return err
 	}
+	var mine []idempotency.Record
 	for _, rec := range open {
-		if rec.AccountNumber != p.account {
-			continue
-		}
-		settled, err := p.recoverOne(ctx, rec)
-		switch {
-		case errors.Is(err, idempotency.ErrInProgress), errors.Is(err, idempotency.ErrClaimLost):
-			each(settled, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: settled.ClientOrderID, Key: settled.Key, Err: err})
-		case err == nil && settled.State != idempotency.Acknowledged && settled.State != idempotency.Rejected && settled.State != idempotency.NotPlaced:
-			err = fmt.Errorf("the intent is still %s", settled.State)
-			fallthrough
-		case err != nil:
-			each(settled, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: settled.ClientOrderID, Key: settled.Key,
-				Answered2xx: settled.Answered2xx, Err: err})
-			select { // read Err only once done: some contexts block in it
-			case <-ctx.Done():
-				return ctx.Err()
-			default:
-			}
-		default:
-			each(settled, nil)
+		if rec.AccountNumber == p.account {
+			mine = append(mine, rec)
 		}
 	}
-	return nil
+	bySymbol := map[string][]int{}
+	var symbols []string
+	for i, rec := range mine {
+		if _, ok := bySymbol[rec.Symbol]; !ok {
+			symbols = append(symbols, rec.Symbol)
+		}
+		bySymbol[rec.Symbol] = append(bySymbol[rec.Symbol], i)
+	}
+	results := make([]*recovered, len(mine))
+	var ended error
+	for _, sym := range symbols {
+		group := make([]*recovered, len(bySymbol[sym]))
+		for k, i := range bySymbol[sym] {
+			group[k] = &recovered{rec: mine[i]}
+			results[i] = group[k]
+		}
+		p.recoverGroup(ctx, sym, group)
+		if unresolved(group) {
+			select { // read Err only once done: some contexts block in it
+			case <-ctx.Done():
+				ended = ctx.Err()
+			default:
+			}
+		}
+		if ended != nil {
+			break
+		}
+	}
+	for _, r := range results {
+		if r != nil && r.done {
+			each(r.report())
+		}
+	}
+	return ended
+}
+
+// recovered is one intent as Recover works on it: its record, and once
+// done, the error that settled or left it (see report).
+type recovered struct {
+	rec    idempotency.Record
+	err    error
+	done   bool
+	unlock func()
+}
+
+// finish records what became of the intent and releases its lock.
+func (r *recovered) finish(err error) {
+	r.err, r.done = err, true
+	if r.unlock != nil {
+		r.unlock()
+		r.unlock = nil
+	}
+}
+
+// report is what Recover tells its caller of the intent. An error matching
+// idempotency.ErrInProgress or ErrClaimLost means another process holds
+// it; any other error leaves it unresolved.
+func (r *recovered) report() (idempotency.Record, error) {
+	rec, err := r.rec, r.err
+	switch {
+	case errors.Is(err, idempotency.ErrInProgress), errors.Is(err, idempotency.ErrClaimLost):
+		return rec, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
+	case err == nil && rec.State != idempotency.Acknowledged && rec.State != idempotency.Rejected && rec.State != idempotency.NotPlaced:
+		err = fmt.Errorf("the intent is still %s", rec.State)
+		fallthrough
+	case err != nil:
+		return rec, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key,
+			Answered2xx: rec.Answered2xx, Err: err}
+	}
+	return rec, nil
+}
+
+// unresolved reports whether an intent of the group was left open for a
+// reason other than another process holding it.
+func unresolved(group []*recovered) bool {
+	for _, r := range group {
+		if r.done && r.err != nil && !errors.Is(r.err, idempotency.ErrInProgress) && !errors.Is(r.err, idempotency.ErrClaimLost) {
+			return true
+		}
+	}
+	return false
 }
 
 // errUnread: a 2xx answered the create, and its order is not listed yet.
 var errUnread = errors.New("a 2xx answered the create, and its order is not listed yet")
 
-// recoverOne settles one intent. An error matching idempotency.ErrInProgress
-// or ErrClaimLost means another process holds it; any other error leaves
-// it unresolved.
-func (p *Placer) recoverOne(ctx context.Context, rec idempotency.Record) (idempotency.Record, error) {
-	unlock, err := p.lock(ctx, rec.ClientOrderID)
-	if err != nil {
-		return rec, err
-	}
-	defer unlock()
-	// Claim it first: a store shared by several processes lets only the
-	// holder of an intent change it. A local store returns it as it is.
-	fresh, _, err := p.store.Create(ctx, rec)
-	if err != nil {
-		return rec, err
-	}
-	rec = fresh
-	if !rec.State.Open() {
-		return rec, nil
-	}
-	for {
-		if rec.Sends == 0 && p.vouches() {
-			return rec, p.setState(ctx, &rec, idempotency.NotPlaced, "recorded but never sent")
+// recoverGroup settles the open intents of one symbol. Each is locked in
+// this process and claimed in the store on its own; the reads of the
+// orders list are shared (lookupAll). An intent not found by a read that
+// began before its last signature expired waits for the expiry and is
+// looked up again, with the others still waiting, in one more read.
+func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recovered) {
+	defer func() { // every path finishes each intent; this releases any left
+		for _, r := range group {
+			if !r.done {
+				r.finish(errors.New("recover: left unsettled"))
+			}
 		}
-		// A store that cannot vouch may have lost the record of a send.
-		o, raw, err := p.lookup(ctx, &rec, p.recoverSince(rec))
+	}()
+	// Lock in client_order_id order, so that two Recovers of one process
+	// never wait on each other in a cycle; Place takes one lock only.
+	byID := slices.Clone(group)
+	slices.SortFunc(byID, func(a, b *recovered) int { return strings.Compare(a.rec.ClientOrderID, b.rec.ClientOrderID) })
+	for _, r := range byID {
+		unlock, err := p.lock(ctx, r.rec.ClientOrderID)
 		if err != nil {
-			return rec, err
-		}
-		if o != nil {
-			_, err := p.acknowledge(ctx, &rec, o, raw)
-			if e, ok := err.(*Error); ok && e.Kind == transport.ErrRejected {
-				err = nil
-			}
-			if e, ok := err.(*Error); ok && e.Kind == idempotency.ErrInProgress {
-				err = idempotency.ErrClaimLost
-			}
-			return rec, err
-		}
-		if rec.Sends == 0 {
-			return rec, p.setState(ctx, &rec, idempotency.NotPlaced, "recorded but never sent, and not found at the venue")
-		}
-		if p.wasAnswered(&rec) {
-			return rec, errUnread
-		}
-		if wait := p.expiry(rec).Sub(p.tc.VenueNow()); wait > 0 {
-			if err := p.sleep(ctx, wait); err != nil {
-				return rec, err
-			}
+			r.finish(err)
 			continue
 		}
-		if p.noResend() {
-			return rec, fmt.Errorf("recover: not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends)
-		}
-		reason := fmt.Sprintf("recover: not found after %d send(s) and the expiry of every signature", rec.Sends)
-		return rec, p.setState(ctx, &rec, idempotency.NotPlaced, reason)
+		r.unlock = unlock
 	}
+	var active []*recovered
+	for _, r := range group {
+		if !r.done && p.claim(ctx, r) {
+			active = append(active, r)
+		}
+	}
+	for round := 0; len(active) > 0; round++ {
+		if round > 0 {
+			// Renew each claim before reading again: a store shared by
+			// several processes lets a claim lapse after a quiet lease.
+			kept := active[:0]
+			for _, r := range active {
+				if p.claim(ctx, r) {
+					kept = append(kept, r)
+				}
+			}
+			if active = kept; len(active) == 0 {
+				return
+			}
+		}
+		answers := p.lookupAll(ctx, symbol, active)
+		var waiting []*recovered
+		var latest time.Time // the last expiry among the waiting
+		for k, r := range active {
+			a, rec := answers[k], &r.rec
+			switch {
+			case a.found != nil:
+				_, err := p.acknowledge(ctx, rec, &a.found.facts, a.found.raw)
+				if e, ok := err.(*Error); ok && e.Kind == transport.ErrRejected {
+					err = nil
+				}
+				if e, ok := err.(*Error); ok && e.Kind == idempotency.ErrInProgress {
+					err = idempotency.ErrClaimLost
+				}
+				r.finish(err)
+			case a.err != nil:
+				r.finish(a.err)
+			case rec.Sends == 0:
+				r.finish(p.setState(ctx, rec, idempotency.NotPlaced, "recorded but never sent, and not found at the venue"))
+			case p.wasAnswered(rec):
+				r.finish(errUnread)
+			case p.expiry(*rec).After(a.asOf):
+				waiting = append(waiting, r)
+				if e := p.expiry(*rec); e.After(latest) {
+					latest = e
+				}
+			case p.noResend():
+				r.finish(fmt.Errorf("recover: not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends))
+			default:
+				reason := fmt.Sprintf("recover: not found after %d send(s) and the expiry of every signature", rec.Sends)
+				r.finish(p.setState(ctx, rec, idempotency.NotPlaced, reason))
+			}
+		}
+		if wait := latest.Sub(p.tc.VenueNow()); len(waiting) > 0 && wait > 0 {
+			if err := p.sleep(ctx, wait); err != nil {
+				for _, r := range waiting {
+					r.finish(err)
+				}
+				return
+			}
+		}
+		active = waiting
+	}
+}
+
+// claim claims r's intent in the store (or renews the claim), taking the
+// record as the store holds it, and settles what needs no lookup. It
+// reports whether the intent is still to be looked up.
+func (p *Placer) claim(ctx context.Context, r *recovered) bool {
+	// A store shared by several processes lets only the holder of an
+	// intent change it. A local store returns it as it is.
+	fresh, _, err := p.store.Create(ctx, r.rec)
+	if err != nil {
+		r.finish(err)
+		return false
+	}
+	r.rec = fresh
+	switch {
+	case !fresh.State.Open():
+		r.finish(nil)
+		return false
+	case fresh.Sends == 0 && p.vouches():
+		r.finish(p.setState(ctx, &r.rec, idempotency.NotPlaced, "recorded but never sent"))
+		return false
+	}
+	return true
+}
+
+// answer is what the reads of lookupAll say of one intent: its order, or
+// that a read covering its window saw every order and not this one (asOf:
+// when that read began), or why they could not tell (err).
+type answer struct {
+	found *sighting
+	asOf  time.Time
+	err   error
+}
+
+// lookupAll looks up the intents of one symbol, sharing the reads of the
+// orders list among them: the requests it sends depend on how many
+// orders the venue lists, not on how many intents it looks for.
+//
+// Each intent's own lookup would list the orders created since its window
+// starts (recoverSince) up to now; all those windows end at now, so the
+// widest contains every other. One read of the widest, matched against
+// every client_order_id, answers each intent as its own lookup would:
+//
+//   - found: a row with the intent's client_order_id is its order (the id
+//     is derived from the account, namespace and key), wherever in the
+//     wider window it lies;
+//   - not found, the read complete: every order of the intent's own
+//     window was read, and none is its order;
+//   - the read incomplete: no intent it did not find is concluded absent,
+//     even when what went wrong lies outside that intent's own window.
+//
+// An incomplete read (ErrLookupIncomplete: the page cap, a row or page
+// that does not decode, a next link that vanished or repeats) of the
+// widest window does not condemn the narrower ones: a narrower window
+// holds no more orders, so it may be read whole. lookupAll then bisects
+// over the windows, widest to narrowest, for the widest that reads
+// whole; each read answers the intents whose windows it covers, and any
+// intent it finds. That costs one read, or 1 + ⌈log₂ n⌉ for n distinct
+// windows when the widest cannot be read whole. A failure of the venue or
+// the transport ends the lookup: every intent not found takes it.
+func (p *Placer) lookupAll(ctx context.Context, symbol string, intents []*recovered) []answer {
+	answers := make([]answer, len(intents))
+	since := make([]time.Time, len(intents))
+	for k, r := range intents {
+		since[k] = p.recoverSince(r.rec)
+	}
+	answered := make([]bool, len(intents))
+	// read reads the window starting at s: it answers every intent it
+	// finds, and, if it saw every order, every intent whose window it
+	// covers.
+	read := func(s time.Time) listing {
+		want := map[string]bool{}
+		for k, r := range intents {
+			if !answered[k] {
+				want[r.rec.ClientOrderID] = true
+			}
+		}
+		l := p.find(ctx, symbol, s, want)
+		for k, r := range intents {
+			if answered[k] {
+				continue
+			}
+			if f, ok := l.found[r.rec.ClientOrderID]; ok {
+				answers[k], answered[k] = answer{found: &f}, true
+			} else if l.err == nil && !since[k].Before(s) {
+				answers[k], answered[k] = answer{asOf: l.asOf}, true
+			}
+		}
+		return l
+	}
+	fail := func(err error) {
+		for k := range intents {
+			if !answered[k] {
+				answers[k], answered[k] = answer{err: err}, true
+			}
+		}
+	}
+	windows := slices.Clone(since)
+	slices.SortFunc(windows, func(a, b time.Time) int { return a.Compare(b) })
+	windows = slices.Compact(windows)
+	first := read(windows[0])
+	switch {
+	case first.err == nil:
+		return answers
+	case !first.incomplete():
+		fail(first.err)
+		return answers
+	}
+	// windows[:lo] cannot be read whole; windows[hi:] are answered.
+	lo, hi := 1, len(windows)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		switch l := read(windows[mid]); {
+		case l.err == nil:
+			hi = mid
+		case l.incomplete():
+			lo = mid + 1
+		default:
+			fail(l.err)
+			return answers
+		}
+	}
+	fail(first.err)
+	return answers
 }
 
 // recoverSince is where Recover's lookup starts: before the first send,

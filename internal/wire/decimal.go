@@ -93,7 +93,12 @@ func (x *Decimal) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
+		if len(b) >= 2 && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
+			// The decoder handing b over has read it as a JSON string:
+			// without escapes, its text is what lies between the quotes,
+			// and it need not be decoded a second time.
+			s = string(b[1 : len(b)-1])
+		} else if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
 		if s == "" {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -70,4 +71,35 @@ func FuzzDecimal(f *testing.F) {
 			t.Fatalf("bare %q decoded %s", s, b.d)
 		}
 	})
+}
+
+func TestDecimalJSON(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`"36352.780000000000000000"`: "36352.780000000000000000", // quoted: its text, decoded once
+		`"\u0031.50"`:                "1.50",                     // quoted with an escape: unescaped first
+		` "0.5" `:                    "0.5",
+		`1e-05`:                      "0.00001",
+		`null`:                       "invalid",
+		`""`:                         "invalid",
+	} {
+		var x struct{ V Decimal }
+		if err := json.Unmarshal([]byte(`{"V":`+in+`}`), &x); err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		got := "invalid"
+		if x.V.valid {
+			got = exact(x.V.d)
+		}
+		if got != want {
+			t.Errorf("%s decoded %s, want %s", in, got, want)
+		}
+	}
+	for _, in := range []string{`"1.5\n"`, `"1,5"`, `"\u00311x"`, `true`} {
+		var x struct{ V Decimal }
+		if err := json.Unmarshal([]byte(`{"V":`+in+`}`), &x); err == nil {
+			t.Errorf("%s decoded %v, want an error", in, x.V.d)
+		}
+	}
 }

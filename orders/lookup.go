@@ -1,0 +1,124 @@
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/pages"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// sighting is an order a read of the list found: its facts, and its JSON
+// as listed.
+type sighting struct {
+	facts Facts
+	raw   []byte
+}
+
+// listing is what one read of the orders list learned about the
+// client_order_ids it looked for.
+type listing struct {
+	// found holds the orders it found, by client_order_id: each is an
+	// answer, however the rest of the read went.
+	found map[string]sighting
+	// asOf is when the read began, on the venue's clock (the local start
+	// time corrected by the offset measured once the read was done).
+	asOf time.Time
+	// err is nil when the read saw every order of its window. Otherwise
+	// an id it did not find is not known to be absent: err matches
+	// ErrLookupIncomplete when the list could not be read whole, or is
+	// the venue's or the transport's failure.
+	err error
+}
+
+// incomplete reports whether the read failed because the list could not
+// be read whole (rather than because the venue or the transport failed).
+func (l listing) incomplete() bool { return errors.Is(l.err, ErrLookupIncomplete) }
+
+// find reads the account's orders created since since, for symbol ("" for
+// every symbol), over every page, and returns those whose client_order_id
+// is in want. Each row is decoded once, however many ids are wanted, and
+// the read stops as soon as every one is found; an id listed twice keeps
+// its first row. A symbol the venue refuses to list is dropped from the
+// filter.
+//
+// A row found is an answer whatever else the read meets. Without one, a
+// read that could not see every order says so (listing.err matches
+// ErrLookupIncomplete), never "not found": a row that does not decode or
+// lacks a client_order_id, a page that does not decode, a foreign or
+// repeated next link, the page cap, or a next link that vanished — a last
+// page holding as many rows as every full page before it. (A list whose
+// size is an exact multiple of the page size looks the same and is taken
+// as incomplete too; a single full page without next cannot be told from
+// a complete one.)
+func (p *Placer) find(ctx context.Context, symbol string, since time.Time, want map[string]bool) listing {
+	start := p.clock.Now()
+	l := p.read(ctx, symbol, since, want)
+	var status *transport.StatusError
+	if symbol != "" && errors.As(l.err, &status) && status.StatusCode == http.StatusBadRequest && hasField(status, "symbol") {
+		// The venue does not list that symbol (any more): list them all.
+		l = p.read(ctx, "", since, want)
+	}
+	off, _ := p.tc.ClockOffset()
+	l.asOf = start.Add(off)
+	return l
+}
+
+func (p *Placer) read(ctx context.Context, symbol string, since time.Time, want map[string]bool) listing {
+	q := url.Values{}
+	q.Set("account_number", p.account)
+	q.Set("created_at_start", since.UTC().Format(time.RFC3339))
+	if symbol != "" {
+		q.Set("symbol", symbol)
+	}
+	l := listing{found: map[string]sighting{}}
+	var blind error // why the read may have missed an order, if it did
+	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
+		for i, raw := range rows {
+			o, err := p.codec.Facts(raw)
+			if err != nil {
+				blind = fmt.Errorf("%w: page %d row %d does not decode: %v", ErrLookupIncomplete, page, i+1, err)
+				continue
+			}
+			if o.ClientOrderID == "" {
+				blind = fmt.Errorf("%w: page %d row %d (order %q) has no client_order_id", ErrLookupIncomplete, page, i+1, o.ID)
+				continue
+			}
+			if _, seen := l.found[o.ClientOrderID]; want[o.ClientOrderID] && !seen {
+				l.found[o.ClientOrderID] = sighting{facts: o, raw: raw}
+				if len(l.found) == len(want) {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+	switch {
+	case len(l.found) == len(want):
+	case err == nil:
+		l.err = blind
+	case pages.Own(err): // the read could not see every order
+		l.err = fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
+	default:
+		l.err = err // the venue's answer or the transport's
+	}
+	return l
+}
+
+// lookup looks one intent's order up: the orders created since since, for
+// its symbol. It returns the order's facts and JSON when found, nil when
+// a read that saw every order did not find it, and otherwise the reason
+// it could not tell; and when the read began, on the venue's clock.
+func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Facts, []byte, time.Time, error) {
+	l := p.find(ctx, rec.Symbol, since, map[string]bool{rec.ClientOrderID: true})
+	if s, ok := l.found[rec.ClientOrderID]; ok {
+		return &s.facts, s.raw, l.asOf, nil
+	}
+	return nil, nil, l.asOf, l.err
+}
