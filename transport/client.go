@@ -32,7 +32,9 @@ const (
 // whether a request may be sent again. A Client is safe for concurrent use
 // by many goroutines; construct it with New.
 type Client struct {
-	base           *url.URL
+	base *url.URL
+	// host is base.Host as net/http sends it (an empty port dropped).
+	host           string
 	signer         *signing.Signer
 	clock          clockwork.Clock
 	hc             *http.Client
@@ -168,6 +170,7 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	}
 	return &Client{
 		base:           base,
+		host:           removeEmptyPort(base.Host),
 		signer:         signer,
 		clock:          cfg.clock,
 		hc:             hc,
@@ -220,6 +223,15 @@ func checkBaseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("transport: base URL %q: scheme must be https", raw)
 	}
 	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// removeEmptyPort drops the ":" of a host with an empty port, as net/http
+// does for a request's Host.
+func removeEmptyPort(host string) string {
+	if strings.LastIndex(host, ":") > strings.LastIndex(host, "]") {
+		return strings.TrimSuffix(host, ":")
+	}
+	return host
 }
 
 func isLoopback(host string) bool {
@@ -325,10 +337,13 @@ type BeforeSend func(signedAt time.Time) error
 // create was sent with, so that it knows when none of them can still be
 // accepted by the venue.
 func (c *Client) Send(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (*Response, error) {
-	path, err := checkTarget(method, target)
+	// The target is parsed once; every attempt is sent to this URL.
+	u, err := checkTarget(method, target)
 	if err != nil {
 		return nil, err
 	}
+	u.Scheme, u.Host = c.base.Scheme, c.host
+	path := u.Path
 	// last is the previous attempt's stamp: an attempt made in a later
 	// second than the one before is stamped later too, even when a new
 	// clock offset would stamp it the same second, so it does not repeat
@@ -338,11 +353,12 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
 		}
-		ans, sendErr := c.attempt(ctx, method, target, body, beforeSend, last)
+		ans, sendErr := c.attempt(ctx, method, target, u, body, beforeSend, last)
 		last = ans.stamp
-		var ns *notSentError
-		if errors.As(sendErr, &ns) {
-			return nil, sendErr
+		if sendErr != nil {
+			if ns := (*notSentError)(nil); errors.As(sendErr, &ns) {
+				return nil, sendErr
+			}
 		}
 		if c.observe != nil {
 			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Elapsed: ans.elapsed, Err: sendErr})
@@ -415,42 +431,50 @@ type writeBody struct{ *bytes.Reader }
 // Close implements io.Closer.
 func (writeBody) Close() error { return nil }
 
-// newRequest builds one attempt's request. A GET or HEAD is built as
-// net/http builds it: net/http may re-send it on a new connection, which a
-// read can afford. Every other method gets a body net/http cannot replay:
-// GetBody nil, a Body that is neither nil nor http.NoBody even when empty
-// (net/http's HTTP/2 client re-sends a request whose Body is nil or NoBody
-// on REFUSED_STREAM, PROTOCOL_ERROR or GOAWAY, and one whose GetBody is
-// set), and ContentLength set to the body's length.
-func newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
-	if method == http.MethodGet || method == http.MethodHead {
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		return http.NewRequestWithContext(ctx, method, url, rd)
+// newRequest builds one attempt's request for u, which it does not parse
+// again or copy: u is read, never written, by net/http. A GET or HEAD is
+// built as http.NewRequest builds it: net/http may re-send it on a new
+// connection, which a read can afford. Every other method gets a body
+// net/http cannot replay: GetBody nil, a Body that is neither nil nor
+// http.NoBody even when empty (net/http's HTTP/2 client re-sends a request
+// whose Body is nil or NoBody on REFUSED_STREAM, PROTOCOL_ERROR or GOAWAY,
+// and one whose GetBody is set), and ContentLength set to the body's
+// length.
+func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *http.Request {
+	req := http.Request{
+		Method:     method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     make(http.Header, 8),
+		Host:       u.Host,
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
-	if err != nil {
-		return nil, err
+	switch {
+	case method != http.MethodGet && method != http.MethodHead:
+		req.Body = writeBody{bytes.NewReader(body)}
+		req.ContentLength = int64(len(body))
+	case body == nil:
+	case len(body) == 0:
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	default:
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
-	req.Body = writeBody{bytes.NewReader(body)}
-	req.GetBody = nil
-	req.ContentLength = int64(len(body))
-	return req, nil
+	// req stays on the stack: WithContext's copy is the one request made.
+	return req.WithContext(ctx)
 }
 
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
-func (c *Client) attempt(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
+func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
 	defer timeout.Stop()
-	req, err := newRequest(actx, method, c.base.String()+target, body)
-	if err != nil {
-		return answer{}, err
-	}
+	req := newRequest(actx, method, u, body)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -465,7 +489,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	st := stamp{local: now.Unix(), signed: signedAt.Unix()}
 	if beforeSend != nil {
 		if err := beforeSend(signedAt); err != nil {
-			return answer{}, &notSentError{Method: method, Path: req.URL.Path, Err: err}
+			return answer{}, &notSentError{Method: method, Path: u.Path, Err: err}
 		}
 	}
 	c.signer.SetHeaders(req.Header, signedAt, method, target, body)
@@ -607,21 +631,41 @@ func (c *Client) logAttempt(method, path string, attempt, status int, err error,
 	ev.Msg("attempt")
 }
 
-// checkTarget refuses, before anything is sent, a target that would not
-// be sent byte for byte as signed. It returns the path for errors and logs.
-func checkTarget(method, target string) (string, error) {
-	if method == "" || strings.ToUpper(method) != method {
-		return "", fmt.Errorf("transport: %w: method %q must be upper case", ErrInvalidRequest, method)
+// checkTarget refuses, before anything is sent, a method that is not an
+// upper-case token and a target that would not be sent byte for byte as
+// signed. It returns the target parsed, whose RequestURI is target.
+func checkTarget(method, target string) (*url.URL, error) {
+	if !validMethod(method) {
+		return nil, fmt.Errorf("transport: %w: method %q must be an upper-case token", ErrInvalidRequest, method)
 	}
 	if !strings.HasPrefix(target, "/") || strings.HasPrefix(target, "//") {
-		return "", fmt.Errorf("transport: %w: target %q must be a path starting with /", ErrInvalidRequest, target)
+		return nil, fmt.Errorf("transport: %w: target %q must be a path starting with /", ErrInvalidRequest, target)
 	}
 	u, err := url.ParseRequestURI(target)
 	if err != nil {
-		return "", fmt.Errorf("transport: %w: target %q: %v", ErrInvalidRequest, target, err)
+		return nil, fmt.Errorf("transport: %w: target %q: %v", ErrInvalidRequest, target, err)
 	}
 	if got := u.RequestURI(); got != target {
-		return "", fmt.Errorf("transport: %w: target %q would be sent as %q; escape it as sent", ErrInvalidRequest, target, got)
+		return nil, fmt.Errorf("transport: %w: target %q would be sent as %q; escape it as sent", ErrInvalidRequest, target, got)
 	}
-	return u.Path, nil
+	return u, nil
+}
+
+// validMethod reports whether method is a non-empty HTTP token (RFC 9110)
+// with no lower-case letter: net/http would refuse any other, after the
+// request was counted as sent.
+func validMethod(method string) bool {
+	if method == "" {
+		return false
+	}
+	for i := 0; i < len(method); i++ {
+		c := method[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
