@@ -439,15 +439,24 @@ func (writeBody) Close() error { return nil }
 // http.NoBody even when empty (net/http's HTTP/2 client re-sends a request
 // whose Body is nil or NoBody on REFUSED_STREAM, PROTOCOL_ERROR or GOAWAY,
 // and one whose GetBody is set), and ContentLength set to the body's
-// length.
+// length. Its headers are Accept, User-Agent and, with a body,
+// Content-Type; the signature's are the caller's to add.
 func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *http.Request {
+	// One array holds the values, each slice capped at its own.
+	v := [...]string{"application/json", "tradewire", "application/json"}
+	vals := v[:]
+	h := make(http.Header, 8)
+	h["Accept"], h["User-Agent"] = vals[0:1:1], vals[1:2:2]
+	if body != nil {
+		h["Content-Type"] = vals[2:3:3]
+	}
 	req := http.Request{
 		Method:     method,
 		URL:        u,
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,
 		ProtoMinor: 1,
-		Header:     make(http.Header, 8),
+		Header:     h,
 		Host:       u.Host,
 	}
 	switch {
@@ -475,11 +484,6 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
 	defer timeout.Stop()
 	req := newRequest(actx, method, u, body)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "tradewire")
 	applied, _ := c.ClockOffset()
 	now := c.clock.Now()
 	signedAt := now.Add(applied)
