@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -42,9 +43,12 @@ type Client struct {
 	policy         RetryPolicy
 	limiter        Limiter
 	attemptTimeout time.Duration
-	maxBody        int64
-	skew           clockSkew
-	observe        func(Attempt)
+	// deadlines times attempts out on the real clock; nil on any other,
+	// where each attempt has an AfterFunc of its own.
+	deadlines *deadlines
+	maxBody   int64
+	skew      clockSkew
+	observe   func(Attempt)
 	// perMinute and burst are the rate limit WithRateLimit set.
 	perMinute float64
 	burst     int
@@ -106,9 +110,10 @@ func WithRateLimit(perMinute float64, burst int) Option {
 func WithLimiter(l Limiter) Option { return func(o *config) { o.limiter = l } }
 
 // WithAttemptTimeout bounds each attempt, from sending to the end of the
-// body (default 10 s). The bound is an AfterFunc on the client's clock: a
-// deadline, not a wait (brokertest.Clock does not count it as a waiter; a
-// clockwork.FakeClock does).
+// body (default 10 s). The bound is a deadline on the client's clock, not a
+// wait. On the real clock one timer serves every attempt in flight; on any
+// other, each attempt has an AfterFunc of its own (brokertest.Clock does
+// not count it as a waiter; a clockwork.FakeClock does).
 func WithAttemptTimeout(d time.Duration) Option { return func(o *config) { o.attemptTimeout = d } }
 
 // WithMaxResponseBytes bounds a response body (default 4 MiB); a larger
@@ -168,7 +173,12 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	if cfg.limiter == nil {
 		cfg.limiter = NewTokenBucket(cfg.clock, cfg.perMinute, cfg.burst)
 	}
+	var dl *deadlines
+	if reflect.TypeOf(cfg.clock) == reflect.TypeOf(clockwork.NewRealClock()) {
+		dl = newDeadlines(cfg.clock, cfg.attemptTimeout)
+	}
 	return &Client{
+		deadlines:      dl,
 		base:           base,
 		host:           removeEmptyPort(base.Host),
 		signer:         signer,
@@ -481,8 +491,12 @@ func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *ht
 func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
-	defer timeout.Stop()
+	if c.deadlines != nil {
+		defer c.deadlines.stop(c.deadlines.start(cancel))
+	} else {
+		timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
+		defer timeout.Stop()
+	}
 	req := newRequest(actx, method, u, body)
 	applied, _ := c.ClockOffset()
 	now := c.clock.Now()
