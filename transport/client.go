@@ -518,10 +518,14 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 		return answer{elapsed: c.clock.Now().Sub(start), stamp: st}, c.attemptError(actx, err)
 	}
 	defer resp.Body.Close()
+	received := c.clock.Now()
 	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: st}
-	ans.sample, ans.hasSample = c.learnClock(resp.Header, c.clock.Now())
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	ans.elapsed = c.clock.Now().Sub(start)
+	// The clock is learned from the time the answer arrived, once its body
+	// is read, read whole or not: net/http then returns the connection to
+	// its pool while the sample is taken.
+	ans.sample, ans.hasSample = c.learnClock(resp.Header, received)
 	if err != nil {
 		return ans, c.attemptError(actx, err)
 	}
@@ -638,6 +642,9 @@ func (c *Client) logAttempt(method, path string, attempt, status int, err error,
 		ev = c.log.Warn()
 	default:
 		ev = c.log.Debug()
+	}
+	if !ev.Enabled() {
+		return // the level is off: nothing to build
 	}
 	ev = ev.Str("method", method).Str("path", path).Int("attempt", attempt).Int("status", status).Bool("retry", retry).Str("reason", reason)
 	if retry {
