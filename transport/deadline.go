@@ -9,10 +9,12 @@ import (
 )
 
 // deadlines ends, on one timer, every attempt that outlives the attempt
-// timeout. Starting a timer per attempt costs the runtime more than the
-// rest of the attempt's bookkeeping together (it wakes the network poller
-// to take the new timer into account); one timer for all attempts is
-// started once per timeout period at most.
+// timeout. A runtime timer started and stopped per attempt cost about
+// 0.5 % of a loopback GET (BenchmarkSignedGET/paired; the runtime may wake
+// the network poller for a new timer). One timer for all attempts is
+// reset when it fires, for the oldest attempt then in flight: about once a
+// timeout period while attempts keep coming, each of them costing two
+// short critical sections.
 //
 // The timer is lazy: an attempt that ends removes its deadline and leaves
 // the timer running. When it fires, it ends the attempts whose deadline
