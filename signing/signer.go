@@ -56,7 +56,8 @@ func New(apiKey string, key *PrivateKey) (*Signer, error) {
 // Message returns the exact bytes the venue verifies:
 // apiKey + timestamp + target + method + body.
 func Message(apiKey string, timestamp int64, target, method string, body []byte) []byte {
-	ts := strconv.AppendInt(nil, timestamp, 10)
+	var buf [20]byte
+	ts := strconv.AppendInt(buf[:0], timestamp, 10)
 	msg := make([]byte, 0, len(apiKey)+len(ts)+len(target)+len(method)+len(body))
 	msg = append(msg, apiKey...)
 	msg = append(msg, ts...)
@@ -69,16 +70,42 @@ func Message(apiKey string, timestamp int64, target, method string, body []byte)
 // the request-target (path and query string) exactly as it will be sent,
 // method is upper case, and body is the exact bytes sent (nil for none).
 func (s *Signer) Sign(t time.Time, method, target string, body []byte) string {
-	sig := ed25519.Sign(s.c.key.bytes(), Message(*s.c.apiKey, t.Unix(), target, method, body))
-	return base64.StdEncoding.EncodeToString(sig)
+	var buf [20]byte
+	return s.sign(strconv.AppendInt(buf[:0], t.Unix(), 10), method, target, body)
 }
+
+// sign returns the base64 signature of a request whose x-timestamp is ts.
+func (s *Signer) sign(ts []byte, method, target string, body []byte) string {
+	// A message of a GET or a small body is built on the stack.
+	var buf [512]byte
+	msg := append(buf[:0], *s.c.apiKey...)
+	msg = append(msg, ts...)
+	msg = append(msg, target...)
+	msg = append(msg, method...)
+	msg = append(msg, body...)
+	sig := ed25519.Sign(s.c.key.bytes(), msg)
+	var enc [88]byte // base64 of a 64-byte signature
+	base64.StdEncoding.Encode(enc[:], sig)
+	return string(enc[:])
+}
+
+// The header names as net/http keys them.
+var (
+	keyAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
+	keyTimestamp = http.CanonicalHeaderKey(HeaderTimestamp)
+	keySignature = http.CanonicalHeaderKey(HeaderSignature)
+)
 
 // SetHeaders signs a request sent at time t and sets the three
 // authentication headers on h.
 func (s *Signer) SetHeaders(h http.Header, t time.Time, method, target string, body []byte) {
-	h[http.CanonicalHeaderKey(HeaderAPIKey)] = []string{*s.c.apiKey}
-	h[http.CanonicalHeaderKey(HeaderTimestamp)] = []string{strconv.FormatInt(t.Unix(), 10)}
-	h[http.CanonicalHeaderKey(HeaderSignature)] = []string{s.Sign(t, method, target, body)}
+	var buf [20]byte
+	ts := strconv.AppendInt(buf[:0], t.Unix(), 10)
+	// One array holds the three values; each slice is capped at its
+	// own, so an append to one cannot overwrite the next.
+	v := make([]string, 3)
+	v[0], v[1], v[2] = *s.c.apiKey, string(ts), s.sign(ts, method, target, body)
+	h[keyAPIKey], h[keyTimestamp], h[keySignature] = v[0:1:1], v[1:2:2], v[2:3:3]
 }
 
 // KeyID returns a short, stable identifier of the API key that reveals

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -32,7 +33,9 @@ const (
 // whether a request may be sent again. A Client is safe for concurrent use
 // by many goroutines; construct it with New.
 type Client struct {
-	base           *url.URL
+	base *url.URL
+	// host is base.Host as net/http sends it (an empty port dropped).
+	host           string
 	signer         *signing.Signer
 	clock          clockwork.Clock
 	hc             *http.Client
@@ -40,9 +43,12 @@ type Client struct {
 	policy         RetryPolicy
 	limiter        Limiter
 	attemptTimeout time.Duration
-	maxBody        int64
-	skew           clockSkew
-	observe        func(Attempt)
+	// deadlines times attempts out on the real clock; nil on any other,
+	// where each attempt has an AfterFunc of its own.
+	deadlines *deadlines
+	maxBody   int64
+	skew      clockSkew
+	observe   func(Attempt)
 	// perMinute and burst are the rate limit WithRateLimit set.
 	perMinute float64
 	burst     int
@@ -104,9 +110,10 @@ func WithRateLimit(perMinute float64, burst int) Option {
 func WithLimiter(l Limiter) Option { return func(o *config) { o.limiter = l } }
 
 // WithAttemptTimeout bounds each attempt, from sending to the end of the
-// body (default 10 s). The bound is an AfterFunc on the client's clock: a
-// deadline, not a wait (brokertest.Clock does not count it as a waiter; a
-// clockwork.FakeClock does).
+// body (default 10 s). The bound is a deadline on the client's clock, not a
+// wait. On the real clock one timer serves every attempt in flight; on any
+// other, each attempt has an AfterFunc of its own (brokertest.Clock does
+// not count it as a waiter; a clockwork.FakeClock does).
 func WithAttemptTimeout(d time.Duration) Option { return func(o *config) { o.attemptTimeout = d } }
 
 // WithMaxResponseBytes bounds a response body (default 4 MiB); a larger
@@ -166,8 +173,14 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	if cfg.limiter == nil {
 		cfg.limiter = NewTokenBucket(cfg.clock, cfg.perMinute, cfg.burst)
 	}
+	var dl *deadlines
+	if reflect.TypeOf(cfg.clock) == reflect.TypeOf(clockwork.NewRealClock()) {
+		dl = newDeadlines(cfg.clock, cfg.attemptTimeout)
+	}
 	return &Client{
+		deadlines:      dl,
 		base:           base,
+		host:           removeEmptyPort(base.Host),
 		signer:         signer,
 		clock:          cfg.clock,
 		hc:             hc,
@@ -220,6 +233,15 @@ func checkBaseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("transport: base URL %q: scheme must be https", raw)
 	}
 	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// removeEmptyPort drops the ":" of a host with an empty port, as net/http
+// does for a request's Host.
+func removeEmptyPort(host string) string {
+	if strings.LastIndex(host, ":") > strings.LastIndex(host, "]") {
+		return strings.TrimSuffix(host, ":")
+	}
+	return host
 }
 
 func isLoopback(host string) bool {
@@ -325,10 +347,13 @@ type BeforeSend func(signedAt time.Time) error
 // create was sent with, so that it knows when none of them can still be
 // accepted by the venue.
 func (c *Client) Send(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (*Response, error) {
-	path, err := checkTarget(method, target)
+	// The target is parsed once; every attempt is sent to this URL.
+	u, err := checkTarget(method, target)
 	if err != nil {
 		return nil, err
 	}
+	u.Scheme, u.Host = c.base.Scheme, c.host
+	path := u.Path
 	// last is the previous attempt's stamp: an attempt made in a later
 	// second than the one before is stamped later too, even when a new
 	// clock offset would stamp it the same second, so it does not repeat
@@ -338,11 +363,12 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
 		}
-		ans, sendErr := c.attempt(ctx, method, target, body, beforeSend, last)
+		ans, sendErr := c.attempt(ctx, method, target, u, body, beforeSend, last)
 		last = ans.stamp
-		var ns *notSentError
-		if errors.As(sendErr, &ns) {
-			return nil, sendErr
+		if sendErr != nil {
+			if ns := (*notSentError)(nil); errors.As(sendErr, &ns) {
+				return nil, sendErr
+			}
 		}
 		if c.observe != nil {
 			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Elapsed: ans.elapsed, Err: sendErr})
@@ -415,47 +441,63 @@ type writeBody struct{ *bytes.Reader }
 // Close implements io.Closer.
 func (writeBody) Close() error { return nil }
 
-// newRequest builds one attempt's request. A GET or HEAD is built as
-// net/http builds it: net/http may re-send it on a new connection, which a
-// read can afford. Every other method gets a body net/http cannot replay:
-// GetBody nil, a Body that is neither nil nor http.NoBody even when empty
-// (net/http's HTTP/2 client re-sends a request whose Body is nil or NoBody
-// on REFUSED_STREAM, PROTOCOL_ERROR or GOAWAY, and one whose GetBody is
-// set), and ContentLength set to the body's length.
-func newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
-	if method == http.MethodGet || method == http.MethodHead {
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		return http.NewRequestWithContext(ctx, method, url, rd)
+// newRequest builds one attempt's request for u, which it does not parse
+// again or copy: u is read, never written, by net/http. A GET or HEAD is
+// built as http.NewRequest builds it: net/http may re-send it on a new
+// connection, which a read can afford. Every other method gets a body
+// net/http cannot replay: GetBody nil, a Body that is neither nil nor
+// http.NoBody even when empty (net/http's HTTP/2 client re-sends a request
+// whose Body is nil or NoBody on REFUSED_STREAM, PROTOCOL_ERROR or GOAWAY,
+// and one whose GetBody is set), and ContentLength set to the body's
+// length. Its headers are Accept, User-Agent and, with a body,
+// Content-Type; the signature's are the caller's to add.
+func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *http.Request {
+	// One array holds the values, each slice capped at its own.
+	v := [...]string{"application/json", "tradewire", "application/json"}
+	vals := v[:]
+	h := make(http.Header, 8)
+	h["Accept"], h["User-Agent"] = vals[0:1:1], vals[1:2:2]
+	if body != nil {
+		h["Content-Type"] = vals[2:3:3]
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
-	if err != nil {
-		return nil, err
+	req := http.Request{
+		Method:     method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     h,
+		Host:       u.Host,
 	}
-	req.Body = writeBody{bytes.NewReader(body)}
-	req.GetBody = nil
-	req.ContentLength = int64(len(body))
-	return req, nil
+	switch {
+	case method != http.MethodGet && method != http.MethodHead:
+		req.Body = writeBody{bytes.NewReader(body)}
+		req.ContentLength = int64(len(body))
+	case body == nil:
+	case len(body) == 0:
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	default:
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	// req stays on the stack: WithContext's copy is the one request made.
+	return req.WithContext(ctx)
 }
 
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
-func (c *Client) attempt(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
+func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
-	defer timeout.Stop()
-	req, err := newRequest(actx, method, c.base.String()+target, body)
-	if err != nil {
-		return answer{}, err
+	if c.deadlines != nil {
+		defer c.deadlines.stop(c.deadlines.start(cancel))
+	} else {
+		timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
+		defer timeout.Stop()
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "tradewire")
+	req := newRequest(actx, method, u, body)
 	applied, _ := c.ClockOffset()
 	now := c.clock.Now()
 	signedAt := now.Add(applied)
@@ -465,7 +507,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 	st := stamp{local: now.Unix(), signed: signedAt.Unix()}
 	if beforeSend != nil {
 		if err := beforeSend(signedAt); err != nil {
-			return answer{}, &notSentError{Method: method, Path: req.URL.Path, Err: err}
+			return answer{}, &notSentError{Method: method, Path: u.Path, Err: err}
 		}
 	}
 	c.signer.SetHeaders(req.Header, signedAt, method, target, body)
@@ -476,10 +518,14 @@ func (c *Client) attempt(ctx context.Context, method, target string, body []byte
 		return answer{elapsed: c.clock.Now().Sub(start), stamp: st}, c.attemptError(actx, err)
 	}
 	defer resp.Body.Close()
+	received := c.clock.Now()
 	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: st}
-	ans.sample, ans.hasSample = c.learnClock(resp.Header, c.clock.Now())
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	ans.elapsed = c.clock.Now().Sub(start)
+	// The clock is learned from the time the answer arrived, once its body
+	// is read, read whole or not: net/http then returns the connection to
+	// its pool while the sample is taken.
+	ans.sample, ans.hasSample = c.learnClock(resp.Header, received)
 	if err != nil {
 		return ans, c.attemptError(actx, err)
 	}
@@ -597,6 +643,9 @@ func (c *Client) logAttempt(method, path string, attempt, status int, err error,
 	default:
 		ev = c.log.Debug()
 	}
+	if !ev.Enabled() {
+		return // the level is off: nothing to build
+	}
 	ev = ev.Str("method", method).Str("path", path).Int("attempt", attempt).Int("status", status).Bool("retry", retry).Str("reason", reason)
 	if retry {
 		ev = ev.Dur("delay", delay)
@@ -607,21 +656,41 @@ func (c *Client) logAttempt(method, path string, attempt, status int, err error,
 	ev.Msg("attempt")
 }
 
-// checkTarget refuses, before anything is sent, a target that would not
-// be sent byte for byte as signed. It returns the path for errors and logs.
-func checkTarget(method, target string) (string, error) {
-	if method == "" || strings.ToUpper(method) != method {
-		return "", fmt.Errorf("transport: %w: method %q must be upper case", ErrInvalidRequest, method)
+// checkTarget refuses, before anything is sent, a method that is not an
+// upper-case token and a target that would not be sent byte for byte as
+// signed. It returns the target parsed, whose RequestURI is target.
+func checkTarget(method, target string) (*url.URL, error) {
+	if !validMethod(method) {
+		return nil, fmt.Errorf("transport: %w: method %q must be an upper-case token", ErrInvalidRequest, method)
 	}
 	if !strings.HasPrefix(target, "/") || strings.HasPrefix(target, "//") {
-		return "", fmt.Errorf("transport: %w: target %q must be a path starting with /", ErrInvalidRequest, target)
+		return nil, fmt.Errorf("transport: %w: target %q must be a path starting with /", ErrInvalidRequest, target)
 	}
 	u, err := url.ParseRequestURI(target)
 	if err != nil {
-		return "", fmt.Errorf("transport: %w: target %q: %v", ErrInvalidRequest, target, err)
+		return nil, fmt.Errorf("transport: %w: target %q: %v", ErrInvalidRequest, target, err)
 	}
 	if got := u.RequestURI(); got != target {
-		return "", fmt.Errorf("transport: %w: target %q would be sent as %q; escape it as sent", ErrInvalidRequest, target, got)
+		return nil, fmt.Errorf("transport: %w: target %q would be sent as %q; escape it as sent", ErrInvalidRequest, target, got)
 	}
-	return u.Path, nil
+	return u, nil
+}
+
+// validMethod reports whether method is a non-empty HTTP token (RFC 9110)
+// with no lower-case letter: net/http would refuse any other, after the
+// request was counted as sent.
+func validMethod(method string) bool {
+	if method == "" {
+		return false
+	}
+	for i := 0; i < len(method); i++ {
+		c := method[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -478,8 +478,12 @@ func TestTargetRefusedBeforeSending(t *testing.T) {
 			t.Errorf("Get(%q) err = %v, want ErrInvalidRequest", target, err)
 		}
 	}
-	if _, err := c.Do(ctx, "get", "/a/", nil); !errors.Is(err, ErrInvalidRequest) {
-		t.Errorf("lower-case method accepted: %v", err)
+	for _, m := range []string{"get", "", "PO ST", "POST\n", "PÖST"} {
+		// A write with a method net/http would refuse is refused as
+		// invalid, not reported as an unknown outcome.
+		if _, err := c.Do(ctx, m, "/a/", nil); !errors.Is(err, ErrInvalidRequest) || errors.Is(err, ErrUnknownOutcome) {
+			t.Errorf("method %q: err = %v, want ErrInvalidRequest", m, err)
+		}
 	}
 	if n := len(v.requests()); n != 0 {
 		t.Fatalf("%d invalid requests were sent", n)

@@ -242,3 +242,52 @@ func FuzzDateSample(f *testing.F) {
 		}
 	})
 }
+
+// TestIMFFixdateAgreesWithParseTime: the fast path reads the form servers
+// send, and every date it reads, http.ParseTime reads as the same instant;
+// the rest is left to http.ParseTime.
+func TestIMFFixdateAgreesWithParseTime(t *testing.T) {
+	t.Parallel()
+	for _, at := range []time.Time{t0.Truncate(time.Second), time.Date(2028, 2, 29, 23, 59, 59, 0, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		v := at.Format(http.TimeFormat)
+		if got, ok := parseIMFFixdate(v); !ok || !got.Equal(at) {
+			t.Errorf("parseIMFFixdate(%q) = %v, %v; want %v, true", v, got, ok, at)
+		}
+	}
+	for _, v := range []string{
+		"Mon, 29 Feb 2027 00:00:00 GMT", // no such day
+		"Mon, 31 Apr 2026 00:00:00 GMT",
+		"Mon, 00 Nov 2026 14:00:00 GMT",
+		"Mon, 02 Nov 2026 24:00:00 GMT",
+		"Mon, 02 Nov 2026 14:60:00 GMT",
+		"Mon, 02 Nov 2026 14:00:60 GMT",
+		"Mon, 02 Nov 2026 14:00:00 UTC",
+		"Mon, 02 nov 2026 14:00:00 GMT", // time.Parse's own business
+		"Mon, 02 Nov 2026 1a:00:00 GMT",
+		"onT, 02 Nov 2026 14:00:00 GMT",
+		"Mon, 02 anF 2026 14:00:00 GMT",
+		"Monday, 02-Nov-26 14:00:00 GMT",
+	} {
+		if got, ok := parseIMFFixdate(v); ok {
+			t.Errorf("parseIMFFixdate(%q) = %v, want it left to http.ParseTime", v, got)
+		}
+	}
+}
+
+// FuzzIMFFixdate: whatever the fast path reads, http.ParseTime reads as the
+// same instant.
+func FuzzIMFFixdate(f *testing.F) {
+	for _, s := range []string{"Mon, 02 Nov 2026 14:00:00 GMT", "Sun, 29 Feb 2032 23:59:59 GMT", "Mon, 31 Apr 2026 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, ok := parseIMFFixdate(v)
+		if !ok {
+			return
+		}
+		want, err := http.ParseTime(v)
+		if err != nil || !got.Equal(want) {
+			t.Fatalf("parseIMFFixdate(%q) = %v; http.ParseTime: %v, %v", v, got, want, err)
+		}
+	})
+}

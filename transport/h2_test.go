@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -201,7 +202,11 @@ func TestOldRequestIsReplayedOverHTTP2(t *testing.T) {
 			}
 
 			srv.AbortMethod(http.MethodPost, k, 1)
-			req, _ := newRequest(ctx, http.MethodPost, srv.URL+"/o/", []byte(createBody))
+			u, err := url.Parse(srv.URL + "/o/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := newRequest(ctx, http.MethodPost, u, []byte(createBody))
 			if resp, err := hc.Do(req); err == nil {
 				resp.Body.Close()
 				t.Fatalf("newRequest: got %d, want the abort to reach the caller", resp.StatusCode)
@@ -240,10 +245,7 @@ func TestGETMayBeReplayedOverHTTP2(t *testing.T) {
 func TestWriteRequestIsNotReplayable(t *testing.T) {
 	t.Parallel()
 	for _, body := range [][]byte{nil, {}, []byte(createBody)} {
-		req, err := newRequest(context.Background(), http.MethodPost, "https://venue.test/o/", body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		req := newRequest(context.Background(), http.MethodPost, &url.URL{Scheme: "https", Host: "venue.test", Path: "/o/"}, body)
 		if req.GetBody != nil {
 			t.Errorf("body %q: GetBody set", body)
 		}
