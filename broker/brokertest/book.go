@@ -242,12 +242,26 @@ var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 type fieldErr struct{ detail, attr string }
 
-// decimalField parses a config value, which must be a JSON string holding a
-// plain positive decimal (no sign, no exponent).
+// decimalField parses a config value: a JSON string holding a plain
+// positive decimal (no sign, no exponent), as the vendor's samples send, or
+// a positive JSON number, as the vendor's spec types it (correction C9 of
+// the reference spec: a venue accepts both). A number is read from its
+// text, never through float64.
 func decimalField(raw json.RawMessage, attr string) (decimal.Decimal, *fieldErr) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return decimal.Zero, &fieldErr{"A valid number is required; send a decimal string.", attr}
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return decimal.Zero, &fieldErr{"A valid number is required.", attr}
+		}
+		d, err := decimal.NewFromString(n.String())
+		if err != nil {
+			return decimal.Zero, &fieldErr{"A valid number is required.", attr}
+		}
+		if !d.IsPositive() {
+			return decimal.Zero, &fieldErr{"Ensure this value is greater than 0.", attr}
+		}
+		return d, nil
 	}
 	if !plainDecimal.MatchString(s) {
 		return decimal.Zero, &fieldErr{"A valid number is required.", attr}

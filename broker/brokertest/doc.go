@@ -66,14 +66,16 @@
 // stops filling and ends "canceled", keeping any fills, with updated_at at
 // the expiry. Stop configs echo time_in_force, as the spec's order schema
 // does; limit configs do not, as the live capture of a gtc limit order
-// does not. Validation is strict on purpose: unknown
-// body fields, decimals sent as JSON numbers or in exponent form, amounts
-// off the pair's increments and orders outside
-// max_order_size/min_order_amount are all 400 validation_error with the
-// offending attr; so are an estimated price for more than the pair's
-// max_order_size (attr quantity) and a holdings or orders list without the
-// account_number the spec requires ("This field is required.", attr
-// account_number).
+// does not. Config decimals may be sent as decimal strings (as the
+// vendor's samples do) or as JSON numbers (as its spec types them).
+// Validation is otherwise strict on purpose: unknown body fields, decimal
+// strings in exponent form, amounts off the pair's increments and orders
+// outside max_order_size/min_order_amount are all 400 validation_error
+// with the offending attr; so are an estimated price for more than the
+// pair's max_order_size (attr quantity), a trading_pairs symbol the venue
+// does not list ("Select a valid choice.", attr symbol) and a holdings or
+// orders list without the account_number the spec requires ("This field
+// is required.", attr account_number).
 //
 // # Time
 //

@@ -366,7 +366,8 @@ func TestCreateValidation(t *testing.T) {
 	}{
 		{"bad uuid", `{"client_order_id":"abc","side":"buy","type":"market","symbol":"BTC-USD","market_order_config":{"asset_quantity":"0.1"}}`, "client_order_id", "Must be a valid UUID."},
 		{"bad symbol", string(orderBody(cid, "buy", "market", "ETH-US", `{"asset_quantity":"0.1"}`)), "symbol", "Invalid symbol: ETH-US"},
-		{"number not string", string(orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":0.1}`)), "market_order_config.asset_quantity", ""},
+		{"not a number", string(orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":true}`)), "market_order_config.asset_quantity", "A valid number is required."},
+		{"negative number", string(orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":-0.1}`)), "market_order_config.asset_quantity", "Ensure this value is greater than 0."},
 		{"exponent", string(orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"1E-2"}`)), "market_order_config.asset_quantity", ""},
 		{"negative", string(orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"-1"}`)), "market_order_config.asset_quantity", ""},
 		{"off increment", string(orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"0.000000001"}`)), "market_order_config.asset_quantity", ""},

@@ -220,6 +220,11 @@ type pairJSON struct {
 func (v *engine) pairsReply(r *http.Request, foreign string) *reply {
 	want := map[string]bool{}
 	for _, s := range r.URL.Query()["symbol"] {
+		// A symbol the venue does not list is a 400, as the live v1
+		// venue answers (correction C10 of the reference spec).
+		if v.bySymbol[s] == nil {
+			return errReply(http.StatusBadRequest, "validation_error", "Select a valid choice.", "symbol")
+		}
 		want[s] = true
 	}
 	var items []any
