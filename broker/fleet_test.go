@@ -120,13 +120,8 @@ func TestHelperProcess(t *testing.T) {
 	redistest.ServeHelper(t, helperEnv, "fleet", func() (any, error) { return fleetBot() })
 }
 
-type fleetResult struct {
-	OK, Throttled, Failed int
-	Errors                []string
-}
-
-func fleetBot() (fleetResult, error) {
-	var res fleetResult
+func fleetBot() (redistest.Tally, error) {
+	var res redistest.Tally
 	key, err := signing.ParsePrivateKey(os.Getenv("VENUE_KEY"))
 	if err != nil {
 		return res, err
@@ -156,15 +151,7 @@ func fleetBot() (fleetResult, error) {
 			_, err := c.BestBidAsk(ctx, "BTC-USD")
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case err == nil:
-				res.OK++
-			case errors.Is(err, transport.ErrRateLimited):
-				res.Throttled++
-			default:
-				res.Failed++
-				res.Errors = append(res.Errors, err.Error())
-			}
+			res.Add(err)
 		}()
 	}
 	wg.Wait()
@@ -197,7 +184,7 @@ func TestFleetDiscoveryStaysInBudget(t *testing.T) {
 	ps := redistest.StartProcesses(t, procs, helperEnv+"=fleet",
 		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64, "REDIS_URL="+url,
 		"FLEET_PER_MINUTE="+strconv.Itoa(perMinute), "FLEET_BURST="+strconv.Itoa(burst), "FLEET_REQUESTS="+strconv.Itoa(requests))
-	results := make([]fleetResult, procs)
+	results := make([]redistest.Tally, procs)
 	ps.Release(t, func(i int) any { return &results[i] })
 	ok, throttled, failed := 0, 0, 0
 	for _, r := range results {

@@ -3,6 +3,7 @@ package redistest
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/tradewire/tradewire/transport"
 )
 
 // The protocol between a test and the helper processes it starts: each
@@ -143,4 +146,24 @@ func ServeHelper(t *testing.T, envVar, role string, run func() (any, error)) {
 func Setup(tb testing.TB) (*redis.Client, string) {
 	tb.Helper()
 	return Client(tb), Account(tb, URL(tb))
+}
+
+// Tally is what one helper process of a fleet reports: its requests
+// answered, given up on after 429s, and failed otherwise (with why).
+type Tally struct {
+	OK, Throttled, Failed int
+	Errors                []string
+}
+
+// Add counts one request's outcome. It is not safe for concurrent use.
+func (t *Tally) Add(err error) {
+	switch {
+	case err == nil:
+		t.OK++
+	case errors.Is(err, transport.ErrRateLimited):
+		t.Throttled++
+	default:
+		t.Failed++
+		t.Errors = append(t.Errors, err.Error())
+	}
 }

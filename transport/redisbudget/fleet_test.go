@@ -2,7 +2,6 @@ package redisbudget_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -30,19 +29,14 @@ const (
 
 const helperEnv = "TRADEWIRE_REDISBUDGET_HELPER"
 
-type helperResult struct {
-	OK, Throttled, Failed int
-	Errors                []string
-}
-
 // TestHelperProcess is not a test: it is one bot process of the fleet,
 // started by runFleet.
 func TestHelperProcess(t *testing.T) {
 	redistest.ServeHelper(t, helperEnv, "fleet", func() (any, error) { return fleetBot() })
 }
 
-func fleetBot() (helperResult, error) {
-	var res helperResult
+func fleetBot() (redistest.Tally, error) {
+	var res redistest.Tally
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pk, err := signing.ParsePrivateKey(os.Getenv("VENUE_KEY"))
@@ -88,15 +82,7 @@ func fleetBot() (helperResult, error) {
 			for range jobs {
 				_, err := tc.Get(ctx, "/api/v2/crypto/trading/accounts/")
 				mu.Lock()
-				switch {
-				case err == nil:
-					res.OK++
-				case errors.Is(err, transport.ErrRateLimited):
-					res.Throttled++
-				default:
-					res.Failed++
-					res.Errors = append(res.Errors, err.Error())
-				}
+				res.Add(err)
 				mu.Unlock()
 			}
 		}()
@@ -106,7 +92,7 @@ func fleetBot() (helperResult, error) {
 }
 
 type fleetRun struct {
-	results  []helperResult
+	results  []redistest.Tally
 	requests []brokertest.Request
 }
 
@@ -121,7 +107,7 @@ func runFleet(t *testing.T, redisURL, budgetAccount string) fleetRun {
 		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
 		"REDIS_URL="+redisURL, "BUDGET_ACCOUNT="+budgetAccount)
 	var run fleetRun
-	run.results = make([]helperResult, fleetProcs)
+	run.results = make([]redistest.Tally, fleetProcs)
 	ps.Release(t, func(i int) any { return &run.results[i] })
 	run.requests = srv.Ledger().Requests()
 	return run
