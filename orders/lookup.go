@@ -65,6 +65,9 @@ func (p *Placer) find(ctx context.Context, symbol string, since time.Time, want 
 		// The venue does not list that symbol (any more): list them all.
 		l = p.read(ctx, "", since, want)
 	}
+	// When the read began on the venue's clock, with the offset as the
+	// read itself left it: VenueNow before the read could apply an
+	// offset its first answer has yet to measure.
 	off, _ := p.tc.ClockOffset()
 	l.asOf = start.Add(off)
 	return l
