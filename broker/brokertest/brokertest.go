@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
@@ -75,9 +77,10 @@ func WithPageSize(n int) Option {
 	}
 }
 
-// WithRateLimit sets the per-account token bucket (default 100/min, burst
-// 300). WithRateLimit(0, 0) turns rate limiting off, as it does for
-// transport.WithRateLimit (which a broker.Client takes through
+// WithRateLimit sets the account-wide token bucket (default 100/min,
+// burst 300), which every endpoint class without a bucket of its own
+// shares (see WithRateLimits). WithRateLimit(0, 0) turns it off, as it
+// does for transport.WithRateLimit (which a broker.Client takes through
 // broker.WithTransportOptions).
 func WithRateLimit(perMinute float64, burst int) Option {
 	return func(c *config) error {
@@ -93,10 +96,25 @@ func WithRateLimit(perMinute float64, burst int) Option {
 	}
 }
 
-// WithRetryAfter makes 429 answers carry a delta-seconds Retry-After (the
-// real venue has never been seen to send one).
-func WithRetryAfter(on bool) Option {
-	return func(c *config) error { c.cfg.RetryAfter = on; return nil }
+// WithRateLimits sets the venue's per-endpoint-class buckets, their
+// schedule and what a 429 says in Retry-After (see RateLimits), replacing
+// those of an earlier WithRateLimits. Where l sets Account, it is the
+// account-wide bucket, as WithRateLimit sets it; the later of the two
+// wins. New fails if l is invalid.
+func WithRateLimits(l RateLimits) Option {
+	return func(c *config) error {
+		if l.Account != (RateLimit{}) {
+			if err := l.Account.validate(); err != nil {
+				return fmt.Errorf("brokertest: rate limits: account: %w", err)
+			}
+			c.cfg.RatePerMinute, c.cfg.Burst = l.Account.PerMinute, l.Account.Burst
+			l.Account = RateLimit{}
+		}
+		l.Classes = maps.Clone(l.Classes)
+		l.Schedule = slices.Clone(l.Schedule)
+		c.cfg.Limits = l
+		return nil
+	}
 }
 
 // WithHistory pre-populates the account with n orders over the last 30 days.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -77,14 +76,14 @@ type engineConfig struct {
 	Clock clockwork.Clock
 	// PageSize is the number of results per page (default defaultPageSize).
 	PageSize int
-	// RatePerMinute is the sustained rate of the per-account token bucket
-	// (default defaultRatePerMinute). Negative disables rate limiting.
+	// RatePerMinute is the sustained rate of the account-wide token bucket
+	// (default defaultRatePerMinute). Negative disables it.
 	RatePerMinute float64
 	// Burst is the bucket size (default defaultBurst).
 	Burst int
-	// RetryAfter adds a delta-seconds Retry-After header to 429 answers.
-	// The real venue has never been seen to send one.
-	RetryAfter bool
+	// Limits are the per-class buckets, their schedule and Retry-After;
+	// Limits.Account, where set, replaces RatePerMinute and Burst.
+	Limits RateLimits
 	// Accounts lists the accounts and their keys (default: the demo account).
 	Accounts []accountConfig
 	// History, when positive, pre-populates the first account with that many
@@ -126,9 +125,7 @@ type engine struct {
 	clock    clockwork.Clock
 	seed     uint64
 	pageSize int
-	rate     float64 // tokens per second, <0 disabled
-	burst    float64
-	retryAft bool
+	limits   *limiter // guarded by mu
 	baseURL  string
 	cancelD  time.Duration
 	partial  bool
@@ -164,8 +161,7 @@ type account struct {
 	cash     decimal.Decimal
 	holdings map[string]decimal.Decimal
 	volume   decimal.Decimal
-	tokens   float64
-	last     time.Time
+	buckets  [numBuckets]tokenBucket // guarded by the engine's mu
 }
 
 // newEngine validates cfg and returns an engine.
@@ -174,9 +170,6 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		clock:     cfg.Clock,
 		seed:      uint64(cfg.Seed),
 		pageSize:  cfg.PageSize,
-		rate:      cfg.RatePerMinute / 60,
-		burst:     float64(cfg.Burst),
-		retryAft:  cfg.RetryAfter,
 		baseURL:   strings.TrimRight(cfg.PublicBaseURL, "/"),
 		cancelD:   cfg.CancelDelay,
 		partial:   !cfg.NoPartialFills,
@@ -205,14 +198,21 @@ func newEngine(cfg engineConfig) (*engine, error) {
 	if v.pageSize < 0 {
 		return nil, fmt.Errorf("brokertest: PageSize %d is negative", cfg.PageSize)
 	}
-	if cfg.RatePerMinute == 0 {
-		v.rate = defaultRatePerMinute / 60.0
-	}
-	if cfg.Burst == 0 {
-		v.burst = defaultBurst
-	}
 	if cfg.Burst < 0 {
 		return nil, fmt.Errorf("brokertest: Burst %d is negative", cfg.Burst)
+	}
+	shared := bucketSpec{on: cfg.RatePerMinute >= 0, rate: cfg.RatePerMinute / 60, burst: float64(cfg.Burst)}
+	if cfg.RatePerMinute == 0 {
+		shared.rate = defaultRatePerMinute / 60.0
+	}
+	if cfg.Burst == 0 {
+		shared.burst = defaultBurst
+	}
+	if cfg.Limits.Account != (RateLimit{}) {
+		shared = specOf(cfg.Limits.Account)
+	}
+	if err := cfg.Limits.validate(!shared.on); err != nil {
+		return nil, err
 	}
 	if v.cancelD == 0 {
 		v.cancelD = time.Second
@@ -224,6 +224,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		v.bySymbol[p.symbol] = p
 	}
 	v.start = v.now().Truncate(time.Microsecond)
+	v.limits = newLimiter(shared, cfg.Limits, v.start)
 	accts := cfg.Accounts
 	if len(accts) == 0 {
 		accts = []accountConfig{{
@@ -250,7 +251,8 @@ func newEngine(cfg engineConfig) (*engine, error) {
 			a.FeeRatio = decimal.RequireFromString(defaultFeeRatio)
 		}
 		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{},
-			volume: a.ThirtyDayVolume, tokens: v.burst, last: v.start}
+			volume: a.ThirtyDayVolume}
+		v.limits.fill(ac, v.start)
 		for k, q := range a.Holdings {
 			ac.holdings[k] = q
 		}
@@ -321,6 +323,8 @@ func (v *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Time: v.now(), Method: r.Method, Target: target,
 		APIKey: r.Header.Get("x-api-key"), Timestamp: r.Header.Get("x-timestamp"),
 	}
+	class := classOf(r.Method, r.URL.Path)
+	rec.Class = classNames[class]
 
 	v.mu.Lock()
 	act := v.matchFault(r.Method, r.URL.Path, target)
@@ -353,7 +357,7 @@ func (v *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rep = authReply
 	} else {
 		v.mu.Lock()
-		rep = v.throttle(acct, now)
+		rep = v.throttle(acct, class, now)
 		if rep == nil {
 			rep, created = v.route(r, acct, body, now, act.foreignNext)
 		}
@@ -462,33 +466,6 @@ func (v *engine) authenticate(r *http.Request, target string, body []byte, now t
 		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid signature.", "")
 	}
 	return acct, nil
-}
-
-// throttle takes one token from the account's bucket, or answers 429.
-func (v *engine) throttle(a *account, now time.Time) *reply {
-	if v.rate < 0 {
-		return nil
-	}
-	if el := now.Sub(a.last).Seconds(); el > 0 {
-		a.tokens += el * v.rate
-		if a.tokens > v.burst {
-			a.tokens = v.burst
-		}
-	}
-	a.last = now
-	if a.tokens >= 1 {
-		a.tokens--
-		return nil
-	}
-	rep := errReply(http.StatusTooManyRequests, "client_error", "Request was throttled.", "")
-	if v.retryAft {
-		secs := 1
-		if v.rate > 0 {
-			secs = max(1, int(math.Ceil((1-a.tokens)/v.rate)))
-		}
-		rep.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
-	}
-	return rep
 }
 
 // insertOrder adds o to the sorted order list and the indexes. Caller holds mu.

@@ -444,7 +444,7 @@ func TestDuplicateModes(t *testing.T) {
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	h := setup(t, engineConfig{RatePerMinute: 60, Burst: 5, RetryAfter: true})
+	h := setup(t, engineConfig{RatePerMinute: 60, Burst: 5, Limits: RateLimits{RetryAfter: "bucket"}})
 	for i := 0; i < 5; i++ {
 		resp, b := h.do("GET", pathAccounts, nil)
 		mustStatus(t, resp, b, 200)

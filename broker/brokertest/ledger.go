@@ -21,6 +21,10 @@ type Request struct {
 	Dropped bool   // the connection was closed without an answer
 	Fault   string // injected fault kinds applied, comma separated, or ""
 	Created string // id of the order this request created, or ""
+	// Class is the endpoint class the venue rate-limits the request's
+	// method and path under (market_data, account_reads, order_reads,
+	// order_writes; see RateLimits), or "" for a path of none.
+	Class string
 }
 
 // OrderRecord is the Ledger's record of one order created through the API.
