@@ -102,17 +102,17 @@ func WithRateLimit(perMinute float64, burst int) Option {
 // account-wide bucket, as WithRateLimit sets it; the later of the two
 // wins. New fails if l is invalid.
 func WithRateLimits(l RateLimits) Option {
+	l.Classes = maps.Clone(l.Classes)
+	l.Schedule = slices.Clone(l.Schedule)
 	return func(c *config) error {
 		if l.Account != (RateLimit{}) {
 			if err := l.Account.validate(); err != nil {
 				return fmt.Errorf("brokertest: rate limits: account: %w", err)
 			}
 			c.cfg.RatePerMinute, c.cfg.Burst = l.Account.PerMinute, l.Account.Burst
-			l.Account = RateLimit{}
 		}
-		l.Classes = maps.Clone(l.Classes)
-		l.Schedule = slices.Clone(l.Schedule)
 		c.cfg.Limits = l
+		c.cfg.Limits.Account = RateLimit{}
 		return nil
 	}
 }
