@@ -55,6 +55,8 @@ type simServeFlags struct {
 	pageSize int
 	history  int
 	faults   string
+	limits   string // --rate-limits FILE
+	retryAft string // --retry-after MODE; "" leaves the file's
 	tls      bool
 	caFile   string
 }
@@ -62,7 +64,7 @@ type simServeFlags struct {
 func newSimServeCmd(a *app) *cobra.Command {
 	var f simServeFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--tls [--ca-file FILE]]",
+		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--rate-limits FILE] [--retry-after MODE] [--tls [--ca-file FILE]]",
 		Short: "Serve the simulated venue over HTTP, or HTTPS + HTTP/2, on a loopback address",
 		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted;
 with --tls, over HTTPS with HTTP/2, as the real venue is served.
@@ -85,6 +87,25 @@ hostile modes: a clock offset, a lagging orders list, rows without
 client_order_id, pages without next; see
 "go doc github.com/tradewire/tradewire/broker/brokertest").
 
+By default every endpoint draws on one token bucket per account, 100 a
+minute in bursts of 300, the vendor's documented budget, and a 429 carries
+no Retry-After, as the real venue's do not. The vendor also says its limits
+are "applied per endpoint" and "fluctuate": --rate-limits FILE models that,
+with a JSON file that gives endpoint classes (market_data, account_reads,
+order_reads, order_writes; v1 and v2 paths alike) buckets of their own and a
+schedule that lowers and restores them on the venue's clock:
+
+  {"account": {"per_minute": 100, "burst": 300},
+   "classes": {"order_writes": {"per_minute": 100, "burst": 300}},
+   "schedule": [{"at": "10m", "class": "order_writes", "per_minute": 20, "burst": 20},
+                {"at": "20m", "class": "order_writes", "per_minute": 100, "burst": 300}],
+   "retry_after": "bucket"}
+
+"at" is a Go duration after the venue starts; a step without "class" changes
+the account-wide bucket. --retry-after sets what a 429 from a bucket says in
+Retry-After, over the file's retry_after: off (none), bucket (the whole
+seconds until the bucket holds a token again) or whole seconds such as 5s.
+
 --tls serves HTTPS + HTTP/2 (h2 only, as the real venue is served) with a
 fresh self-signed certificate for 127.0.0.1, ::1 and localhost, writes that
 certificate (PEM) to --ca-file (by default a new file in the temporary
@@ -99,6 +120,7 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
   tradewire api GET /api/v2/crypto/trading/accounts/
   tradewire sim serve --addr 127.0.0.1:0 --seed 7 --faults storm.json
+  tradewire sim serve --rate-limits fluctuating.json --retry-after bucket
   tradewire sim serve --tls > sim.env &   # . ./sim.env exports SSL_CERT_FILE too`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
@@ -114,6 +136,8 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.IntVar(&f.pageSize, "page-size", 100, "results per page of a list")
 	fs.IntVar(&f.history, "history", simHistory, "orders to seed over the past 30 days")
 	fs.StringVar(&f.faults, "faults", "", "JSON fault plan file to install")
+	fs.StringVar(&f.limits, "rate-limits", "", "JSON file of per-endpoint-class rate limits and their schedule")
+	fs.StringVar(&f.retryAft, "retry-after", "", "what a 429 says in Retry-After: off, bucket or whole seconds such as 5s (default: the --rate-limits file's, else off)")
 	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS + HTTP/2 with a self-signed certificate, written to --ca-file")
 	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the certificate clients must trust (default: a new temporary file)")
 	return cmd
@@ -153,6 +177,11 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		}
 		opts = append(opts, brokertest.WithFaultPlan(plan))
 	}
+	limits, err := simRateLimits(f)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, brokertest.WithRateLimits(limits))
 	// The global --seed (simflag.go) seeds prices, ids, partial fills and
 	// history. Build the venue once before listening, so that a bad setting is a
 	// usage error with no socket opened.
@@ -210,6 +239,28 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
 	return nil
+}
+
+// simRateLimits reads --rate-limits, if given, and applies --retry-after
+// over it.
+func simRateLimits(f simServeFlags) (brokertest.RateLimits, error) {
+	var l brokertest.RateLimits
+	if f.limits != "" {
+		b, err := os.ReadFile(f.limits)
+		if err != nil {
+			return l, usagef("--rate-limits %s: %v", f.limits, err)
+		}
+		if l, err = brokertest.ParseRateLimits(b); err != nil {
+			return l, usagef("--rate-limits %s: %s", f.limits, strings.TrimPrefix(err.Error(), "brokertest: rate limits: "))
+		}
+	}
+	if f.retryAft != "" {
+		l.RetryAfter = f.retryAft
+		if _, err := brokertest.New(brokertest.WithRateLimits(brokertest.RateLimits{RetryAfter: f.retryAft})); err != nil {
+			return l, usagef("--retry-after %q: want off, bucket or whole seconds such as 5s", f.retryAft)
+		}
+	}
+	return l, nil
 }
 
 // checkLoopbackAddr refuses a listen address that is not on a loopback

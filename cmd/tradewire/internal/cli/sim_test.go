@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -201,6 +204,61 @@ func TestSimServe_FaultPlanIsInstalled(t *testing.T) {
 	}
 }
 
+// TestSimServe_RateLimitsAreInstalled: --rate-limits gives a class its own
+// bucket, the others keep the account-wide one, and --retry-after
+// overrides the file's retry_after.
+func TestSimServe_RateLimitsAreInstalled(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "limits.json")
+	const body = `{"classes":{"market_data":{"per_minute":1,"burst":2}},"retry_after":"bucket"}`
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		retryAfter time.Duration
+	}{
+		{"file's retry_after", nil, 60 * time.Second}, // 1 a minute, the bucket empty
+		{"--retry-after over it", []string{"--retry-after", "5s"}, 5 * time.Second},
+		{"--retry-after off", []string{"--retry-after", "off"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env, _, stop := startSimServe(t, append([]string{"--addr", "127.0.0.1:0", "--rate-limits", file}, tc.args...)...)
+			defer stop()
+			key, err := signing.ParsePrivateKey(env[envPrivateKey])
+			if err != nil {
+				t.Fatal(err)
+			}
+			signer, err := signing.New(env[envAPIKey], key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := transport.New(env[envBaseURL], signer, transport.WithRateLimit(0, 0), transport.WithRetryPolicy(transport.RetryPolicy{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			const bba = "/api/v2/crypto/marketdata/best_bid_ask/?symbol=BTC-USD"
+			for i := range 2 {
+				if _, err := c.Get(ctx, bba); err != nil {
+					t.Fatalf("market data %d of its burst 2: %v", i+1, err)
+				}
+			}
+			_, err = c.Get(ctx, bba)
+			var se *transport.StatusError
+			if !errors.As(err, &se) || se.StatusCode != http.StatusTooManyRequests || se.RetryAfter != tc.retryAfter {
+				t.Fatalf("third market data request: %v (%+v), want 429 with Retry-After %v", err, se, tc.retryAfter)
+			}
+			// Account reads share the account-wide 300, untouched.
+			if _, err := c.Get(ctx, "/api/v2/crypto/trading/accounts/"); err != nil {
+				t.Errorf("accounts after market data drained: %v", err)
+			}
+		})
+	}
+}
+
 func TestSimServe_UsageErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -210,6 +268,10 @@ func TestSimServe_UsageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(unknownKind, []byte(`{"faults":[{"kind":"explode"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unknownClass := filepath.Join(dir, "class.json")
+	if err := os.WriteFile(unknownClass, []byte(`{"classes":{"reads":{"per_minute":1,"burst":1}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -226,6 +288,10 @@ func TestSimServe_UsageErrors(t *testing.T) {
 		{"faults not JSON", []string{"--addr", "127.0.0.1:0", "--faults", badJSON}, "--faults"},
 		{"unknown fault kind", []string{"--addr", "127.0.0.1:0", "--faults", unknownKind}, "explode"},
 		{"page size", []string{"--addr", "127.0.0.1:0", "--page-size", "0"}, "--page-size"},
+		{"missing rate limits file", []string{"--addr", "127.0.0.1:0", "--rate-limits", filepath.Join(dir, "nope.json")}, "--rate-limits"},
+		{"unknown rate limit class", []string{"--addr", "127.0.0.1:0", "--rate-limits", unknownClass}, `unknown class "reads"`},
+		{"retry after", []string{"--addr", "127.0.0.1:0", "--retry-after", "soon"}, "--retry-after"},
+		{"fractional retry after", []string{"--addr", "127.0.0.1:0", "--retry-after", "1.5s"}, "--retry-after"},
 		{"ca file without tls", []string{"--addr", "127.0.0.1:0", "--ca-file", filepath.Join(dir, "ca.pem")}, "--ca-file without --tls"},
 		{"argument", []string{"now"}, "unexpected argument"},
 	}
