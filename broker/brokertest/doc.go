@@ -46,8 +46,36 @@
 // unknown key, a bad signature or a timestamp more than SignatureWindow
 // from the venue's now answers 401. Each account then has a token bucket
 // (WithRateLimit; default 100 a minute in bursts of 300, the real venue's
-// budget) on the venue's clock; an empty bucket answers 429 "Request was
-// throttled.".
+// budget) on the venue's clock, shared by every endpoint; an empty bucket
+// answers 429 "Request was throttled.", without Retry-After, as the real
+// venue's 429s come.
+//
+// The vendor also says its limits are "applied per endpoint and may differ
+// among each endpoint", with values that "fluctuate depending on the
+// availability of our service". WithRateLimits models that (see
+// RateLimits): the endpoint classes market_data (best_bid_ask,
+// estimated_price, trading_pairs), account_reads (accounts, holdings),
+// order_reads (the orders list and one order) and order_writes (creates and
+// cancels), v1 and v2 paths alike, may each have a bucket of their own per
+// account; a schedule lowers and restores buckets at given times after the
+// venue starts, on its clock; and a 429 may carry a Retry-After computed
+// from the bucket or fixed. Each Ledger row names its request's class
+// (Request.Class), so a test can count the 429s and the requests served
+// per class in each phase of the schedule. ParseRateLimits reads the JSON
+// form, the file the CLI's sim serve --rate-limits takes:
+//
+//	{
+//	  "account": {"per_minute": 100, "burst": 300},
+//	  "classes": {"market_data": {"per_minute": 300, "burst": 300},
+//	              "order_writes": {"per_minute": 100, "burst": 300}},
+//	  "schedule": [{"at": "10m", "class": "order_writes", "per_minute": 20, "burst": 20},
+//	               {"at": "20m", "class": "order_writes", "per_minute": 100, "burst": 300}],
+//	  "retry_after": "bucket"
+//	}
+//
+// at is a Go duration after the venue's start; a step without class
+// changes the account-wide bucket; retry_after is off (the default),
+// bucket or whole seconds such as "5s". Unknown fields are an error.
 //
 // Prices are a pure function of (WithSeed, symbol, whole second of the
 // venue's clock), so two venues with one seed quote the same prices at the
@@ -81,8 +109,8 @@
 //
 // Everything the venue does happens lazily on requests, measured on its
 // clock (WithClock; default the real clock): price moves, fills, the ~1 s
-// cancel settlement, the token bucket, the 30 s signature window and
-// injected latency. Nothing runs in the background.
+// cancel settlement, the token buckets and their schedule, the 30 s
+// signature window and injected latency. Nothing runs in the background.
 //
 // For a simulation test, share one Clock (NewClock) between the venue and
 // the client, and drive it with the usual clockwork idiom: waits cost no
