@@ -81,7 +81,7 @@ func WithPageSize(n int) Option {
 // burst 300), which every endpoint class without a bucket of its own
 // shares (see WithRateLimits). WithRateLimit(0, 0) turns it off, as it
 // does for transport.WithRateLimit (which a broker.Client takes through
-// broker.WithTransportOptions).
+// broker.WithTransportOptions); a class with a bucket of its own keeps it.
 func WithRateLimit(perMinute float64, burst int) Option {
 	return func(c *config) error {
 		switch {
