@@ -307,6 +307,7 @@ type reply struct {
 	header http.Header
 	body   []byte
 	text   bool // text/plain rather than JSON
+	v1     bool // an answer in v1's shapes (v1.go)
 }
 
 // ServeHTTP answers one request as the v2 venue would, after applying any
