@@ -118,8 +118,7 @@ type engineConfig struct {
 	StreamAbort streamAbortFunc
 }
 
-// engine is the simulated Robinhood Crypto Trading API (v2, and v1 through
-// routeV1) behind a Server,
+// engine is the simulated Robinhood Crypto Trading API, v1 and v2, behind a Server,
 // served as an http.Handler. All state advances lazily on requests, from
 // the injected clock: there are no background goroutines or timers. An
 // engine is safe for concurrent use. Create one with newEngine.
