@@ -1,6 +1,6 @@
-// Package brokertest provides a simulated Robinhood Crypto Trading API v2
-// venue for tests and simulations, the way net/http/httptest provides a
-// server. The venue authenticates every request with Ed25519 exactly as the
+// Package brokertest provides a simulated Robinhood Crypto Trading API
+// venue, v1 and v2, for tests and simulations, the way net/http/httptest
+// provides a server. The venue authenticates every request with Ed25519 exactly as the
 // real one does, rate-limits per account, validates orders strictly, fills
 // them against seeded, deterministic prices, and misbehaves on request.
 //
@@ -104,6 +104,43 @@
 // does not list ("Select a valid choice.", attr symbol) and a holdings or
 // orders list without the account_number the spec requires ("This field
 // is required.", attr account_number).
+//
+// # v1 and v2
+//
+// The venue serves every operation of the vendor's OpenAPI document under
+// /api/v2/ and under /api/v1/, plus GET .../orders/{id}/ under both, which
+// the document lacks and the vendor's samples call. Both versions are one
+// venue: one book, one set of accounts, one token bucket per account, one
+// signature check (over the path as sent), one client_order_id key per
+// account, so an order placed through either is seen, listed and canceled
+// through both. Faults and the Ledger see v1 paths as they see v2's: a
+// fault's path matches the version it names.
+//
+// A v1 request is answered by its v2 sibling and written in v1's shapes,
+// as the vendor's spec gives them: GET accounts/ is a single object
+// (account_number, status, buying_power, buying_power_currency); there
+// are no fees anywhere (no fee_tier_status, fee_ratio, fee_charged,
+// estimated_fee_remaining); v1 takes no account_number (holdings and
+// the orders list need none; one that is sent must be the key's own, as
+// on v2, or the answer is 403); orders carry filled_asset_quantity and
+// their config values as JSON numbers (executions stay strings); the
+// estimated price lives at /api/v1/crypto/marketdata/estimated_price/; a
+// cancel answers 200 text/plain "Cancel request was submitted for order
+// {id}". Errors are the same envelope in both versions. Where the spec is
+// silent the venue does as v2 does, and:
+//
+//   - best_bid_ask and estimated_price give price, the midpoint of the
+//     bid and ask (for an estimate: of those estimated for that quantity),
+//     bid_inclusive_of_sell_spread and ask_inclusive_of_buy_spread (v2's
+//     bid and ask), and sell_spread = (price - bid) / price and buy_spread
+//     = (ask - price) / price, ratios like fee_ratio rounded to 10 digits,
+//     negative when the book is crossed. They are JSON numbers, as the spec
+//     types them. An estimate row carries its own side only.
+//   - trading_pairs omits min_order_size: the venue's minimum is a quote
+//     amount (v2's min_order_amount), which it applies to v1 orders too,
+//     and no fixed asset quantity matches it while the price moves.
+//   - A create takes the same body as on v2 (time_in_force included) and is
+//     validated the same way.
 //
 // # Time
 //

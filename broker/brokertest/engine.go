@@ -117,7 +117,7 @@ type engineConfig struct {
 	StreamAbort streamAbortFunc
 }
 
-// engine is the simulated Robinhood Crypto Trading API v2 behind a Server,
+// engine is the simulated Robinhood Crypto Trading API, v1 and v2, behind a Server,
 // served as an http.Handler. All state advances lazily on requests, from
 // the injected clock: there are no background goroutines or timers. An
 // engine is safe for concurrent use. Create one with newEngine.
@@ -309,9 +309,10 @@ type reply struct {
 	header http.Header
 	body   []byte
 	text   bool // text/plain rather than JSON
+	v1     bool // an answer in v1's shapes (v1.go)
 }
 
-// ServeHTTP answers one request as the v2 venue would, after applying any
+// ServeHTTP answers one request as the venue would, after applying any
 // injected fault that matches it, and records it in the Ledger.
 func (v *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)

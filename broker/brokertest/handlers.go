@@ -59,6 +59,9 @@ type pageJSON struct {
 
 // route dispatches an authenticated, unthrottled request. Caller holds mu.
 func (v *engine) route(r *http.Request, a *account, body []byte, now time.Time, foreign string) (*reply, *order) {
+	if strings.HasPrefix(r.URL.Path, prefixV1) {
+		return v.routeV1(r, a, body, now, foreign)
+	}
 	v.advance(now)
 	p := r.URL.Path
 	q := r.URL.Query()

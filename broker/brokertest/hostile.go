@@ -120,13 +120,11 @@ func (v *engine) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
 			other.ID = newID(v.seed, 0x6f74686572, uint64(o.seq))
 			other.ClientOrderID = newID(v.seed, 0x636c69656e74, uint64(o.seq))
 		}
-		b, _ := json.Marshal(other)
-		rep.body = b
+		rep.body = v1OrderBody(other, rep.v1)
 	case FaultWrongClientOrderID:
 		j := v.orderJSON(o, now)
 		j.ClientOrderID = newID(v.seed, 0x636c69656e74, uint64(o.seq))
-		b, _ := json.Marshal(j)
-		rep.body = b
+		rep.body = v1OrderBody(j, rep.v1)
 	}
 }
 

@@ -36,8 +36,9 @@ func newSimCmd(a *app) *cobra.Command {
 		Use:   "sim",
 		Short: "Run tradewire's simulated venue",
 		Long: `Run tradewire's simulated venue: a deterministic, fault-injecting stand-in for
-the Robinhood Crypto Trading API v2 that checks every signature as the real one
-does. It accepts only its own published demo credentials.
+the Robinhood Crypto Trading API, v1 and v2 (one venue under both paths, in each
+version's shapes), that checks every signature as the real one does. It accepts
+only its own published demo credentials.
 
 To run a single command against an in-process simulated venue instead, pass
 the global --sim flag (tradewire --sim api GET /api/v2/crypto/trading/accounts/).`,
