@@ -440,7 +440,7 @@ func (v *engine) offsetPage(r *http.Request, items []any, foreign string) *reply
 		if back := off - limit; back > 0 {
 			cursor = encodeCursor("o:" + strconv.Itoa(back))
 		}
-		prev := v.nextURL(r, cursor, foreign)
+		prev := v.nextURL(r, cursor, "") // a foreign_next fault moves next alone
 		pg.Previous = &prev
 	}
 	return jsonReply(http.StatusOK, pg)
@@ -553,7 +553,7 @@ func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign 
 		pg.Next = &next
 	}
 	if hasPrev {
-		prev := v.nextURL(r, keyCursor("p", out[0]), foreign)
+		prev := v.nextURL(r, keyCursor("p", out[0]), "") // a foreign_next fault moves next alone
 		pg.Previous = &prev
 	}
 	return jsonReply(http.StatusOK, pg)

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -279,5 +280,24 @@ func TestListCursorRefused(t *testing.T) {
 	for _, c := range []string{encodeCursor("o:-1"), encodeCursor("o:" + strconv.Itoa(1000)), encodeCursor("k:1:1")} {
 		resp, b := h.do("GET", pathPairs+"?cursor="+url.QueryEscape(c), nil)
 		mustStatus(t, resp, b, 404)
+	}
+}
+
+// TestForeignNextLeavesPrevious: a foreign_next fault moves a page's next
+// link to another host and leaves its previous link on the venue's own.
+func TestForeignNextLeavesPrevious(t *testing.T) {
+	t.Parallel()
+	h := setup(t, engineConfig{History: 9})
+	acct := "?account_number=" + demoAccountNumber
+	for _, target := range []string{pathPairs + "?limit=1", pathOrders + acct + "&limit=2"} {
+		second := rel(t, *h.page(target).Next)
+		h.v.inject(Fault{Kind: FaultForeignNext, Path: target[:strings.Index(target, "?")], Location: "https://evil.example"})
+		p := h.page(second)
+		if p.Next == nil || !strings.HasPrefix(*p.Next, "https://evil.example/") {
+			t.Errorf("%s: next %v, want it on the foreign host", second, p.Next)
+		}
+		if p.Previous == nil || strings.HasPrefix(*p.Previous, "https://evil.example") || rel(t, *p.Previous) == "" {
+			t.Errorf("%s: previous %v, want it on the venue", second, p.Previous)
+		}
 	}
 }
