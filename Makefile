@@ -47,7 +47,9 @@ api:
 build:
 	$(GO) build -o bin/tradewire ./cmd/tradewire
 
-## demo: a main job on the embedded simulated venue; no credentials needed.
+## demo: a main job on the embedded simulated venue, over HTTPS + HTTP/2 on
+## loopback (go run ./cmd/tradewire demo --wire http: plain HTTP); no
+## credentials needed.
 demo:
 	$(GO) run ./cmd/tradewire demo
 
@@ -58,14 +60,17 @@ demo:
 ## hostile mode. Prints the figures of every run, the placement figures, the
 ## hostile ledger and the simulated/wall ratios; fails if an invariant
 ## breaks. SIM_SEEDS, SIM_DURATION (realistic runs), SIM_SATURATED and
-## SIM_HOSTILE shrink or grow it; SIM_WIRE=tls runs it over TLS + HTTP/2.
+## SIM_HOSTILE shrink or grow it. It runs over TLS + HTTP/2 on loopback, as
+## the real venue is served; SIM_WIRE=http runs it over plain HTTP/1.1 on
+## loopback, SIM_WIRE=memory in memory (the fastest). SIM_TIMEOUT bounds it.
 SIM_SEEDS     ?= 5
 SIM_DURATION  ?= 24h
 SIM_SATURATED ?= 2h
 SIM_HOSTILE   ?= 1h
-SIM_WIRE      ?= memory
+SIM_WIRE      ?= tls
+SIM_TIMEOUT   ?= 180m
 .PHONY: sim
 sim:
 	TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_SEEDS=$(SIM_SEEDS) TRADEWIRE_SIM_DURATION=$(SIM_DURATION) \
 		TRADEWIRE_SIM_SATURATED=$(SIM_SATURATED) TRADEWIRE_SIM_HOSTILE=$(SIM_HOSTILE) TRADEWIRE_SIM_WIRE=$(SIM_WIRE) \
-		$(GO) test -v -count=1 -timeout 60m -run '^TestMatrix$$' ./internal/simulation/
+		$(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestMatrix$$' ./internal/simulation/

@@ -384,18 +384,24 @@ func TestContractV2(t *testing.T) {
 	runAll([]contractCase{
 		{name: "accounts", op: opAccounts, method: "GET", target: pathAccounts, status: 200},
 		{name: "accounts, bad signature", op: opAccounts, method: "GET", target: pathAccounts, tamper: badSignature, status: 401},
-		// The spec types limit as an integer; the venue ignores limit (it
-		// pages by its own size), as a Django REST framework paginator
-		// ignores a page size it cannot parse. Open: no capture decides.
-		{name: "accounts, limit not an integer", op: opAccounts, method: "GET", target: pathAccounts + "?limit=ten", invalid: true, status: 200},
+		// The spec types limit as an integer and leaves its maximum to the
+		// venue; the venue answers a limit that is not an integer from 1
+		// to its maximum with a 400 naming limit.
+		{name: "accounts, limit not an integer", op: opAccounts, method: "GET", target: pathAccounts + "?limit=ten", invalid: true, status: 400},
+		{name: "accounts, limit 1", op: opAccounts, method: "GET", target: pathAccounts + "?limit=1", status: 200},
+		{name: "accounts, limit 0", op: opAccounts, method: "GET", target: pathAccounts + "?limit=0", status: 400},
 
 		{name: "trading_pairs", op: opPairs, method: "GET", target: pathPairs, status: 200},
 		{name: "trading_pairs, two symbols", op: opPairs, method: "GET", target: pathPairs + "?symbol=BTC-USD&symbol=ETH-USD", status: 200},
 		{name: "trading_pairs, unknown symbol (C10)", op: opPairs, method: "GET", target: pathPairs + "?symbol=NOPE-USD", status: 400},
+		{name: "trading_pairs, limit 2", op: opPairs, method: "GET", target: pathPairs + "?limit=2", status: 200},
+		{name: "trading_pairs, limit above the maximum", op: opPairs, method: "GET", target: pathPairs + "?limit=1001", status: 400},
 		{name: "trading_pairs, bad signature", op: opPairs, method: "GET", target: pathPairs, tamper: badSignature, status: 401},
 
 		{name: "holdings", op: opHoldings, method: "GET", target: pathHoldings + acct, status: 200},
 		{name: "holdings, one asset", op: opHoldings, method: "GET", target: pathHoldings + acct + "&asset_code=BTC", status: 200},
+		{name: "holdings, limit 1", op: opHoldings, method: "GET", target: pathHoldings + acct + "&limit=1", status: 200},
+		{name: "holdings, limit -1", op: opHoldings, method: "GET", target: pathHoldings + acct + "&limit=-1", status: 400},
 		{name: "holdings, no account_number", op: opHoldings, method: "GET", target: pathHoldings, invalid: true, status: 400},
 		{name: "holdings, another account", op: opHoldings, method: "GET", target: pathHoldings + "?account_number=XX0000000000", status: 403},
 
@@ -449,6 +455,9 @@ func TestContractV2(t *testing.T) {
 
 		{name: "list orders", op: opList, method: "GET", target: pathOrders + acct, status: 200},
 		{name: "list orders, filtered", op: opList, method: "GET", target: pathOrders + acct + "&symbol=BTC-USD&side=buy&type=limit&state=open&created_at_start=2026-08-01T00:00:00Z", status: 200},
+		// The v2 list documents no limit (v1's does); the venue honours
+		// it on both, and the spec does not refuse a parameter it omits.
+		{name: "list orders, limit 2", op: opList, method: "GET", target: pathOrders + acct + "&limit=2", status: 200},
 		{name: "list orders, no account_number", op: opList, method: "GET", target: pathOrders, invalid: true, status: 400},
 		{name: "list orders, state not in enum", op: opList, method: "GET", target: pathOrders + acct + "&state=asleep", invalid: true, status: 400},
 		{name: "list orders, created_at_start not a date-time", op: opList, method: "GET", target: pathOrders + acct + "&created_at_start=yesterday", invalid: true, status: 400},
@@ -458,6 +467,17 @@ func TestContractV2(t *testing.T) {
 		{name: "cancel, id not a uuid", op: opCancel, method: "POST", target: pathOrders + "nope/cancel/", invalid: true, status: 404},
 	})
 	covered[opCreate] = true
+	// A page after the first: its previous link is filled, and conforms.
+	first := vc.run(contractCase{name: "list orders, limit 1", op: opList, method: "GET", target: pathOrders + acct + "&limit=1", status: 200})
+	var links struct{ Next, Previous *string }
+	if err := json.Unmarshal(first.body, &links); err != nil || links.Next == nil || links.Previous != nil {
+		t.Fatalf("list orders, limit 1: %s", first.body)
+	}
+	second := vc.run(contractCase{name: "list orders, page 2", op: opList, method: "GET",
+		target: strings.TrimPrefix(*links.Next, brokertest.InMemoryURL), status: 200})
+	if err := json.Unmarshal(second.body, &links); err != nil || links.Previous == nil {
+		t.Errorf("list orders, page 2 has no previous link: %s", second.body)
+	}
 
 	checkDriven(t, c, "/api/v2/", covered)
 }

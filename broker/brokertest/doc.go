@@ -105,6 +105,20 @@
 // orders list without the account_number the spec requires ("This field
 // is required.", attr account_number).
 //
+// Listings (accounts, trading_pairs, holdings, orders) page as the real
+// venue's do: {"next", "previous", "results"}, with absolute links that
+// keep every parameter. limit sets a page's size (default WithPageSize's),
+// an integer from 1 to 1000 (or the page size, if larger: the spec leaves
+// the maximum to the venue's configuration); any other value is a 400
+// validation_error naming limit. The v2 spec documents limit on every
+// listing but the orders list, and v1's on its orders list; the venue
+// honours it on all. Every page after the first has a previous link, and
+// following previous links from the last page reads the same pages back;
+// orders pages are read by key either way, so they stay stable while
+// orders arrive (a page read backwards toward new orders may be short, as
+// a Django REST framework cursor page is). A cursor the venue did not
+// issue is a 404.
+//
 // # v1 and v2
 //
 // The venue serves every operation of the vendor's OpenAPI document under

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +74,9 @@ func (v *engine) route(r *http.Request, a *account, body []byte, now time.Time, 
 	case pathAccounts:
 		if !get {
 			return notAllowed(r.Method), nil
+		}
+		if _, bad := v.pageLimit(r); bad != nil { // one account: any valid limit holds it
+			return bad, nil
 		}
 		return v.accountsReply(a, now), nil
 	case pathHoldings:
@@ -328,7 +332,53 @@ func (v *engine) estimatedReply(r *http.Request, a *account, now time.Time) *rep
 	return jsonReply(http.StatusOK, pageJSON{Results: out})
 }
 
-// nextURL is the absolute link to the page after this one at cursor.
+// maxPageLimit is the largest limit a list accepts (or the venue's page
+// size, if that is larger). The vendor's spec leaves the maximum to "system
+// configuration" and no capture shows one; 1000 is ten default pages, and
+// bounds what one request may make the venue render.
+const maxPageLimit = 1000
+
+// pageLimit is the page size a list request asks for: its limit parameter,
+// validated, or the venue's page size when it has none. A limit that is not
+// an integer from 1 to the maximum is a 400 naming limit.
+func (v *engine) pageLimit(r *http.Request) (int, *reply) {
+	s, ok := r.URL.Query()["limit"]
+	if !ok {
+		return v.pageSize, nil
+	}
+	if !plainInteger(s[0]) {
+		return 0, errReply(http.StatusBadRequest, "validation_error", "A valid integer is required.", "limit")
+	}
+	n, _ := strconv.Atoi(s[0]) // out of range: clamped to the nearest int, and refused below
+	if hi := max(maxPageLimit, v.pageSize); n > hi {
+		return 0, errReply(http.StatusBadRequest, "validation_error", "Ensure this value is less than or equal to "+strconv.Itoa(hi)+".", "limit")
+	}
+	if n < 1 {
+		return 0, errReply(http.StatusBadRequest, "validation_error", "Ensure this value is greater than or equal to 1.", "limit")
+	}
+	return n, nil
+}
+
+// plainInteger reports whether s is an optionally signed run of decimal
+// digits, however long.
+func plainInteger(s string) bool {
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// nextURL is the absolute link to this listing at cursor: every other
+// parameter of the request, limit included, is kept. An empty cursor is
+// the link to the first page (no cursor parameter).
 func (v *engine) nextURL(r *http.Request, cursor, foreign string) string {
 	base := foreign
 	if base == "" {
@@ -346,7 +396,14 @@ func (v *engine) nextURL(r *http.Request, cursor, foreign string) string {
 		base = scheme + "://" + host
 	}
 	q := r.URL.Query()
-	q.Set("cursor", cursor)
+	if cursor == "" {
+		q.Del("cursor")
+	} else {
+		q.Set("cursor", cursor)
+	}
+	if len(q) == 0 {
+		return base + r.URL.Path
+	}
 	return base + r.URL.Path + "?" + q.Encode()
 }
 
@@ -357,8 +414,15 @@ func decodeCursor(c string) (string, bool) {
 	return string(b), err == nil
 }
 
-// offsetPage paginates a small static list with an offset cursor.
+// offsetPage paginates a small static list with an offset cursor: limit
+// rows a page (pageLimit), a next link after every page but the last and a
+// previous link before every page but the first (to the offset limit rows
+// back, or to the first page, which has no cursor).
 func (v *engine) offsetPage(r *http.Request, items []any, foreign string) *reply {
+	limit, bad := v.pageLimit(r)
+	if bad != nil {
+		return bad
+	}
 	off := 0
 	if c := r.URL.Query().Get("cursor"); c != "" {
 		s, ok := decodeCursor(c)
@@ -368,11 +432,19 @@ func (v *engine) offsetPage(r *http.Request, items []any, foreign string) *reply
 		}
 		off = n
 	}
-	end := min(off+v.pageSize, len(items))
+	end := min(off+limit, len(items))
 	pg := pageJSON{Results: append([]any{}, items[off:end]...)}
 	if end < len(items) {
 		next := v.nextURL(r, encodeCursor("o:"+strconv.Itoa(end)), foreign)
 		pg.Next = &next
+	}
+	if off > 0 {
+		cursor := ""
+		if back := off - limit; back > 0 {
+			cursor = encodeCursor("o:" + strconv.Itoa(back))
+		}
+		prev := v.nextURL(r, cursor, "") // a foreign_next fault moves next alone
+		pg.Previous = &prev
 	}
 	return jsonReply(http.StatusOK, pg)
 }
@@ -432,17 +504,40 @@ func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign 
 	if f.symbol != "" && v.bySymbol[f.symbol] == nil {
 		return errReply(http.StatusBadRequest, "validation_error", "Invalid symbol: "+f.symbol, "symbol")
 	}
-	// A cursor is the sort key of the last order shown: pages are stable
-	// while new orders arrive, newest first.
-	var after *okey
+	limit, bad := v.pageLimit(r)
+	if bad != nil {
+		return bad
+	}
+	// A cursor is an order's sort key and a direction: "k" (next) lists
+	// the orders after the key, the last one shown; "p" (previous) the
+	// limit orders just before it, the first one shown. Pages are stable
+	// while new orders arrive, newest first, whichever way they are read.
+	var (
+		at       *okey
+		backward bool
+	)
 	if c := q.Get("cursor"); c != "" {
-		k, ok := parseKeyCursor(c)
+		k, back, ok := parseKeyCursor(c)
 		if !ok {
 			return notFound()
 		}
-		after = &k
+		at, backward = &k, back
 	}
-	out, more := v.collect(&f, after, v.pageSize)
+	var (
+		out              []*order
+		hasNext, hasPrev bool
+	)
+	if backward {
+		// As a Django REST framework cursor paginator does: a page read
+		// backwards has a next link (the page it was reached from), and
+		// a previous one if newer orders remain.
+		out, hasPrev = v.collectNewer(&f, *at, limit)
+		hasNext = true
+	} else {
+		// A page read forwards from a cursor has a previous link.
+		out, hasNext = v.collect(&f, at, limit)
+		hasPrev = at != nil
+	}
 	pg := pageJSON{}
 	res := make([]any, len(out))
 	for i, o := range out {
@@ -453,12 +548,23 @@ func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign 
 		}
 	}
 	pg.Results = res
-	if more && len(out) > 0 && !v.dropNext() {
-		last := out[len(out)-1]
-		next := v.nextURL(r, encodeCursor("k:"+strconv.FormatInt(last.created.UnixNano(), 10)+":"+strconv.FormatInt(last.seq, 10)), foreign)
+	if len(out) == 0 {
+		return jsonReply(http.StatusOK, pg)
+	}
+	if hasNext && !v.dropNext() {
+		next := v.nextURL(r, keyCursor("k", out[len(out)-1]), foreign)
 		pg.Next = &next
 	}
+	if hasPrev {
+		prev := v.nextURL(r, keyCursor("p", out[0]), "") // a foreign_next fault moves next alone
+		pg.Previous = &prev
+	}
 	return jsonReply(http.StatusOK, pg)
+}
+
+// keyCursor is the cursor of o's position with direction dir ("k" or "p").
+func keyCursor(dir string, o *order) string {
+	return encodeCursor(dir + ":" + strconv.FormatInt(o.created.UnixNano(), 10) + ":" + strconv.FormatInt(o.seq, 10))
 }
 
 // okey is an order's position in the list: (created, seq).
@@ -474,21 +580,23 @@ func (k okey) less(o okey) bool {
 	return k.seq < o.seq
 }
 
-func parseKeyCursor(c string) (okey, bool) {
+// parseKeyCursor reads a list cursor: the key, and whether it reads
+// backwards ("p") rather than forwards ("k").
+func parseKeyCursor(c string) (k okey, backward, ok bool) {
 	s, ok := decodeCursor(c)
 	if !ok {
-		return okey{}, false
+		return okey{}, false, false
 	}
 	parts := strings.Split(s, ":")
-	if len(parts) != 3 || parts[0] != "k" {
-		return okey{}, false
+	if len(parts) != 3 || (parts[0] != "k" && parts[0] != "p") {
+		return okey{}, false, false
 	}
 	ns, err1 := strconv.ParseInt(parts[1], 10, 64)
 	seq, err2 := strconv.ParseInt(parts[2], 10, 64)
 	if err1 != nil || err2 != nil {
-		return okey{}, false
+		return okey{}, false, false
 	}
-	return okey{time.Unix(0, ns), seq}, true
+	return okey{time.Unix(0, ns), seq}, parts[0] == "p", true
 }
 
 // collect merges stored and bulk orders newest first, after the key if
@@ -547,6 +655,59 @@ func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 			continue
 		}
 		if len(out) == n {
+			return out, true
+		}
+		out = append(out, o)
+	}
+}
+
+// collectNewer is collect read backwards: up to n matches sorting after
+// the key (the n nearest it), newest first, and whether more exist beyond
+// them.
+func (v *engine) collectNewer(f *orderFilter, before okey, n int) ([]*order, bool) {
+	i := sort.Search(len(v.orders), func(i int) bool {
+		return before.less(okey{v.orders[i].created, v.orders[i].seq})
+	})
+	b := &v.bulk
+	j := -1 // bulk orders j, j-1, … 0 sort after the key
+	if b.n > 0 && f.accountN == b.account {
+		j = b.firstBelow(before) - 1
+		for j >= 0 && !before.less(okey{b.created(j), b.seq(j)}) {
+			j--
+		}
+	}
+	// beyond: created too late for the filter, and so is every order after.
+	beyond := func(c time.Time) bool {
+		return (!f.cEnd.IsZero() && c.After(f.cEnd)) || (!f.visible.IsZero() && c.After(f.visible))
+	}
+	var out []*order
+	for {
+		var o *order
+		switch {
+		case i < len(v.orders) && j >= 0:
+			if (okey{v.orders[i].created, v.orders[i].seq}).less(okey{b.created(j), b.seq(j)}) {
+				o = v.orders[i]
+				i++
+			} else {
+				o = b.order(v, j)
+				j--
+			}
+		case i < len(v.orders):
+			o = v.orders[i]
+			i++
+		case j >= 0:
+			o = b.order(v, j)
+			j--
+		}
+		if o == nil || beyond(o.created) {
+			slices.Reverse(out)
+			return out, false
+		}
+		if !f.match(o) {
+			continue
+		}
+		if len(out) == n {
+			slices.Reverse(out)
 			return out, true
 		}
 		out = append(out, o)

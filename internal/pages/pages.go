@@ -1,7 +1,9 @@
 // Package pages is the one paginator of the venue's v2 listings, used by
 // broker's listings and fee sweep and by the Placer's lookup: it follows
 // next links on the base URL only, refuses a repeated link, stops at a
-// page cap, and says when a listing's end looks cut off.
+// page cap, and says when a listing's end looks cut off. It reads a page's
+// next link alone: previous links (the venue fills them on every page but
+// the first) are never decoded, so never followed.
 package pages
 
 import (

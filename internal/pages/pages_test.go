@@ -50,6 +50,15 @@ func TestWalk(t *testing.T) {
 		{"foreign link", book{"/1": `{"next":"https://evil.example/2","results":[1]}`}, 5, 1,
 			func(err error) bool { var le *LinkError; return errors.As(err, &le) && le.Page == 1 }},
 		{"not a page", book{"/1": `[1]`}, 5, 0, func(err error) bool { var de *DecodeError; return errors.As(err, &de) }},
+		// previous links are never followed: /2's leads back to /1 (a
+		// repeat, were it followed), /1's to a page that is not there, /3's
+		// to another host.
+		{"previous links", book{"/1": `{"next":"/2","previous":"/0","results":[1,2]}`,
+			"/2": `{"next":"/3","previous":"/1","results":[3,4]}`,
+			"/3": `{"next":null,"previous":"https://evil.example/2","results":[5]}`}, 5, 5,
+			func(err error) bool { return err == nil }},
+		{"previous link, no next", book{"/1": `{"next":null,"previous":"/1","results":[1]}`}, 5, 1,
+			func(err error) bool { return err == nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

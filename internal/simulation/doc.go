@@ -222,8 +222,11 @@
 // that the invariants must catch. make sim runs the full matrix and
 // prints the figures of every run, the placement figures with their sum,
 // the hostile ledger, and the ratio of simulated to wall time of every
-// kind of run; TRADEWIRE_SIM_WIRE=tls runs its hostile modes over TLS +
-// HTTP/2 and TRADEWIRE_SIM_HOSTILE sets their length (default 1h).
+// kind of run. The matrix runs over TLS + HTTP/2 on loopback, as the real
+// venue is served, unless TRADEWIRE_SIM_WIRE says http (plain HTTP/1.1 on
+// loopback) or memory (in memory, the fastest); TRADEWIRE_SIM_HOSTILE sets
+// the length of its hostile runs (default 1h). The fast slice stays in
+// memory (a Scenario's zero Wire) but for its runs over TLS and HTTP/1.1.
 //
 // TestHostilePlacement fails on today's orders.Placer, which the hostile
 // modes break (issue 9); until its fix is merged, TRADEWIRE_HOSTILE_PENDING=1

@@ -347,12 +347,47 @@ func matrixScenarios(seeds int, dur, sat, hostile time.Duration, wire Wire) []Sc
 	return out
 }
 
+// matrixWire is the wire TestMatrix runs over, from TRADEWIRE_SIM_WIRE's
+// value: TLS + HTTP/2 on loopback, as the real venue is served, unless it
+// says memory or http.
+func matrixWire(env string) (Wire, error) {
+	switch w := Wire(env); w {
+	case "":
+		return WireTLS, nil
+	case WireMemory, WireTLS, WireHTTP:
+		return w, nil
+	}
+	return "", fmt.Errorf("TRADEWIRE_SIM_WIRE=%q: want tls (the default), http or memory", env)
+}
+
+// TestMatrixWire: the matrix runs over TLS + HTTP/2 by default, and over
+// the wire TRADEWIRE_SIM_WIRE names otherwise.
+func TestMatrixWire(t *testing.T) {
+	t.Parallel()
+	for env, want := range map[string]Wire{"": WireTLS, "tls": WireTLS, "http": WireHTTP, "memory": WireMemory} {
+		if got, err := matrixWire(env); err != nil || got != want {
+			t.Errorf("TRADEWIRE_SIM_WIRE=%q: %q, %v; want %q", env, got, err, want)
+		}
+	}
+	for _, env := range []string{"h2", "TLS", " tls"} {
+		if got, err := matrixWire(env); err == nil {
+			t.Errorf("TRADEWIRE_SIM_WIRE=%q: %q, want an error", env, got)
+		}
+	}
+	for _, sc := range matrixScenarios(1, time.Minute, time.Minute, time.Minute, WireTLS) {
+		if sc.Wire != WireTLS {
+			t.Errorf("matrix scenario %s runs over %q, want tls", sc.Name, sc.Wire)
+		}
+	}
+}
+
 // TestMatrix is the full matrix `make sim` runs (matrixScenarios):
 // TRADEWIRE_SIM_SEEDS seeds (default 5), realistic runs of
 // TRADEWIRE_SIM_DURATION (default 24h) and saturated ones of
 // TRADEWIRE_SIM_SATURATED (default 2h), and hostile runs of
-// TRADEWIRE_SIM_HOSTILE (default 1h), all over TRADEWIRE_SIM_WIRE (memory,
-// the default, or tls: TLS + HTTP/2 on loopback; the h2 modes always run
+// TRADEWIRE_SIM_HOSTILE (default 1h), all over TRADEWIRE_SIM_WIRE (tls,
+// the default: TLS + HTTP/2 on loopback, as the real venue is served; http:
+// plain HTTP/1.1 on loopback; memory: in memory; the h2 modes always run
 // over TLS). It prints the
 // figures of every run, the placement figures, the hostile ledger, and
 // the ratio of simulated to wall time, and fails if any invariant broke.
@@ -373,12 +408,9 @@ func TestMatrix(t *testing.T) {
 	}
 	dur, sat := env("TRADEWIRE_SIM_DURATION", 24*time.Hour), env("TRADEWIRE_SIM_SATURATED", 2*time.Hour)
 	hostile := env("TRADEWIRE_SIM_HOSTILE", time.Hour)
-	wire := Wire(os.Getenv("TRADEWIRE_SIM_WIRE"))
-	if wire != "" && wire != WireMemory && wire != WireTLS && wire != WireHTTP {
-		t.Fatalf("TRADEWIRE_SIM_WIRE=%q: want memory, tls or http", wire)
-	}
-	if wire == "" {
-		wire = WireMemory
+	wire, err := matrixWire(os.Getenv("TRADEWIRE_SIM_WIRE"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	seeds := 5
 	if s := os.Getenv("TRADEWIRE_SIM_SEEDS"); s != "" {

@@ -40,26 +40,42 @@ var demoChapters = []func(ctx context.Context, d *demoRun){
 	demoSignedReads, demoServerErrorStorm, demoThrottle, demoLostAnswer, demoRefusedCreate, demoFeeSummary, demoPreview,
 }
 
+// The demo's wires: HTTPS + HTTP/2, as the real venue is served (the
+// default), or plain HTTP/1.1; both on loopback.
+const (
+	demoWireTLS  = "tls"
+	demoWireHTTP = "http"
+)
+
 func newDemoCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "demo [--seed N]",
+	var wire string
+	cmd := &cobra.Command{
+		Use:   "demo [--seed N] [--wire tls|http]",
 		Short: "A narrated tour on the embedded simulated venue, faults switched on",
-		Long:  "A narrated tour of package broker on a simulated venue served over TLS + HTTP/2 on loopback,\nmisbehaving on cue. No credentials, no network, and the same output for the same --seed.",
-		Args:  noArgs,
+		Long: "A narrated tour of package broker on a simulated venue served over HTTPS + HTTP/2 on loopback, as the real\n" +
+			"venue is served (--wire http: plain HTTP/1.1 on loopback), misbehaving on cue. No credentials, no network,\n" +
+			"and the same output for the same --seed and --wire.",
+		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			if err := a.checkSimFlags(true); err != nil {
 				return err
 			}
-			return runDemo(cmd.Context(), a.opts.Stdout, a.flags.seed)
+			if wire != demoWireTLS && wire != demoWireHTTP {
+				return usagef("--wire %q: want %s (HTTPS + HTTP/2) or %s (plain HTTP/1.1)", wire, demoWireTLS, demoWireHTTP)
+			}
+			return runDemo(cmd.Context(), a.opts.Stdout, a.flags.seed, wire)
 		}),
 	}
+	cmd.Flags().StringVar(&wire, "wire", demoWireTLS, "how the demo's client reaches its venue on loopback: tls (HTTPS + HTTP/2, as the real venue) or http (plain HTTP/1.1)")
+	return cmd
 }
 
 // demoRun is the state the chapters share.
 type demoRun struct {
 	demoWriter
 	seed     int64
-	chapters int // printed so far
+	wire     string // demoWireTLS or demoWireHTTP
+	chapters int    // printed so far
 	clock    *skipclock.Clock
 	venue    *brokertest.Server
 	store    idempotency.Store // the intent store every client of the venue shares
@@ -87,9 +103,9 @@ func check(err error) {
 
 func must[T any](v T, err error) T { check(err); return v }
 
-func runDemo(ctx context.Context, out io.Writer, seed int64) (err error) {
+func runDemo(ctx context.Context, out io.Writer, seed int64, wire string) (err error) {
 	wallStart := time.Now()
-	d := &demoRun{demoWriter: demoWriter{w: out}, seed: seed, clock: skipclock.New(demoStart)}
+	d := &demoRun{demoWriter: demoWriter{w: out}, seed: seed, wire: wire, clock: skipclock.New(demoStart)}
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(demoFailure)
@@ -101,16 +117,15 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) (err error) {
 	}()
 	dir := must(os.MkdirTemp("", "tradewire-demo-"))
 	defer os.RemoveAll(dir)
-	d.venue = brokertest.NewTLSServer(brokertest.WithClock(d.clock), brokertest.WithSeed(seed),
-		brokertest.WithHistory(40), brokertest.WithRateLimit(demoPerMinute, demoBurst))
+	d.venue = d.newVenue(brokertest.WithHistory(40))
 	defer d.venue.Close()
 	d.store = must(idempotency.Open(filepath.Join(dir, "intents.db")))
 	defer d.store.Close()
 	d.b = must(d.newBroker(d.venue))
 	d.printf("tradewire demo: a scripted tour on the embedded simulated venue (seed %d)\n\n", seed)
-	d.say("The venue runs in this process over TLS + HTTP/2, checks every signature and misbehaves on cue; its budget, "+
+	d.say("The venue runs in this process over %s on loopback, checks every signature and misbehaves on cue; its budget, "+
 		"and the client's token bucket, is %d requests a minute in bursts of %d. \"attempt N\" lines come from the "+
-		"transport's per-attempt observer.", demoPerMinute, demoBurst)
+		"transport's per-attempt observer.", d.wireName(), demoPerMinute, demoBurst)
 	for _, ch := range demoChapters {
 		ch(ctx, d)
 	}
@@ -119,6 +134,25 @@ func runDemo(ctx context.Context, out io.Writer, seed int64) (err error) {
 	d.printf("\nsimulated time: %v\n", d.clock.Since(demoStart).Round(time.Millisecond))
 	d.printf("%s %v\n", demoWallTimeTag, time.Since(wallStart).Round(time.Millisecond))
 	return d.err
+}
+
+// newVenue starts a simulated venue on the demo's wire, clock, seed and
+// budget, with opts.
+func (d *demoRun) newVenue(opts ...brokertest.Option) *brokertest.Server {
+	opts = append([]brokertest.Option{brokertest.WithClock(d.clock), brokertest.WithSeed(d.seed),
+		brokertest.WithRateLimit(demoPerMinute, demoBurst)}, opts...)
+	if d.wire == demoWireHTTP {
+		return brokertest.NewServer(opts...)
+	}
+	return brokertest.NewTLSServer(opts...)
+}
+
+// wireName is how the narration names the demo's wire.
+func (d *demoRun) wireName() string {
+	if d.wire == demoWireHTTP {
+		return "plain HTTP/1.1"
+	}
+	return "HTTPS + HTTP/2"
 }
 
 // newBroker returns a client of srv on the demo's clock and store, observed by d.record.
@@ -214,8 +248,7 @@ func demoThrottle(ctx context.Context, d *demoRun) {
 	seen := d.take(false)
 	d.detail("client: 25 reads, %d sent at once, %d held back by its token bucket for %v in all; attempts: %d, answered 429: %d",
 		25-held, held, waited.Round(time.Millisecond), len(seen), count(seen, "", "", 429))
-	other := brokertest.NewTLSServer(brokertest.WithClock(d.clock), brokertest.WithSeed(d.seed),
-		brokertest.WithRateLimit(demoPerMinute, demoBurst))
+	other := d.newVenue()
 	defer other.Close()
 	d.burst(ctx, must(d.newBroker(other, broker.WithTransportOptions(transport.WithRateLimit(0, 0)))))
 	seen = d.take(false)

@@ -183,9 +183,40 @@ func TestDemo_SameSeedSameOutput(t *testing.T) {
 	}
 }
 
+// TestDemo_Wires: the demo runs over HTTPS + HTTP/2 unless told
+// otherwise, and over plain HTTP/1.1 with --wire http tells the same tour:
+// the two outputs differ only in how they name the wire.
+func TestDemo_Wires(t *testing.T) {
+	t.Parallel()
+	byDefault := runCLI(t, nil, "", "demo")
+	tls := runCLI(t, nil, "", "demo", "--wire", "tls")
+	plain := runCLI(t, nil, "", "demo", "--wire", "http")
+	for _, r := range []result{byDefault, tls, plain} {
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	}
+	if a, b := withoutWallTime(byDefault.stdout), withoutWallTime(tls.stdout); a != b {
+		t.Errorf("the default wire is not --wire tls:\n--- default\n%s\n--- tls\n%s", a, b)
+	}
+	over := func(out string) (h2, h1 int) {
+		return strings.Count(out, " over HTTP/2.0\n"), strings.Count(out, " over HTTP/1.1\n")
+	}
+	if h2, h1 := over(tls.stdout); h2 < 10 || h1 != 0 || !strings.Contains(tls.stdout, "over HTTPS + HTTP/2 on loopback") {
+		t.Errorf("--wire tls: %d attempts over HTTP/2, %d over HTTP/1.1:\n%s", h2, h1, tls.stdout)
+	}
+	if h2, h1 := over(plain.stdout); h1 < 10 || h2 != 0 || !strings.Contains(plain.stdout, "over plain HTTP/1.1 on loopback") {
+		t.Errorf("--wire http: %d attempts over HTTP/2, %d over HTTP/1.1:\n%s", h2, h1, plain.stdout)
+	}
+	same := strings.NewReplacer(" over HTTP/1.1\n", " over HTTP/2.0\n", "over plain HTTP/1.1 on", "over HTTPS + HTTP/2 on")
+	if a, b := withoutWallTime(tls.stdout), same.Replace(withoutWallTime(plain.stdout)); a != b {
+		t.Errorf("the tour differs between the wires:\n--- tls\n%s\n--- http\n%s", a, b)
+	}
+}
+
 func TestDemo_UsageErrors(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"demo", "extra"}, {"demo", "--seed", "x"}} {
+	for _, args := range [][]string{{"demo", "extra"}, {"demo", "--seed", "x"}, {"demo", "--wire", "h2"}, {"demo", "--wire", ""}} {
 		if r := runCLI(t, nil, "", args...); r.code != 2 || r.stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q; want 2 and nothing", args, r.code, r.stdout)
 		}
