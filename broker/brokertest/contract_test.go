@@ -619,8 +619,9 @@ func TestContractV1(t *testing.T) {
 		{name: "trading_pairs, two symbols", op: opV1Pairs, method: "GET", target: pathPairs + "?symbol=BTC-USD&symbol=ETH-USD", status: 200},
 		{name: "trading_pairs, unknown symbol", op: opV1Pairs, method: "GET", target: pathPairs + "?symbol=NOPE-USD", status: 400},
 		{name: "trading_pairs, unknown cursor", op: opV1Pairs, method: "GET", target: pathPairs + badCursor, status: 404},
-		// As on v2: limit is typed integer; the venue pages by its own size.
-		{name: "trading_pairs, limit not an integer", op: opV1Pairs, method: "GET", target: pathPairs + "?limit=ten", invalid: true, status: 200},
+		// As on v2: limit is typed integer, and one that is not is a 400
+		// naming limit.
+		{name: "trading_pairs, limit not an integer", op: opV1Pairs, method: "GET", target: pathPairs + "?limit=ten", invalid: true, status: 400},
 		{name: "trading_pairs, bad signature (C12)", op: opV1Pairs, method: "GET", target: pathPairs, tamper: badSignature, status: 401},
 
 		{name: "holdings", op: opV1Holdings, method: "GET", target: pathHoldings, status: 200},
