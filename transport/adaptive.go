@@ -32,32 +32,39 @@ type AdaptiveLimiter interface {
 	Answered(method, path string, grantedAt time.Time, status int)
 }
 
-// The learning, shared by NewAdaptiveLimiter and package redisbudget's
-// adaptive budget: the rate after a 429 is adaptiveBeta of the rate in
-// use, and it grows back along the cubic of CUBIC (as the AWS SDKs'
-// adaptive retry mode does), reaching the ceiling from nothing in
-// adaptiveProbe; it never falls under adaptiveFloor of the ceiling.
+// The learning: the rate after a 429 is adaptiveBeta of the rate in use,
+// and it grows back along the cubic of CUBIC (as the AWS SDKs' adaptive
+// retry mode does), whose steepness would take it from nothing to the
+// ceiling in adaptiveProbe; it never falls under adaptiveFloor of the
+// ceiling. adaptiveProbe trades the 429s a lowered venue draws (one each
+// time the rate probes past it) against how soon a restored venue's
+// capacity is used again (TestAdaptiveUnderAFluctuatingVenue measures
+// both).
 const (
-	adaptiveBeta  = 0.5
-	adaptiveProbe = 40 * time.Second
-	adaptiveFloor = 0.01
+	adaptiveBeta = 0.5
+	// adaptivePlateau is where the growth slows, as a share of the rate
+	// that drew the 429: under it, since the venue took less than that.
+	adaptivePlateau = 0.9
+	adaptiveProbe   = 60 * time.Second
+	adaptiveFloor   = 0.01
 	// adaptiveTau is the time constant of the measured sending rate.
 	adaptiveTau = 10 * time.Second
 )
 
-// AdaptiveRate is the rate, in requests a second, that an adaptive budget
-// allows since seconds after its last cut, at which it learnt that the
-// venue took no more than wmax requests a second; ceiling is the rate it
-// never exceeds. It is CUBIC's window function: beta·wmax just after the
-// cut, concave back up to wmax, a plateau there, then convex growth to
-// probe for more, bounded below by the floor and above by the ceiling.
-// Package redisbudget computes the same function in Redis.
+// adaptiveRate is the rate, in requests a second, that an adaptive budget
+// allows seconds after its last cut, which came when it sent wmax
+// requests a second and drew a 429; ceiling is the rate it never exceeds.
+// It is CUBIC's window function: adaptiveBeta·wmax just after the cut,
+// concave up to a plateau at adaptivePlateau·wmax (under the rate that
+// drew the 429), then convex growth to probe for more, bounded below by
+// the floor and above by the ceiling.
 func adaptiveRate(ceiling, wmax, seconds float64) float64 {
 	t := adaptiveProbe.Seconds()
 	c := ceiling / (t * t * t)
-	k := math.Cbrt(wmax * (1 - adaptiveBeta) / c)
+	plateau := wmax * adaptivePlateau
+	k := math.Cbrt((plateau - wmax*adaptiveBeta) / c)
 	d := seconds - k
-	return math.Min(ceiling, math.Max(ceiling*adaptiveFloor, wmax+c*d*d*d))
+	return math.Min(ceiling, math.Max(ceiling*adaptiveFloor, plateau+c*d*d*d))
 }
 
 // adaptiveLimiter is the AdaptiveLimiter NewAdaptiveLimiter returns.
@@ -97,9 +104,10 @@ type classBudget struct {
 //     is empty). Answers to requests granted before that cut do not cut
 //     again: one congestion event, one cut.
 //   - While no 429 comes, the rate grows back along CUBIC's cubic: quickly
-//     at first, slowly near the rate of the last cut, then faster again to
-//     probe for more, reaching the ceiling from nothing in 40 s. It never
-//     goes above the ceiling (Headroom's rate) nor under 1 % of it.
+//     at first, slowly near 90 % of the rate that drew the 429, then faster
+//     again to probe for more. Cut from 99 to 49.5 a minute, it is back at
+//     the ceiling 73 s later. It never goes above the ceiling (Headroom's
+//     rate) nor under 1 % of it.
 //   - A class's burst is the ceiling's burst scaled by its rate.
 //
 // Classes learn apart: a 429 on market data leaves order writes at their
@@ -246,7 +254,12 @@ func (l *adaptiveLimiter) Answered(method, path string, grantedAt time.Time, sta
 		return // already cut for this congestion
 	}
 	now := l.clock.Now()
-	x := math.Min(l.refill(cb, now), cb.measured(now, false))
+	// The rate in use, unless the class sent at well under it (a caller
+	// asking for less than it may send): then what it sent.
+	x := l.refill(cb, now)
+	if m := cb.measured(now, false); m < x*adaptiveBeta {
+		x = m
+	}
 	cb.wmax = math.Max(x, l.ceiling*adaptiveFloor)
 	cb.cutAt = now
 	cb.tokens = 0

@@ -114,11 +114,15 @@ func TestAdaptiveProbesBackUpToTheCeiling(t *testing.T) {
 		}
 		prev = r
 	}
-	// CUBIC's plateau: back at the cut's rate after K, then at the ceiling.
-	k := adaptiveProbe.Seconds() * math.Cbrt(adaptiveBeta*(1-adaptiveBeta)) // wmax is the ceiling here
+	// CUBIC's plateau: at 90 % of the cut's rate after K, then on to the
+	// ceiling.
+	k := adaptiveProbe.Seconds() * math.Cbrt(adaptivePlateau-adaptiveBeta) // wmax is the ceiling here
+	if got := adaptiveRate(99.0/60, 99.0/60, k) * 60; math.Abs(got-99*adaptivePlateau) > 1e-9 {
+		t.Fatalf("at the plateau (+%.1fs): %.3f/min, want %.3f", k, got, 99*adaptivePlateau)
+	}
 	t.Logf("from %.1f/min back to the ceiling in %v (plateau at +%.1fs)", start, reached, k)
-	if reached == 0 || reached > time.Minute {
-		t.Fatalf("back at the ceiling after %v, want within a minute", reached)
+	if reached == 0 || reached > 80*time.Second {
+		t.Fatalf("back at the ceiling after %v, want within 80 s", reached)
 	}
 	// Control: with no cut the rate is the ceiling and stays there.
 	if got := l.classRate(wire.ClassMarketData); math.Abs(got-99) > 1e-9 {
