@@ -9,6 +9,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/wire"
 )
 
@@ -30,41 +31,6 @@ type AdaptiveLimiter interface {
 	Limiter
 	WaitFor(ctx context.Context, method, path string) error
 	Answered(method, path string, grantedAt time.Time, status int)
-}
-
-// The learning: the rate after a 429 is adaptiveBeta of the rate in use,
-// and it grows back along the cubic of CUBIC (as the AWS SDKs' adaptive
-// retry mode does), whose steepness would take it from nothing to the
-// ceiling in adaptiveProbe; it never falls under adaptiveFloor of the
-// ceiling. adaptiveProbe trades the 429s a lowered venue draws (one each
-// time the rate probes past it) against how soon a restored venue's
-// capacity is used again (TestAdaptiveUnderAFluctuatingVenue measures
-// both).
-const (
-	adaptiveBeta = 0.5
-	// adaptivePlateau is where the growth slows, as a share of the rate
-	// that drew the 429: under it, since the venue took less than that.
-	adaptivePlateau = 0.9
-	adaptiveProbe   = 60 * time.Second
-	adaptiveFloor   = 0.01
-	// adaptiveTau is the time constant of the measured sending rate.
-	adaptiveTau = 10 * time.Second
-)
-
-// adaptiveRate is the rate, in requests a second, that an adaptive budget
-// allows seconds after its last cut, which came when it sent wmax
-// requests a second and drew a 429; ceiling is the rate it never exceeds.
-// It is CUBIC's window function: adaptiveBeta·wmax just after the cut,
-// concave up to a plateau at adaptivePlateau·wmax (under the rate that
-// drew the 429), then convex growth to probe for more, bounded below by
-// the floor and above by the ceiling.
-func adaptiveRate(ceiling, wmax, seconds float64) float64 {
-	t := adaptiveProbe.Seconds()
-	c := ceiling / (t * t * t)
-	plateau := wmax * adaptivePlateau
-	k := math.Cbrt((plateau - wmax*adaptiveBeta) / c)
-	d := seconds - k
-	return math.Min(ceiling, math.Max(ceiling*adaptiveFloor, plateau+c*d*d*d))
 }
 
 // adaptiveLimiter is the AdaptiveLimiter NewAdaptiveLimiter returns.
@@ -89,7 +55,7 @@ type classBudget struct {
 	// gen counts cuts: a waiter that reserved before a cut reserves again.
 	gen uint64
 	// sent is the measured sending rate (an exponentially weighted count
-	// of grants, time constant adaptiveTau), as of sentAt.
+	// of grants, time constant adaptive.Tau), as of sentAt.
 	sent   float64
 	sentAt time.Time
 }
@@ -136,7 +102,7 @@ func (l *adaptiveLimiter) rate(cb *classBudget, now time.Time) float64 {
 	if cb.cutAt.IsZero() {
 		return l.ceiling
 	}
-	return adaptiveRate(l.ceiling, cb.wmax, now.Sub(cb.cutAt).Seconds())
+	return adaptive.Rate(l.ceiling, cb.wmax, now.Sub(cb.cutAt).Seconds())
 }
 
 // refill brings the class's bucket to now.
@@ -155,11 +121,11 @@ func (l *adaptiveLimiter) refill(cb *classBudget, now time.Time) float64 {
 // when add.
 func (cb *classBudget) measured(now time.Time, add bool) float64 {
 	if now.After(cb.sentAt) {
-		cb.sent *= math.Exp(-now.Sub(cb.sentAt).Seconds() / adaptiveTau.Seconds())
+		cb.sent *= math.Exp(-now.Sub(cb.sentAt).Seconds() / adaptive.Tau.Seconds())
 		cb.sentAt = now
 	}
 	if add {
-		cb.sent += 1 / adaptiveTau.Seconds()
+		cb.sent += 1 / adaptive.Tau.Seconds()
 	}
 	return cb.sent
 }
@@ -254,13 +220,7 @@ func (l *adaptiveLimiter) Answered(method, path string, grantedAt time.Time, sta
 		return // already cut for this congestion
 	}
 	now := l.clock.Now()
-	// The rate in use, unless the class sent at well under it (a caller
-	// asking for less than it may send): then what it sent.
-	x := l.refill(cb, now)
-	if m := cb.measured(now, false); m < x*adaptiveBeta {
-		x = m
-	}
-	cb.wmax = math.Max(x, l.ceiling*adaptiveFloor)
+	cb.wmax = adaptive.Cut(l.ceiling, l.refill(cb, now), cb.measured(now, false))
 	cb.cutAt = now
 	cb.tokens = 0
 	cb.last = now

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/wire"
 )
 
@@ -56,7 +57,7 @@ func TestAdaptiveCutsOnceForOneCongestion(t *testing.T) {
 	granted := clock.Now()
 	l.Answered("GET", pathBBA, granted, 429)
 	cut := l.classRate(wire.ClassMarketData)
-	if cut < 99*adaptiveBeta*0.9 || cut > 99*adaptiveBeta*1.01 {
+	if cut < 99*adaptive.Beta*0.9 || cut > 99*adaptive.Beta*1.01 {
 		t.Fatalf("rate after a 429: %.2f/min, want about half of 99", cut)
 	}
 	// The bucket is empty: the next token is a whole interval away.
@@ -75,7 +76,7 @@ func TestAdaptiveCutsOnceForOneCongestion(t *testing.T) {
 	// A 429 to one granted after it is a new event.
 	before := l.classRate(wire.ClassMarketData)
 	l.Answered("GET", pathBBA, clock.Now(), 429)
-	if got := l.classRate(wire.ClassMarketData); got > before*adaptiveBeta*1.001 {
+	if got := l.classRate(wire.ClassMarketData); got > before*adaptive.Beta*1.001 {
 		t.Fatalf("a second congestion left the rate at %.2f/min, want at most half of %.2f", got, before)
 	}
 	// Other answers never cut.
@@ -94,8 +95,8 @@ func TestAdaptiveProbesBackUpToTheCeiling(t *testing.T) {
 	spend(t, l, wire.ClassOrderReads, 299) // measured: far above the rate
 	l.Answered("GET", pathOrders, clock.Now(), 429)
 	start := l.classRate(wire.ClassOrderReads)
-	if math.Abs(start-99*adaptiveBeta) > 1e-6 {
-		t.Fatalf("after the cut: %.3f/min, want %.3f", start, 99*adaptiveBeta)
+	if math.Abs(start-99*adaptive.Beta) > 1e-6 {
+		t.Fatalf("after the cut: %.3f/min, want %.3f", start, 99*adaptive.Beta)
 	}
 	// Concave back to the rate of the cut, a plateau, then convex up to
 	// the ceiling, and never past it.
@@ -116,9 +117,9 @@ func TestAdaptiveProbesBackUpToTheCeiling(t *testing.T) {
 	}
 	// CUBIC's plateau: at 90 % of the cut's rate after K, then on to the
 	// ceiling.
-	k := adaptiveProbe.Seconds() * math.Cbrt(adaptivePlateau-adaptiveBeta) // wmax is the ceiling here
-	if got := adaptiveRate(99.0/60, 99.0/60, k) * 60; math.Abs(got-99*adaptivePlateau) > 1e-9 {
-		t.Fatalf("at the plateau (+%.1fs): %.3f/min, want %.3f", k, got, 99*adaptivePlateau)
+	k := adaptive.Probe.Seconds() * math.Cbrt(adaptive.Plateau-adaptive.Beta) // wmax is the ceiling here
+	if got := adaptive.Rate(99.0/60, 99.0/60, k) * 60; math.Abs(got-99*adaptive.Plateau) > 1e-9 {
+		t.Fatalf("at the plateau (+%.1fs): %.3f/min, want %.3f", k, got, 99*adaptive.Plateau)
 	}
 	t.Logf("from %.1f/min back to the ceiling in %v (plateau at +%.1fs)", start, reached, k)
 	if reached == 0 || reached > 80*time.Second {
@@ -260,7 +261,7 @@ func TestClientTeachesTheAdaptiveLimiter(t *testing.T) {
 	if _, err := c.Get(ctx, pathBBA+"?symbol=BTC-USD"); !errors.Is(err, ErrRateLimited) {
 		t.Fatalf("err = %v, want ErrRateLimited", err)
 	}
-	if got := l.classRate(wire.ClassMarketData); got >= 99*adaptiveBeta {
+	if got := l.classRate(wire.ClassMarketData); got >= 99*adaptive.Beta {
 		t.Fatalf("market data at %.2f/min after a 429, want cut", got)
 	}
 	clock.Advance(time.Second) // past the 429 pause

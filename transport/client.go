@@ -309,11 +309,10 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // caller's stead (such as package broker's for a fleet) is to keep.
 func (c *Client) RateLimit() (perMinute float64, burst int) { return c.perMinute, c.burst }
 
-// AdaptiveRateLimit reports whether the rate limit learns the venue's rate
-// per endpoint class: set with WithAdaptiveRateLimit, or given with
-// WithLimiter as an AdaptiveLimiter. A budget shared in the client's
-// stead (package broker's for a fleet) is then to learn too.
-func (c *Client) AdaptiveRateLimit() bool { return c.adaptive != nil || c.learn }
+// AdaptiveRateLimit reports whether WithAdaptiveRateLimit set the rate
+// limit, so that a budget shared in the client's stead (package broker's
+// for a fleet) is to learn the venue's rate per endpoint class too.
+func (c *Client) AdaptiveRateLimit() bool { return c.learn }
 
 // Response is a 2xx answer, read whole (or, with an error, a write's 2xx
 // whose body could not be read: see Do).
