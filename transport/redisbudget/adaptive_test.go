@@ -141,8 +141,10 @@ func TestAdaptiveFleetSharesTheCut(t *testing.T) {
 	if got := field(t, a, wire.ClassMarketData, "cut"); got == cut {
 		t.Fatalf("a 429 to a request granted after the cut did not cut")
 	}
-	if got := field(t, a, wire.ClassMarketData, "wmax"); got > wmax*adaptive.Beta*1.05 {
-		t.Fatalf("second cut from %.2f/s, want about half of %.2f", got, wmax)
+	// The second cut starts from the rate since the first (half of wmax,
+	// grown a little while the test ran), not from wmax.
+	if got := field(t, a, wire.ClassMarketData, "wmax"); got > wmax*0.6 {
+		t.Fatalf("second cut from %.2f/s, want from about half of %.2f", got, wmax)
 	}
 }
 
