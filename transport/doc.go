@@ -82,7 +82,7 @@
 // per account, where four class budgets could spend four times it and
 // learn that only from 429s, and a 429 on a create is an unknown outcome.
 // Against a venue endpoint dropping from 100 to 30 a minute for ten
-// minutes, it drew 17 429s where the fixed bucket draws 52 in the first
+// minutes, it drew 17 429s where the fixed bucket draws 60 in the first
 // minute alone, kept throughput at the lowered capacity, and was back
 // above 90 a minute 55 s after the restore
 // (TestAdaptiveUnderAFluctuatingVenue).
