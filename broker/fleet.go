@@ -26,7 +26,9 @@ const fleetSetupTimeout = 10 * time.Second
 // WithRedisURL makes every process that names the same Redis and account
 // share one rate budget (package redisbudget): together they never spend
 // past the venue's 100 requests a minute, and a 429 seen by any of them
-// pauses them all. New connects at once: a Redis that cannot be reached is
+// pauses them all; with transport.WithAdaptiveRateLimit (through
+// WithTransportOptions) their budget learns the venue's rate per
+// endpoint class, in Redis (redisbudget.WithAdaptive). New connects at once: a Redis that cannot be reached is
 // an error, never a silent fallback to a private budget. The budget keeps
 // the transport's rate limit (transport.WithRateLimit through
 // WithTransportOptions; default the venue's), which every process of the
@@ -111,6 +113,9 @@ func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*f
 	}
 	perMinute, burst := tc.RateLimit()
 	bopts := []redisbudget.Option{redisbudget.WithRateLimit(perMinute, burst), redisbudget.WithClock(tc.Clock())}
+	if tc.AdaptiveRateLimit() {
+		bopts = append(bopts, redisbudget.WithAdaptive())
+	}
 	if cfg.log != nil {
 		bopts = append(bopts, redisbudget.WithLogger(*cfg.log))
 	}

@@ -27,6 +27,10 @@ const (
 	DefaultBurst            = 300
 	DefaultAttemptTimeout   = 10 * time.Second
 	DefaultMaxResponseBytes = 4 << 20
+	// DefaultRetryBudget is the retry budget a Client starts with and
+	// never holds more than (WithRetryBudget): 100 retries of a failed
+	// answer with no success in between.
+	DefaultRetryBudget = 500
 )
 
 // Client sends signed requests to one venue and decides, in one function,
@@ -35,13 +39,16 @@ const (
 type Client struct {
 	base *url.URL
 	// host is base.Host as net/http sends it (an empty port dropped).
-	host           string
-	signer         *signing.Signer
-	clock          clockwork.Clock
-	hc             *http.Client
-	log            zerolog.Logger
-	policy         RetryPolicy
-	limiter        Limiter
+	host    string
+	signer  *signing.Signer
+	clock   clockwork.Clock
+	hc      *http.Client
+	log     zerolog.Logger
+	policy  RetryPolicy
+	limiter Limiter
+	// adaptive is limiter when it learns per endpoint class, else nil.
+	adaptive       AdaptiveLimiter
+	retries        *retryBudget
 	attemptTimeout time.Duration
 	// deadlines times attempts out on the real clock; nil on any other,
 	// where each attempt has an AfterFunc of its own.
@@ -49,9 +56,11 @@ type Client struct {
 	maxBody   int64
 	skew      clockSkew
 	observe   func(Attempt)
-	// perMinute and burst are the rate limit WithRateLimit set.
+	// perMinute and burst are the rate limit WithRateLimit or
+	// WithAdaptiveRateLimit set; learn is true for the latter.
 	perMinute float64
 	burst     int
+	learn     bool
 }
 
 // Option configures a Client.
@@ -65,6 +74,8 @@ type config struct {
 	limiter        Limiter
 	perMinute      float64
 	burst          int
+	learn          bool
+	retryBudget    int
 	attemptTimeout time.Duration
 	maxBody        int64
 	observe        func(Attempt)
@@ -102,8 +113,30 @@ func WithRetryPolicy(p RetryPolicy) Option { return func(o *config) { o.policy =
 // minute sustained, bursts of burst (default 100 and 300, the venue's
 // budget). perMinute 0 turns throttling off; 429 pauses still apply.
 func WithRateLimit(perMinute float64, burst int) Option {
-	return func(o *config) { o.perMinute, o.burst, o.limiter = perMinute, burst, nil }
+	return func(o *config) { o.perMinute, o.burst, o.limiter, o.learn = perMinute, burst, nil, false }
 }
+
+// WithAdaptiveRateLimit is WithRateLimit with a budget that learns the
+// venue's rate per endpoint class (NewAdaptiveLimiter): each class starts
+// at perMinute and burst (the ceiling it never exceeds), halves its rate
+// on a 429 and grows back while answers are clean. perMinute 0 turns
+// throttling off; 429 pauses still apply. It is off by default: the
+// client's own bucket keeps to the venue's documented budget for the
+// whole account and learns nothing.
+func WithAdaptiveRateLimit(perMinute float64, burst int) Option {
+	return func(o *config) { o.perMinute, o.burst, o.limiter, o.learn = perMinute, burst, nil, true }
+}
+
+// WithRetryBudget sets the client's retry budget (default
+// DefaultRetryBudget), shared by all its goroutines, as the AWS SDKs'
+// retry quota: a retry after a 429 or 5xx answer costs 5 tokens, one
+// after a failure below HTTP (a timeout, a reset) 10; an answer that
+// succeeds at once gives 1 back, and a retry that succeeds gives back what
+// it cost, up to the budget. When the budget cannot pay for a retry, the
+// GET is not tried again and its error matches ErrRetryBudget, so an
+// outage does not multiply the load by the attempts. tokens 0 turns the
+// budget off (retries are then bounded by the RetryPolicy alone).
+func WithRetryBudget(tokens int) Option { return func(o *config) { o.retryBudget = tokens } }
 
 // WithLimiter sets the rate budget shared with other clients, replacing the
 // client's own token bucket.
@@ -138,6 +171,7 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		policy:         DefaultRetryPolicy(),
 		perMinute:      DefaultRatePerMinute,
 		burst:          DefaultBurst,
+		retryBudget:    DefaultRetryBudget,
 		attemptTimeout: DefaultAttemptTimeout,
 		maxBody:        DefaultMaxResponseBytes,
 	}
@@ -152,6 +186,9 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	}
 	if cfg.perMinute > 0 && cfg.burst < 1 {
 		return nil, fmt.Errorf("transport: burst %d: must be at least 1 when the rate limit is on", cfg.burst)
+	}
+	if cfg.retryBudget < 0 {
+		return nil, fmt.Errorf("transport: retry budget %d: must not be negative", cfg.retryBudget)
 	}
 	if cfg.maxBody <= 0 {
 		return nil, fmt.Errorf("transport: max response bytes %d: must be positive", cfg.maxBody)
@@ -170,9 +207,13 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	if hc.Transport == nil {
 		hc.Transport = defaultTransport(cfg.rootCAs)
 	}
+	if cfg.limiter == nil && cfg.learn {
+		cfg.limiter = NewAdaptiveLimiter(cfg.clock, cfg.perMinute, cfg.burst)
+	}
 	if cfg.limiter == nil {
 		cfg.limiter = NewTokenBucket(cfg.clock, cfg.perMinute, cfg.burst)
 	}
+	adaptive, _ := cfg.limiter.(AdaptiveLimiter)
 	var dl *deadlines
 	if reflect.TypeOf(cfg.clock) == reflect.TypeOf(clockwork.NewRealClock()) {
 		dl = newDeadlines(cfg.clock, cfg.attemptTimeout)
@@ -187,11 +228,14 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		log:            cfg.log,
 		policy:         cfg.policy,
 		limiter:        cfg.limiter,
+		adaptive:       adaptive,
+		retries:        newRetryBudget(cfg.retryBudget),
 		attemptTimeout: cfg.attemptTimeout,
 		maxBody:        cfg.maxBody,
 		observe:        cfg.observe,
 		perMinute:      cfg.perMinute,
 		burst:          cfg.burst,
+		learn:          cfg.learn,
 	}, nil
 }
 
@@ -264,6 +308,11 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // replaced that bucket: it is then the rate a budget shared in the
 // caller's stead (such as package broker's for a fleet) is to keep.
 func (c *Client) RateLimit() (perMinute float64, burst int) { return c.perMinute, c.burst }
+
+// AdaptiveRateLimit reports whether WithAdaptiveRateLimit set the rate
+// limit, so that a budget shared in the client's stead (package broker's
+// for a fleet) is to learn the venue's rate per endpoint class too.
+func (c *Client) AdaptiveRateLimit() bool { return c.learn }
 
 // Response is a 2xx answer, read whole (or, with an error, a write's 2xx
 // whose body could not be read: see Do).
@@ -359,12 +408,23 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 	// clock offset would stamp it the same second, so it does not repeat
 	// an earlier signature.
 	var last stamp
+	// spent is what the last retry took from the retry budget.
+	var spent int
 	for attempt := 1; ; attempt++ {
-		if err := c.limiter.Wait(ctx); err != nil {
+		var grantedAt time.Time
+		if c.adaptive != nil {
+			if err := c.adaptive.WaitFor(ctx, method, path); err != nil {
+				return nil, c.notSent(method, path, attempt, err)
+			}
+			grantedAt = c.clock.Now()
+		} else if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
 		}
 		ans, sendErr := c.attempt(ctx, method, target, u, body, beforeSend, last)
 		last = ans.stamp
+		if c.adaptive != nil && ans.status != 0 {
+			c.adaptive.Answered(method, path, grantedAt, ans.status)
+		}
 		if sendErr != nil {
 			if ns := (*notSentError)(nil); errors.As(sendErr, &ns) {
 				return nil, sendErr
@@ -391,6 +451,24 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 				retry, reason = false, "wait would outlive the context deadline"
 			}
 		}
+		outOfBudget := false
+		if retry {
+			cost := retryCost
+			if sendErr != nil {
+				cost = retryTimeoutCost
+			}
+			if c.retries.take(cost) {
+				spent = cost
+			} else {
+				retry, reason, outOfBudget = false, "retry budget exhausted", true
+			}
+		} else if sendErr == nil && status >= 200 && status < 300 {
+			if attempt == 1 {
+				c.retries.refund(noRetryRefund)
+			} else {
+				c.retries.refund(spent)
+			}
+		}
 		if status == http.StatusTooManyRequests {
 			// Backoff is per request; the pause is for every caller.
 			pause, _ := c.policy.backoff(attempt+1, retryAfter, hasRetryAfter)
@@ -399,7 +477,11 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		c.logAttempt(method, path, attempt, status, sendErr, retry, delay, reason)
 
 		if !retry {
-			return c.finish(ctx, method, path, attempt, ans, retryAfter, sendErr)
+			resp, err := c.finish(ctx, method, path, attempt, ans, retryAfter, sendErr)
+			if outOfBudget && err != nil {
+				err = &retryBudgetError{err}
+			}
+			return resp, err
 		}
 		t := c.clock.NewTimer(delay)
 		select {

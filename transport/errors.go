@@ -43,7 +43,23 @@ var (
 	ErrInvalidRequest = errors.New("invalid request")
 	// ErrForeignURL: a URL does not belong to the client's base URL.
 	ErrForeignURL = errors.New("URL is not on the base URL's scheme and host")
+	// ErrRetryBudget: a GET that could have been tried again was not,
+	// because the client's retry budget (WithRetryBudget) could not pay
+	// for the retry: the venue has been failing for many callers. The
+	// error also matches what the last answer was (ErrRateLimited,
+	// ErrUnavailable) and unwraps to it (a *StatusError for an answer).
+	ErrRetryBudget = errors.New("retry budget exhausted")
 )
+
+// retryBudgetError is a GET's last failure, not retried because the retry
+// budget was spent.
+type retryBudgetError struct{ err error }
+
+func (e *retryBudgetError) Error() string {
+	return e.err.Error() + " (not retried: the client's retry budget is spent)"
+}
+func (e *retryBudgetError) Unwrap() error        { return e.err }
+func (e *retryBudgetError) Is(target error) bool { return target == ErrRetryBudget }
 
 var errResponseTooLarge = errors.New("response body too large")
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -140,4 +141,65 @@ func ctxErr(ctx context.Context) error {
 	default:
 		return nil
 	}
+}
+
+// The retry budget's prices, the AWS SDKs' retry quota (aws-sdk-go-v2
+// retry.DefaultRetryCost, DefaultRetryTimeoutCost, DefaultNoRetryIncrement):
+// a retry after an answer costs retryCost, one after a failure below HTTP
+// retryTimeoutCost; an answer that succeeds at the first attempt gives back
+// noRetryRefund, and one that succeeds after retries what its last retry
+// cost.
+const (
+	retryCost        = 5
+	retryTimeoutCost = 10
+	noRetryRefund    = 1
+)
+
+// retryBudget is a client's retry quota: a token bucket that retries
+// spend and successes refill. A nil *retryBudget is off: it pays for
+// every retry.
+type retryBudget struct {
+	mu          sync.Mutex
+	tokens, max int
+}
+
+func newRetryBudget(tokens int) *retryBudget {
+	if tokens == 0 {
+		return nil
+	}
+	return &retryBudget{tokens: tokens, max: tokens}
+}
+
+// take pays cost for a retry, if the budget holds that much.
+func (b *retryBudget) take(cost int) bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tokens < cost {
+		return false
+	}
+	b.tokens -= cost
+	return true
+}
+
+// refund gives n back, up to the budget.
+func (b *retryBudget) refund(n int) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.tokens = min(b.max, b.tokens+n)
+	b.mu.Unlock()
+}
+
+// left is what the budget holds; -1 when it is off.
+func (b *retryBudget) left() int {
+	if b == nil {
+		return -1
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tokens
 }

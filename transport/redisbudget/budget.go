@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -66,12 +67,20 @@ type Budget struct {
 	clock    clockwork.Clock
 	log      zerolog.Logger
 	maxPause time.Duration
+	// adaptive learns per endpoint class (WithAdaptive), each class kept
+	// under classPrefix, with ceiling and burst (requests a second, and
+	// at that rate) from transport.Headroom.
+	adaptive       bool
+	classPrefix    string
+	ceiling, burst float64
 
 	mu          sync.Mutex
 	pausedUntil time.Time // local pause, on clock
+	// offset is Redis's clock minus clock, as the last adaptive grant saw.
+	offset time.Duration
 }
 
-var _ transport.Limiter = (*Budget)(nil)
+var _ transport.AdaptiveLimiter = (*Budget)(nil)
 
 type config struct {
 	perMinute float64
@@ -79,6 +88,7 @@ type config struct {
 	clock     clockwork.Clock
 	log       zerolog.Logger
 	maxPause  time.Duration
+	adaptive  bool
 }
 
 // Option configures a Budget.
@@ -152,7 +162,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 		return nil, unavailable(err, "redisbudget: Redis does not answer PING")
 	}
 	ns := "tradewire:{" + accountNumber + "}:"
+	ceiling, burst := transport.Headroom(cfg.perMinute, cfg.burst)
 	return &Budget{
+		adaptive: cfg.adaptive, classPrefix: ns + "class:", ceiling: ceiling / 60, burst: float64(burst),
 		rdb: rdb, limiter: redis_rate.NewLimiter(rdb),
 		// The rate is kept to a thousandth of a request a minute (the
 		// GCRA's emission interval is Period/Rate); rate and burst keep
@@ -175,13 +187,17 @@ func (b *Budget) Close() error {
 	return nil
 }
 
-// Wait takes one request from the shared budget, first sleeping out any
+// Wait takes one request from the shared budget (with WithAdaptive, from
+// a class of its own, apart from the venue's endpoints), first sleeping out any
 // fleet-wide pause, then waiting on the clock while the budget is spent.
 // It never starts a wait that would end after ctx's deadline: it returns
 // at once with an error wrapping context.DeadlineExceeded instead. A Redis
 // failure is returned as an error matching transport.ErrUnavailable:
 // nothing may be sent then.
 func (b *Budget) Wait(ctx context.Context) error {
+	if b.adaptive && !b.off {
+		return b.waitClass(ctx, wire.ClassOther)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

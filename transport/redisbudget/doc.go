@@ -31,6 +31,21 @@
 // holds here even if the write to Redis fails. A pause that begins between
 // a caller's pause check and its token is not seen by that one request.
 //
+// # Learning the venue's rate
+//
+// With WithAdaptive, the budget is one GCRA per endpoint class (market
+// data, account reads, order reads, order writes, and one for Wait), each
+// at a rate the fleet learns as transport.NewAdaptiveLimiter does in one
+// process: the rate a class was cut from, when and the measured sending
+// rate are kept in Redis beside its GCRA state, in one hash. Taking a
+// token is one Lua step that reads the pause and computes the class's
+// rate on Redis's clock (one round trip instead of two); a 429 seen by any
+// member cuts the class for all (Answered, one more step, only on a 429),
+// unless the request was granted before the class's last cut. The rate
+// grows back for the whole fleet on Redis's clock, never above
+// WithRateLimit's budget. Without WithAdaptive, WaitFor is Wait and
+// Answered does nothing.
+//
 // # Keys
 //
 // Keys are namespaced by account, with the account as a Redis Cluster hash
@@ -38,6 +53,8 @@
 //
 //	rate:tradewire:{ACCOUNT}:budget   GCRA state (redis_rate adds "rate:")
 //	tradewire:{ACCOUNT}:pause         fleet-wide pause, expiring by itself
+//	tradewire:{ACCOUNT}:class:N       WithAdaptive: class N's GCRA state and
+//	                                  learned rate, expiring an hour after use
 //
 // Every process sharing an account must use the same WithRateLimit: the
 // GCRA state is read against the caller's limit.
