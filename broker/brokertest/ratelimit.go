@@ -8,8 +8,9 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/tradewire/tradewire/internal/wire"
 )
 
 // RateLimits is how the venue rate-limits each account beyond the
@@ -91,25 +92,18 @@ func classIndex(name string) int {
 	return -1
 }
 
-// classOf returns the endpoint class of a request: v1 and v2 paths alike,
-// by what follows /api/v1/crypto/ or /api/v2/crypto/.
+// classOf returns the bucket index of a request's endpoint class, v1 and
+// v2 paths alike. The classes are internal/wire's, the one table of the
+// venue's paths and classes, which tradewire's adaptive limiter keys on too.
 func classOf(method, path string) int {
-	rest, ok := strings.CutPrefix(path, "/api/v2/crypto/")
-	if !ok {
-		if rest, ok = strings.CutPrefix(path, "/api/v1/crypto/"); !ok {
-			return classNone
-		}
-	}
-	switch rest {
-	case "marketdata/best_bid_ask/", "marketdata/estimated_price/", "trading/estimated_price/", "trading/trading_pairs/":
+	switch wire.ClassOf(method, path) {
+	case wire.ClassMarketData:
 		return classMarketData
-	case "trading/accounts/", "trading/holdings/":
+	case wire.ClassAccountReads:
 		return classAccountReads
-	}
-	if strings.HasPrefix(rest, "trading/orders/") {
-		if method == http.MethodGet || method == http.MethodHead {
-			return classOrderReads
-		}
+	case wire.ClassOrderReads:
+		return classOrderReads
+	case wire.ClassOrderWrites:
 		return classOrderWrites
 	}
 	return classNone
