@@ -17,8 +17,9 @@
 // control windows and frame size. Responses are buffered whole before they
 // are sent (the handler has returned by then, which is what lets Abort act
 // after the handler's side effects), so it suits small bodies; streaming
-// responses and server push are not supported. Only h2 is offered in ALPN:
-// a client that cannot speak HTTP/2 fails the TLS handshake. Like net/http,
+// responses and server push are not supported. Only h2 is offered in ALPN
+// unless WithHTTP1 adds http/1.1 (served by net/http's own server): without
+// it, a client that cannot speak HTTP/2 fails the TLS handshake. Like net/http,
 // it adds a Date header to an answer whose handler set none, read from the
 // clock given with WithClock (default: the real clock).
 //

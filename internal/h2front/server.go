@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -81,6 +82,11 @@ type Server struct {
 	policies  map[string]*policy
 	transport []*http.Transport
 	clock     clockwork.Clock
+
+	// h1 serves the connections that negotiate HTTP/1.1 (WithHTTP1);
+	// h1conns hands them to it.
+	h1      *http.Server
+	h1conns *connListener
 }
 
 // Option configures a Server.
@@ -90,6 +96,24 @@ type Option func(*Server)
 // the handler set none (default: the real clock). Give it the clock the
 // handler's own time runs on.
 func WithClock(c clockwork.Clock) Option { return func(s *Server) { s.clock = c } }
+
+// WithHTTP1 makes the server offer http/1.1 in ALPN after h2 and serve a
+// connection that negotiates it, or that asks for no protocol at all,
+// with net/http's own HTTP/1.1 server: for clients that cannot speak
+// HTTP/2, as the real venue serves them. Such requests are answered as
+// net/http answers them; Abort reports false for them and AbortMethod
+// does not touch them, so stream faults stay HTTP/2's. A client that
+// offers h2 still gets HTTP/2.
+func WithHTTP1() Option {
+	return func(s *Server) {
+		s.h1conns = &connListener{addr: s.ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{})}
+		s.h1 = &http.Server{
+			Handler:           s.handler,
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          log.New(io.Discard, "", 0),
+		}
+	}
+}
 
 type policy struct {
 	kind      Kind
@@ -135,6 +159,14 @@ func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server 
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.h1 != nil {
+		s.tlsConf.NextProtos = append(s.tlsConf.NextProtos, "http/1.1")
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			_ = s.h1.Serve(s.h1conns) // ends when Close closes h1conns
+		}()
 	}
 	s.wg.Add(1)
 	go s.accept()
@@ -218,6 +250,10 @@ func (s *Server) Close() {
 	}
 	transports := s.transport
 	s.mu.Unlock()
+	if s.h1 != nil {
+		s.h1conns.Close()
+		s.h1.Close()
+	}
 	s.wg.Wait()
 	for _, tr := range transports {
 		tr.CloseIdleConnections()
@@ -285,6 +321,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	state := tc.ConnectionState()
 	if state.NegotiatedProtocol != http2.NextProtoTLS {
+		if s.h1 != nil && (state.NegotiatedProtocol == "http/1.1" || state.NegotiatedProtocol == "") {
+			s.h1conns.serve(tc)
+		}
 		return
 	}
 	preface := make([]byte, len(http2.ClientPreface))
@@ -859,4 +898,57 @@ func selfSigned() (tls.Certificate, *x509.Certificate, []byte, error) {
 	}
 	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
 	return cert, leaf, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// connListener is the net.Listener through which serveConn hands the
+// HTTP/1.1 connections to net/http's server (WithHTTP1).
+type connListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+// serve hands tc to the HTTP/1.1 server and returns when the server has
+// closed it, or at once if the listener is closed.
+func (l *connListener) serve(tc *tls.Conn) {
+	c := &trackedConn{Conn: tc, closed: make(chan struct{})}
+	select {
+	case l.conns <- c:
+	case <-l.done:
+		return
+	}
+	select {
+	case <-c.closed:
+	case <-l.done:
+	}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
+
+// trackedConn tells serve when net/http's server has closed it.
+type trackedConn struct {
+	net.Conn
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (c *trackedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { close(c.closed) })
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -326,6 +327,73 @@ func TestHTTP1Refused(t *testing.T) {
 	if resp, err := c.Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatalf("HTTP/1.1 client got %s %d, want a failed handshake", resp.Proto, resp.StatusCode)
+	}
+}
+
+// TestWithHTTP1 serves an HTTP/1.1 client (ALPN http/1.1, or no ALPN at
+// all) beside an HTTP/2 one; stream faults stay HTTP/2's.
+func TestWithHTTP1(t *testing.T) {
+	t.Parallel()
+	s := NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Aborted", strconv.FormatBool(Abort(r, RefusedStream)))
+		echo(w, r)
+	}), WithHTTP1())
+	t.Cleanup(s.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	for _, tc := range []struct {
+		name   string
+		protos []string // the client's ALPN
+		h2     bool
+		want   string // r.Proto the handler saw
+	}{
+		{"alpn http/1.1", []string{"http/1.1"}, false, "HTTP/1.1"},
+		{"no alpn", nil, false, "HTTP/1.1"},
+		{"alpn h2", nil, true, "HTTP/2.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, NextProtos: tc.protos}, ForceAttemptHTTP2: tc.h2}
+			if !tc.h2 {
+				tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1 only
+			}
+			defer tr.CloseIdleConnections()
+			// A body that cannot be rewound: Go's HTTP/2 client cannot
+			// replay the refused stream, so the error comes at once.
+			req, _ := http.NewRequestWithContext(testContext(t), http.MethodPost, s.URL+"/o/?q=1", io.NopCloser(strings.NewReader("abc")))
+			req.ContentLength = 3
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if tc.h2 {
+				// The handler chose RefusedStream: HTTP/2 ends the stream.
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("HTTP/2: got %d, want the stream refused", resp.StatusCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated || resp.Header.Get("X-Proto") != tc.want || resp.Header.Get("X-Target") != "/o/?q=1" || resp.Header.Get("X-Length") != "3" {
+				t.Fatalf("got %s %d %v, want %s 201 for /o/?q=1 with 3 bytes", resp.Proto, resp.StatusCode, resp.Header, tc.want)
+			}
+			if resp.Header.Get("X-Aborted") != "false" {
+				t.Fatal("Abort did not report false on HTTP/1.1")
+			}
+		})
+	}
+	// Close ends the HTTP/1.1 connections too.
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/", nil)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	s.Close()
+	if _, err := (&http.Client{Transport: tr}).Do(req.Clone(testContext(t))); err == nil {
+		t.Fatal("a request after Close was answered")
 	}
 }
 

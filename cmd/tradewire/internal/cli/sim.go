@@ -107,15 +107,16 @@ the account-wide bucket. --retry-after sets what a 429 from a bucket says in
 Retry-After, over the file's retry_after: off (none), bucket (the whole
 seconds until the bucket holds a token again) or whole seconds such as 5s.
 
---tls serves HTTPS + HTTP/2 (h2 only, as the real venue is served) with a
-fresh self-signed certificate for 127.0.0.1, ::1 and localhost, writes that
+--tls serves HTTPS, as the real venue is served: HTTP/2 to a client that
+offers h2, HTTP/1.1 to one that does not (curl --http1.1, Python's requests),
+with a fresh self-signed certificate for 127.0.0.1, ::1 and localhost, writes that
 certificate (PEM) to --ca-file (by default a new file in the temporary
 directory, removed at exit), and prints a fourth line, export
 SSL_CERT_FILE='…', which makes Go programs (tradewire included), curl and
 OpenSSL trust it. SSL_CERT_FILE replaces the system's roots for those
 programs: set it only for commands aimed at the simulator. Only over --tls do
 the HTTP/2 stream faults (refused_stream, protocol_error, goaway) end the
-stream with that frame after the commit; over HTTP they drop the connection.
+stream with that frame after the commit; over HTTP/1.1 they drop the connection.
 
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
@@ -342,13 +343,14 @@ func byStatus(m map[int]int) string {
 // read the trusted roots from on Unix.
 const envSSLCertFile = "SSL_CERT_FILE"
 
-// simServeTLS serves srv over TLS + HTTP/2 on ln with internal/h2front,
-// which controls HTTP/2 at the frame level (so the stream faults refuse the
-// stream or send GOAWAY), writes its certificate to --ca-file or a
+// simServeTLS serves srv over TLS on ln with internal/h2front, which
+// controls HTTP/2 at the frame level (so the stream faults refuse the
+// stream or send GOAWAY) and serves clients that cannot speak HTTP/2 over
+// HTTP/1.1, writes its certificate to --ca-file or a
 // temporary file, prints the exports with SSL_CERT_FILE, and serves until
 // ctx ends.
 func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv *brokertest.Server, f simServeFlags) error {
-	hs := h2front.NewServerListener(ln, srv.Handler(), h2front.WithClock(srv.Clock))
+	hs := h2front.NewServerListener(ln, srv.Handler(), h2front.WithClock(srv.Clock), h2front.WithHTTP1())
 	defer hs.Close()
 	path, temp, err := writeSimCA(f.caFile, hs.CACertPEM())
 	if err != nil {
@@ -360,7 +362,7 @@ func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv
 	if err := writeSimExports(a.opts.Stdout, base, srv, path); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s (HTTPS + HTTP/2), account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
+	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s (HTTPS: HTTP/2, or HTTP/1.1 to a client without h2), account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
 	fmt.Fprintf(a.opts.Stderr, "sim serve: trust the certificate in %s (%s=%s, curl --cacert %s)\n", path, envSSLCertFile, path, path)
 	<-ctx.Done()
 	hs.Close() // ends the connections and waits for the handlers

@@ -67,7 +67,7 @@ func demoClient(t *testing.T, env map[string]string, rt http.RoundTripper) *tran
 	return c
 }
 
-func TestSimServe_TLSServesHTTP2AndWritesItsCertificate(t *testing.T) {
+func TestSimServe_TLSServesHTTP2AndHTTP1AndWritesItsCertificate(t *testing.T) {
 	t.Parallel()
 	env, _, stop := startSimServe(t, "--addr", "127.0.0.1:0", "--tls")
 	base, caFile := env[envBaseURL], env[envSSLCertFile]
@@ -91,6 +91,17 @@ func TestSimServe_TLSServesHTTP2AndWritesItsCertificate(t *testing.T) {
 		"api", "GET", "/api/v2/crypto/trading/orders/?account_number=TW0000000001")
 	if r.code != 0 || !strings.Contains(r.stdout, `"results"`) {
 		t.Errorf("tradewire api over TLS: exit %d, stdout %.200q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// A client that cannot speak HTTP/2 (as Python's requests) is served
+	// HTTP/1.1.
+	h1 := trustingTransport(t, caFile)
+	h1.next.(*http.Transport).ForceAttemptHTTP2 = false
+	h1.next.(*http.Transport).TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	if _, err := demoClient(t, env, h1).Get(context.Background(), "/api/v2/crypto/trading/accounts/"); err != nil {
+		t.Fatalf("GET accounts over TLS + HTTP/1.1: %v", err)
+	}
+	if len(h1.protos) != 1 || h1.protos[0] != "HTTP/1.1" {
+		t.Errorf("answered over %v, want HTTP/1.1", h1.protos)
 	}
 	// A client that does not trust it is refused.
 	if _, err := http.Get(base + "/api/v2/crypto/trading/accounts/"); err == nil {
