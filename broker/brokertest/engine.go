@@ -144,7 +144,7 @@ type engine struct {
 	orders    []*order // sorted by (created, seq) ascending
 	byID      map[string]*order
 	byClient  map[string][]*order // key account|client_order_id
-	open      []*order
+	due       dueQueue            // open orders by the instant they next may act (due.go)
 	seq       int64
 	faults    []*Fault
 	mix       *Mix
@@ -164,8 +164,12 @@ type account struct {
 	cash     decimal.Decimal
 	holdings map[string]decimal.Decimal
 	volume   decimal.Decimal
-	tokens   float64
-	last     time.Time
+	// resCash and resAssets are what the account's open orders hold: the
+	// cash of its buys, the assets of its sells (engine.hold keeps them).
+	resCash   decimal.Decimal
+	resAssets map[string]decimal.Decimal
+	tokens    float64
+	last      time.Time
 }
 
 // newEngine validates cfg and returns an engine.
@@ -249,7 +253,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		if a.FeeRatio.IsZero() {
 			a.FeeRatio = decimal.RequireFromString(defaultFeeRatio)
 		}
-		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{},
+		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{}, resAssets: map[string]decimal.Decimal{},
 			volume: a.ThirtyDayVolume, tokens: v.burst, last: v.start}
 		for k, q := range a.Holdings {
 			ac.holdings[k] = q
@@ -491,7 +495,9 @@ func (v *engine) throttle(a *account, now time.Time) *reply {
 	return rep
 }
 
-// insertOrder adds o to the sorted order list and the indexes. Caller holds mu.
+// insertOrder adds o to the sorted order list and the indexes and, while
+// it is open, to the due queue and its account's reserved sums. Caller
+// holds mu.
 func (v *engine) insertOrder(o *order) {
 	n := len(v.orders)
 	if n == 0 || !o.less(v.orders[n-1]) {
@@ -505,7 +511,6 @@ func (v *engine) insertOrder(o *order) {
 	v.byID[o.id] = o
 	k := o.account + "|" + o.clientID
 	v.byClient[k] = append(v.byClient[k], o)
-	if !o.final() {
-		v.open = append(v.open, o)
-	}
+	o.dueIdx = -1
+	v.settle(o)
 }
