@@ -153,6 +153,21 @@ func WithFaultPlan(p FaultPlan) Option {
 	}
 }
 
+// WithLedgerLimit makes the Server's Ledger keep only the n most recent
+// requests (default: every request, as a test asserting on them needs).
+// Its Counts, Len and order records stay exact over all of them. A venue
+// that runs for long, such as tradewire sim serve, sets one so that its
+// memory stays bounded.
+func WithLedgerLimit(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("brokertest: ledger limit %d must be positive", n)
+		}
+		c.cfg.LedgerLimit = n
+		return nil
+	}
+}
+
 // WithPublicBaseURL makes pagination links use base instead of the
 // request's own scheme and host.
 func WithPublicBaseURL(base string) Option {

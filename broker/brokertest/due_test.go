@@ -253,3 +253,42 @@ func TestFarOrdersWaitTheLookahead(t *testing.T) {
 		t.Errorf("a sell at the ask: %s, due at %v, created %v", o.state, o.dueAt, o.created)
 	}
 }
+
+// TestLedgerLimit checks the ring: it keeps the most recent requests in
+// arrival order, while the counts, the length and the order records stay
+// exact over everything; unlimited, it keeps them all.
+func TestLedgerLimit(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []int{0, 3} {
+		l := &Ledger{limit: limit}
+		for i := range 8 {
+			l.add(Request{Target: fmt.Sprint(i), Status: 200 + i%2})
+			if i%3 == 0 {
+				l.addOrder(OrderRecord{ID: fmt.Sprint(i), ClientOrderID: "c" + fmt.Sprint(i%2)})
+			}
+		}
+		var got []string
+		for _, r := range l.Requests() {
+			got = append(got, r.Target)
+		}
+		want := "[0 1 2 3 4 5 6 7]"
+		if limit == 3 {
+			want = "[5 6 7]"
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("limit %d: kept %v, want %s", limit, got, want)
+		}
+		var seen []string
+		n, err := l.AwaitRequests(t.Context(), 1, func(r Request) bool { seen = append(seen, r.Target); return r.Target == "7" })
+		if err != nil || n != 8 || (limit == 3) != (len(seen) == 3) {
+			t.Errorf("limit %d: AwaitRequests from 1 saw %v, returned %d, %v", limit, seen, n, err)
+		}
+		c := l.Counts()
+		if l.Len() != 8 || c.Total != 8 || c.ByStatus[200] != 4 || c.ByStatus[201] != 4 || c.Creates != 3 {
+			t.Errorf("limit %d: Len %d, counts %+v", limit, l.Len(), c)
+		}
+		if d := l.DuplicateClientIDs(); fmt.Sprint(d) != "[c0]" || len(l.OrdersByClientID("c0")) != 2 || len(l.OrdersByClientID("c1")) != 1 {
+			t.Errorf("limit %d: duplicates %v, c0 %v, c1 %v", limit, d, l.OrdersByClientID("c0"), l.OrdersByClientID("c1"))
+		}
+	}
+}

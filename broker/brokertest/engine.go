@@ -112,6 +112,9 @@ type engineConfig struct {
 	// list, list rows without client_order_id, pages without their next
 	// link. The zero value is a well-behaved venue.
 	Hostile Hostile
+	// LedgerLimit, when positive, is how many recent requests the Ledger
+	// keeps (default: all).
+	LedgerLimit int
 	// StreamAbort, if set, is how the HTTP/2 stream faults (FaultRefusedStream,
 	// FaultProtocolError, FaultGoAway) end a stream. Without it, or when it
 	// answers false, they drop the connection like lose_response status 0.
@@ -186,7 +189,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		partial:   !cfg.NoPartialFills,
 		pairs:     defaultPairs(),
 		bySymbol:  map[string]*pair{},
-		ledger:    &Ledger{},
+		ledger:    &Ledger{limit: cfg.LedgerLimit},
 		byKey:     map[string]*account{},
 		byNumber:  map[string]*account{},
 		byID:      map[string]*order{},

@@ -48,6 +48,11 @@ the global --sim flag (tradewire --sim api GET /api/v2/crypto/trading/accounts/)
 	return cmd
 }
 
+// simLedgerLimit is how many recent requests "sim serve" keeps in its
+// venue's ledger (brokertest.WithLedgerLimit), so that a venue left running
+// for days holds bounded memory for them.
+const simLedgerLimit = 10_000
+
 // simServeFlags are the flags of "sim serve".
 type simServeFlags struct {
 	addr     string
@@ -141,6 +146,8 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	opts := []brokertest.Option{
 		brokertest.WithClock(clk), brokertest.WithSeed(f.seed),
 		brokertest.WithPageSize(f.pageSize), brokertest.WithHistory(f.history),
+		// A venue left running keeps a bounded ledger: its counts stay exact.
+		brokertest.WithLedgerLimit(simLedgerLimit),
 	}
 	if f.faults != "" {
 		b, err := os.ReadFile(f.faults)
