@@ -53,6 +53,7 @@ type config struct {
 	key  string
 
 	buyingPower decimal.Decimal
+	stateFile   string // WithStateFile
 }
 
 // WithClock sets the venue's clock (default: the real clock). For a
@@ -199,6 +200,11 @@ func New(opts ...Option) (*Server, error) {
 	v, err := newEngine(c.cfg)
 	if err != nil {
 		return nil, err
+	}
+	if c.stateFile != "" {
+		if err := v.loadStateFile(c.stateFile); err != nil {
+			return nil, err
+		}
 	}
 	return &Server{URL: InMemoryURL, APIKey: c.key, PrivateKey: c.priv,
 		PrivateKeyBase64: base64.StdEncoding.EncodeToString(c.priv.Seed()),
