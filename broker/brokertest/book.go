@@ -23,9 +23,6 @@ const (
 
 var orderTypes = map[string]bool{"market": true, "limit": true, "stop_loss": true, "stop_limit": true}
 
-// maxSteps bounds how many price evaluations one order gets per advance.
-const maxSteps = 3600
-
 type execution struct {
 	price, qty decimal.Decimal
 	at         time.Time
@@ -49,7 +46,14 @@ type order struct {
 	cancelAt                                 time.Time
 	tif                                      string    // time in force; "" is gtc
 	expiresAt                                time.Time // zero: good till canceled
-	lastEval                                 time.Time
+	lastEval                                 time.Time // the grid point last evaluated; the grid is lastEval + k seconds
+	// Book-keeping of the engine (see due.go): while open, the order's
+	// place in engine.due and the instant it comes due there; the last
+	// whole second known not to act; what it holds of its account.
+	dueIdx int
+	dueAt  time.Time
+	clear  int64
+	held   decimal.Decimal
 }
 
 func (o *order) less(p *order) bool {
@@ -78,38 +82,36 @@ func newID(seed uint64, salt, n uint64) string {
 	return uuid.UUID(b).String()
 }
 
-// advance brings every open order up to now. Caller holds mu.
+// advance brings every open order up to now: only those due by now (see
+// due.go) are looked at. Caller holds mu.
 func (v *engine) advance(now time.Time) {
-	kept := v.open[:0]
-	for _, o := range v.open {
+	for len(v.due) > 0 && !v.due[0].dueAt.After(now) {
+		o := v.due[0]
 		v.step(o, now)
-		if !o.final() {
-			kept = append(kept, o)
-		}
+		v.settle(o)
 	}
-	for i := len(kept); i < len(v.open); i++ {
-		v.open[i] = nil
-	}
-	v.open = kept
 }
 
-// step evaluates o once per second (or coarser over long gaps) from its
-// last evaluation up to now, settling a pending cancel or an expiry at its
-// time: from that instant on the order neither fills nor stays open.
+// step evaluates o at each second of its grid from its last evaluation up
+// to now, where it acts (the seconds between, where it cannot act, are
+// passed over without evaluating them), settling a pending cancel or an
+// expiry at its time: from that instant on the order neither fills nor
+// stays open. Caller settles o after.
 func (v *engine) step(o *order, now time.Time) {
-	gap := now.Sub(o.lastEval)
-	if gap <= 0 {
-		return
-	}
-	stride := time.Second
-	if gap > maxSteps*time.Second {
-		stride = gap / maxSteps
-	}
 	end := o.endAt()
-	for t := o.lastEval.Add(stride); !t.After(now) && !o.final(); t = t.Add(stride) {
-		if !end.IsZero() && !t.Before(end) {
+	last := lastGridBefore(o.lastEval, now.Add(1)) // the last grid point at or before now
+	if !end.IsZero() {
+		if e := lastGridBefore(o.lastEval, end); e.Before(last) {
+			last = e
+		}
+	}
+	for !o.final() && last.After(o.lastEval) {
+		s, ok := v.firstHit(o, max(o.lastEval.Unix(), o.clear)+1, last.Unix(), true)
+		if !ok {
+			o.lastEval = last
 			break
 		}
+		t := gridAt(o.lastEval, s)
 		v.evalAt(o, t)
 		o.lastEval = t
 	}
@@ -205,22 +207,11 @@ func (v *engine) fill(o *order, price, q decimal.Decimal, t time.Time) {
 	a.volume = a.volume.Add(notional)
 }
 
-// reserved returns the cash held by a's open buys and the assets held by its open sells.
+// reserved returns the cash held by a's open buys and the assets held by
+// its open sells: running sums kept as orders rest, fill and end (see
+// engine.settle). The map is the account's own: read it, do not keep it.
 func (v *engine) reserved(a *account, now time.Time) (decimal.Decimal, map[string]decimal.Decimal) {
-	cash := decimal.Zero
-	assets := map[string]decimal.Decimal{}
-	for _, o := range v.open {
-		if o.account != a.Number || o.final() {
-			continue
-		}
-		rem := o.qty.Sub(o.filled)
-		if o.side == "sell" {
-			assets[o.pair.asset] = assets[o.pair.asset].Add(rem)
-			continue
-		}
-		cash = cash.Add(rem.Mul(v.refPrice(o, now)).Mul(decimal.NewFromInt(1).Add(o.feeRatio)))
-	}
-	return cash, assets
+	return a.resCash, a.resAssets
 }
 
 // refPrice is the price an order's remainder is expected to trade at.
@@ -470,13 +461,13 @@ func (v *engine) createOrder(a *account, body []byte, now time.Time) (*reply, *o
 	} else if o.qty.GreaterThan(a.holdings[o.pair.asset].Sub(resAssets[o.pair.asset])) {
 		o.state = stateFailed
 	}
-	v.insertOrder(o)
 	if o.state != stateFailed {
 		v.evalAt(o, now)
 		if o.typ == "market" && o.state != stateFilled {
 			o.state = stateFailed
 		}
 	}
+	v.insertOrder(o)
 	return jsonReply(http.StatusCreated, v.orderJSON(o, now)), o
 }
 
@@ -494,6 +485,7 @@ func (v *engine) cancelOrder(a *account, id string, now time.Time) *reply {
 	}
 	if o.cancelAt.IsZero() {
 		o.cancelAt = now.Add(v.cancelD).Truncate(time.Microsecond)
+		v.settle(o)
 	}
 	return jsonReply(http.StatusOK, v.orderJSON(o, now))
 }

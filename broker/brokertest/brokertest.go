@@ -55,6 +55,7 @@ type config struct {
 	key  string
 
 	buyingPower decimal.Decimal
+	stateFile   string // WithStateFile
 }
 
 // WithClock sets the venue's clock (default: the real clock). For a
@@ -171,6 +172,21 @@ func WithFaultPlan(p FaultPlan) Option {
 	}
 }
 
+// WithLedgerLimit makes the Server's Ledger keep only the n most recent
+// requests (default: every request, as a test asserting on them needs).
+// Its Counts, Len and order records stay exact over all of them. A venue
+// that runs for long, such as tradewire sim serve, sets one so that its
+// memory stays bounded.
+func WithLedgerLimit(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("brokertest: ledger limit %d must be positive", n)
+		}
+		c.cfg.LedgerLimit = n
+		return nil
+	}
+}
+
 // WithPublicBaseURL makes pagination links use base instead of the
 // request's own scheme and host.
 func WithPublicBaseURL(base string) Option {
@@ -202,6 +218,11 @@ func New(opts ...Option) (*Server, error) {
 	v, err := newEngine(c.cfg)
 	if err != nil {
 		return nil, err
+	}
+	if c.stateFile != "" {
+		if err := v.loadStateFile(c.stateFile); err != nil {
+			return nil, err
+		}
 	}
 	return &Server{URL: InMemoryURL, APIKey: c.key, PrivateKey: c.priv,
 		PrivateKeyBase64: base64.StdEncoding.EncodeToString(c.priv.Seed()),

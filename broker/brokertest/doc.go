@@ -163,6 +163,14 @@
 // cancel settlement, the token buckets and their schedule, the 30 s
 // signature window and injected latency. Nothing runs in the background.
 //
+// A resting order is evaluated against the market of each second from its
+// creation on, and fills (or triggers) at the first second its price
+// allows. Prices are a pure function of the seed, the symbol and the
+// second, so the venue knows ahead, from bounds on the price, when an
+// order cannot act; a request looks only at the orders that may act by its
+// now. Its cost does not grow with the number of orders the venue holds
+// (BenchmarkVenueCost).
+//
 // For a simulation test, share one Clock (NewClock) between the venue and
 // the client, and drive it with the usual clockwork idiom: waits cost no
 // wall time, and the test's advancing never times out a request in
@@ -266,7 +274,8 @@
 // Ledger records every request (venue time, method, request-target,
 // x-timestamp, signature validity, status, fault) and every order created,
 // so a test can assert that a client left exactly one order per
-// client_order_id:
+// client_order_id. Its counts and per-client_order_id answers are exact;
+// WithLedgerLimit bounds the requests it keeps to the most recent:
 //
 //	if dups := srv.Ledger().DuplicateClientIDs(); len(dups) > 0 {
 //		t.Fatalf("orders placed twice: %v", dups)

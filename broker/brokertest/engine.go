@@ -111,6 +111,9 @@ type engineConfig struct {
 	// list, list rows without client_order_id, pages without their next
 	// link. The zero value is a well-behaved venue.
 	Hostile Hostile
+	// LedgerLimit, when positive, is how many recent requests the Ledger
+	// keeps (default: all).
+	LedgerLimit int
 	// StreamAbort, if set, is how the HTTP/2 stream faults (FaultRefusedStream,
 	// FaultProtocolError, FaultGoAway) end a stream. Without it, or when it
 	// answers false, they drop the connection like lose_response status 0.
@@ -141,7 +144,7 @@ type engine struct {
 	orders    []*order // sorted by (created, seq) ascending
 	byID      map[string]*order
 	byClient  map[string][]*order // key account|client_order_id
-	open      []*order
+	due       dueQueue            // open orders by the instant they next may act (due.go)
 	seq       int64
 	faults    []*Fault
 	mix       *Mix
@@ -162,6 +165,10 @@ type account struct {
 	holdings map[string]decimal.Decimal
 	volume   decimal.Decimal
 	buckets  [numBuckets]tokenBucket // guarded by the engine's mu
+	// resCash and resAssets are what the account's open orders hold: the
+	// cash of its buys, the assets of its sells (engine.hold keeps them).
+	resCash   decimal.Decimal
+	resAssets map[string]decimal.Decimal
 }
 
 // newEngine validates cfg and returns an engine.
@@ -175,7 +182,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		partial:   !cfg.NoPartialFills,
 		pairs:     defaultPairs(),
 		bySymbol:  map[string]*pair{},
-		ledger:    &Ledger{},
+		ledger:    &Ledger{limit: cfg.LedgerLimit},
 		byKey:     map[string]*account{},
 		byNumber:  map[string]*account{},
 		byID:      map[string]*order{},
@@ -250,7 +257,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		if a.FeeRatio.IsZero() {
 			a.FeeRatio = decimal.RequireFromString(defaultFeeRatio)
 		}
-		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{},
+		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{}, resAssets: map[string]decimal.Decimal{},
 			volume: a.ThirtyDayVolume}
 		v.limits.fill(ac, v.start)
 		for k, q := range a.Holdings {
@@ -469,7 +476,9 @@ func (v *engine) authenticate(r *http.Request, target string, body []byte, now t
 	return acct, nil
 }
 
-// insertOrder adds o to the sorted order list and the indexes. Caller holds mu.
+// insertOrder adds o to the sorted order list and the indexes and, while
+// it is open, to the due queue and its account's reserved sums. Caller
+// holds mu.
 func (v *engine) insertOrder(o *order) {
 	n := len(v.orders)
 	if n == 0 || !o.less(v.orders[n-1]) {
@@ -483,7 +492,6 @@ func (v *engine) insertOrder(o *order) {
 	v.byID[o.id] = o
 	k := o.account + "|" + o.clientID
 	v.byClient[k] = append(v.byClient[k], o)
-	if !o.final() {
-		v.open = append(v.open, o)
-	}
+	o.dueIdx = -1
+	v.settle(o)
 }

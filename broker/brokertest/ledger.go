@@ -49,13 +49,31 @@ type Counts struct {
 	Creates      int // orders created
 }
 
-// Ledger records every request a Server received and every order created
+// Ledger records the requests a Server received and every order created
 // through its API, for assertions. Get a Server's with Server.Ledger; the
-// zero Ledger is empty. It is safe for concurrent use.
+// zero Ledger is empty and keeps every request. It is safe for concurrent
+// use.
+//
+// What it answers about orders (Orders, OrdersByClientID,
+// DuplicateClientIDs) and its Counts are exact over everything recorded
+// since the last Reset, each answered from an index or a running count,
+// not a scan. The requests themselves it keeps all of, unless the Server
+// was made WithLedgerLimit(n): then it keeps the n most recent (a ring,
+// for a long-running venue such as tradewire sim serve) while Len, Counts
+// and the order records still count them all.
 type Ledger struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// limit, when positive, is how many requests the ring keeps.
+	limit int
+	// requests holds the requests from index first (of all recorded) on;
+	// with a limit, as a ring of at most limit from head.
 	requests []Request
+	head     int
+	first    int
+	counts   Counts
 	orders   []OrderRecord
+	byClient map[string][]int // client_order_id → indexes into orders
+	dups     []string         // client_order_ids of more than one order, in the order they became so
 	// added, when set, is closed at the next request recorded.
 	added chan struct{}
 }
@@ -63,18 +81,48 @@ type Ledger struct {
 func (l *Ledger) add(r Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.requests = append(l.requests, r)
+	switch {
+	case l.limit <= 0 || len(l.requests) < l.limit:
+		l.requests = append(l.requests, r)
+	default:
+		l.requests[l.head] = r
+		l.head = (l.head + 1) % l.limit
+		l.first++
+	}
+	c := &l.counts
+	c.Total++
+	if c.ByStatus == nil {
+		c.ByStatus = map[int]int{}
+	}
+	c.ByStatus[r.Status]++
+	switch {
+	case r.Dropped:
+		c.Dropped++
+	case r.Status == 429:
+		c.Throttled++
+	case r.Status == 401:
+		c.Unauthorized++
+	}
 	if l.added != nil {
 		close(l.added)
 		l.added = nil
 	}
 }
 
-// Len returns how many requests the ledger holds.
+// at returns recorded request i (of all); first <= i < first+len(requests).
+func (l *Ledger) at(i int) Request {
+	j := i - l.first
+	if l.limit > 0 && len(l.requests) == l.limit {
+		j = (l.head + j) % l.limit
+	}
+	return l.requests[j]
+}
+
+// Len returns how many requests the ledger has recorded, kept or not.
 func (l *Ledger) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.requests)
+	return l.first + len(l.requests)
 }
 
 // AwaitRequests calls f with each request from index from on (in arrival
@@ -82,12 +130,14 @@ func (l *Ledger) Len() int {
 // true or ctx ends. It returns the index after the last request f saw.
 // Over a socket the venue may record a request its client gave up on (a
 // timeout, a cancel) after the client has moved on: a harness that must
-// see the ledger in the client's order waits for it here.
+// see the ledger in the client's order waits for it here. With
+// WithLedgerLimit, requests no longer kept are passed over.
 func (l *Ledger) AwaitRequests(ctx context.Context, from int, f func(Request) bool) (int, error) {
 	for {
 		l.mu.Lock()
-		for from < len(l.requests) {
-			r := l.requests[from]
+		from = max(from, l.first)
+		for from < l.first+len(l.requests) {
+			r := l.at(from)
 			from++
 			if f(r) {
 				l.mu.Unlock()
@@ -110,14 +160,28 @@ func (l *Ledger) AwaitRequests(ctx context.Context, from int, f func(Request) bo
 func (l *Ledger) addOrder(o OrderRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.byClient == nil {
+		l.byClient = map[string][]int{}
+	}
+	l.byClient[o.ClientOrderID] = append(l.byClient[o.ClientOrderID], len(l.orders))
+	if len(l.byClient[o.ClientOrderID]) == 2 {
+		l.dups = append(l.dups, o.ClientOrderID)
+	}
 	l.orders = append(l.orders, o)
+	l.counts.Creates++
 }
 
-// Requests returns a copy of every request recorded, in arrival order.
+// Requests returns a copy of the requests kept, in arrival order: every
+// request recorded, or with WithLedgerLimit(n) the n most recent.
 func (l *Ledger) Requests() []Request {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Request(nil), l.requests...)
+	if len(l.requests) == 0 {
+		return nil
+	}
+	out := make([]Request, 0, len(l.requests))
+	out = append(out, l.requests[l.head:]...)
+	return append(out, l.requests[:l.head]...)
 }
 
 // Orders returns a copy of every order created through the API, in order.
@@ -133,52 +197,37 @@ func (l *Ledger) OrdersByClientID(id string) []OrderRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []OrderRecord
-	for _, o := range l.orders {
-		if o.ClientOrderID == id {
-			out = append(out, o)
-		}
+	for _, i := range l.byClient[id] {
+		out = append(out, l.orders[i])
 	}
 	return out
 }
 
 // DuplicateClientIDs returns the client_order_ids used by more than one
-// created order. A safe client leaves it empty.
+// created order, in the order each was used a second time. A safe client
+// leaves it empty.
 func (l *Ledger) DuplicateClientIDs() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := map[string]int{}
-	var out []string
-	for _, o := range l.orders {
-		seen[o.ClientOrderID]++
-		if seen[o.ClientOrderID] == 2 {
-			out = append(out, o.ClientOrderID)
-		}
-	}
-	return out
+	return append([]string(nil), l.dups...)
 }
 
-// Counts summarises the ledger.
+// Counts summarises every request and create recorded.
 func (l *Ledger) Counts() Counts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := Counts{Total: len(l.requests), ByStatus: map[int]int{}, Creates: len(l.orders)}
-	for _, r := range l.requests {
-		c.ByStatus[r.Status]++
-		switch {
-		case r.Dropped:
-			c.Dropped++
-		case r.Status == 429:
-			c.Throttled++
-		case r.Status == 401:
-			c.Unauthorized++
-		}
+	c := l.counts
+	c.ByStatus = make(map[int]int, len(l.counts.ByStatus))
+	for k, n := range l.counts.ByStatus {
+		c.ByStatus[k] = n
 	}
 	return c
 }
 
-// Reset forgets everything recorded so far.
+// Reset forgets everything recorded so far; the limit stays.
 func (l *Ledger) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.requests, l.orders = nil, nil
+	l.requests, l.head, l.first, l.counts = nil, 0, 0, Counts{}
+	l.orders, l.byClient, l.dups = nil, nil, nil
 }

@@ -199,6 +199,9 @@ type HostileFigures struct {
 
 // Hostile returns the run's ledger row (zero without a Placement).
 func (r *Run) Hostile() HostileFigures {
+	if r.hostile != nil {
+		return *r.hostile
+	}
 	pr := r.Placement
 	if pr == nil {
 		return HostileFigures{}

@@ -241,8 +241,9 @@ type Run struct {
 	// Violations lists each invariant that failed, in Invariants order.
 	Violations []Violation
 
-	begun      int    // calls begun
-	base       string // the venue's base URL
+	begun      int             // calls begun
+	base       string          // the venue's base URL
+	hostile    *HostileFigures // Hostile's answer, kept when the record it is drawn from is let go
 	byCallOnce sync.Once
 	byCall     map[int][]Event
 }

@@ -420,9 +420,11 @@ func TestMatrix(t *testing.T) {
 		}
 		seeds = n
 	}
-	// The runs keep their whole ledger until the end: collecting garbage
-	// less often is a cheap win for the harness (about 10 % of the wall).
+	// Each run's record is let go once checked (summary): only the runs in
+	// flight hold theirs. Collecting garbage less often is a cheap win for
+	// the harness (about 10 % of the wall), under a soft cap on the heap.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(matrixMemoryLimit))
 	scenarios := matrixScenarios(seeds, dur, sat, hostile, wire)
 	runs := make([]*Run, len(scenarios))
 	start := time.Now()
@@ -434,10 +436,11 @@ func TestMatrix(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				runs[i] = run(t, sc)
-				if err := runs[i].Err(); err != nil {
+				r := run(t, sc)
+				if err := r.Err(); err != nil {
 					t.Error(err)
 				}
+				runs[i] = summary(r)
 			})
 		}
 	})
@@ -471,7 +474,40 @@ func TestMatrix(t *testing.T) {
 	fmt.Fprintf(&buf, "matrix: %v simulated in %v elapsed (%d runs, %s at a time, GOMAXPROCS=%d): %.0fx\n",
 		simTotal.Round(time.Second), elapsed.Round(time.Millisecond), len(done), parallel, runtime.GOMAXPROCS(0),
 		float64(simTotal)/float64(elapsed))
+	fmt.Fprintf(&buf, "matrix: peak resident memory %s\n", peakRSS())
 	fmt.Print(buf.String())
+}
+
+// matrixMemoryLimit is the soft cap on the Go heap TestMatrix sets
+// (debug.SetMemoryLimit): the collector works harder near it instead of
+// letting GOGC 400 grow the heap to five times what is live.
+const matrixMemoryLimit = 320 << 20
+
+// summary keeps of a checked run only what the matrix's tables print
+// (Scenario, Figures, Violations, the placement's figures and the hostile
+// row), letting go of its calls, events and orders.
+func summary(r *Run) *Run {
+	h := r.Hostile()
+	s := &Run{Scenario: r.Scenario, Figures: r.Figures, Violations: r.Violations, hostile: &h}
+	if r.Placement != nil {
+		s.Placement = &PlacementRun{Restarts: r.Placement.Restarts, Figures: r.Placement.Figures}
+	}
+	return s
+}
+
+// peakRSS is the process's peak resident set size (VmHWM in
+// /proc/self/status), or "unknown" where there is none to read.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v) + " (VmHWM)"
+		}
+	}
+	return "unknown"
 }
 
 // writeRatios prints the simulated/wall ratio of each kind of run: the

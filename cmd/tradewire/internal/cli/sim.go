@@ -49,6 +49,11 @@ the global --sim flag (tradewire --sim api GET /api/v2/crypto/trading/accounts/)
 	return cmd
 }
 
+// simLedgerLimit is how many recent requests "sim serve" keeps in its
+// venue's ledger (brokertest.WithLedgerLimit), so that a venue left running
+// for days holds bounded memory for them.
+const simLedgerLimit = 10_000
+
 // simServeFlags are the flags of "sim serve".
 type simServeFlags struct {
 	addr     string
@@ -60,6 +65,7 @@ type simServeFlags struct {
 	retryAft string // --retry-after MODE; "" leaves the file's
 	tls      bool
 	caFile   string
+	state    string
 }
 
 func newSimServeCmd(a *app) *cobra.Command {
@@ -142,6 +148,7 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.StringVar(&f.retryAft, "retry-after", "", "what a 429 says in Retry-After: off, bucket or whole seconds such as 5s (default: the --rate-limits file's, else off)")
 	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS + HTTP/2 with a self-signed certificate, written to --ca-file")
 	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the certificate clients must trust (default: a new temporary file)")
+	fs.StringVar(&f.state, "state", "", "keep the venue's book (balances, orders, ids) in this file across restarts: loaded at start if it exists, saved every "+simStateEvery.String()+" and at stop")
 	return cmd
 }
 
@@ -167,6 +174,8 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	opts := []brokertest.Option{
 		brokertest.WithClock(clk), brokertest.WithSeed(f.seed),
 		brokertest.WithPageSize(f.pageSize), brokertest.WithHistory(f.history),
+		// A venue left running keeps a bounded ledger: its counts stay exact.
+		brokertest.WithLedgerLimit(simLedgerLimit),
 	}
 	if f.faults != "" {
 		b, err := os.ReadFile(f.faults)
@@ -184,6 +193,9 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		return err
 	}
 	opts = append(opts, brokertest.WithRateLimits(limits))
+	if f.state != "" {
+		opts = append(opts, brokertest.WithStateFile(f.state))
+	}
 	// The global --seed (simflag.go) seeds prices, ids, partial fills and
 	// history. Build the venue once before listening, so that a bad setting is a
 	// usage error with no socket opened.
@@ -205,6 +217,10 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	if err != nil {
 		ln.Close()
 		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))
+	}
+	if f.state != "" {
+		stop := a.keepSimState(srv, f.state, clk)
+		defer stop()
 	}
 	if f.tls {
 		return a.simServeTLS(ctx, ln, base, srv, f)
@@ -263,6 +279,41 @@ func simRateLimits(f simServeFlags) (brokertest.RateLimits, error) {
 		}
 	}
 	return l, nil
+}
+
+// simStateEvery is how often "sim serve --state" saves the venue's book
+// while it serves; it saves it at stop too.
+const simStateEvery = 30 * time.Second
+
+// keepSimState saves srv's book to path every simStateEvery on clk, until
+// the returned func is called, which saves it a last time. A failed save is
+// reported on stderr, and the venue serves on.
+func (a *app) keepSimState(srv *brokertest.Server, path string, clk clockwork.Clock) (stop func()) {
+	save := func() {
+		if err := srv.SaveState(path); err != nil {
+			fmt.Fprintf(a.opts.Stderr, "sim serve: %s\n", strings.TrimPrefix(err.Error(), "brokertest: "))
+		}
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	tick := clk.NewTicker(simStateEvery)
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.Chan():
+				save()
+			}
+		}
+	}()
+	return func() {
+		tick.Stop()
+		close(done)
+		<-exited
+		save()
+		fmt.Fprintf(a.opts.Stderr, "sim serve: book saved to %s\n", path)
+	}
 }
 
 // checkLoopbackAddr refuses a listen address that is not on a loopback

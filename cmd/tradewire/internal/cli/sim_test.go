@@ -311,3 +311,37 @@ func TestSimServe_UsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSimServe_StateSurvivesARestart places an order on "sim serve
+// --state", stops it, starts it again on the same file, and reads the
+// order back from the new process's venue, where it can still be canceled.
+func TestSimServe_StateSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "venue.json")
+	env, _, stop := startSimServe(t, "--addr", "127.0.0.1:0", "--seed", "5", "--state", state)
+	r := runCLI(t, env, "", "api", "POST", "/api/v2/crypto/trading/orders/?account_number=TW0000000001", "--data",
+		`{"client_order_id":"6b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"limit","symbol":"BTC-USD","limit_order_config":{"asset_quantity":"0.0001","limit_price":"1000.00"}}`)
+	var placed struct{ ID, State string }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &placed) != nil || placed.State != "open" {
+		t.Fatalf("place: exit %d, stdout %.300q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if res := stop(); res.code != 0 || !strings.Contains(res.stderr, "book saved to "+state) {
+		t.Fatalf("stop: exit %d, stderr %q", res.code, res.stderr)
+	}
+
+	env, _, stop = startSimServe(t, "--addr", "127.0.0.1:0", "--seed", "5", "--state", state)
+	defer stop()
+	r = runCLI(t, env, "", "api", "GET", "/api/v2/crypto/trading/orders/"+placed.ID+"/")
+	if r.code != 0 || !strings.Contains(r.stdout, `"state":"open"`) {
+		t.Fatalf("read back after the restart: exit %d, stdout %.300q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, env, "", "api", "POST", "/api/v2/crypto/trading/orders/"+placed.ID+"/cancel/", "--data", "{}"); r.code != 0 {
+		t.Errorf("cancel after the restart: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// Negative control: without --state the new venue does not know it.
+	env2, _, stop2 := startSimServe(t, "--addr", "127.0.0.1:0", "--seed", "5")
+	defer stop2()
+	if r := runCLI(t, env2, "", "api", "GET", "/api/v2/crypto/trading/orders/"+placed.ID+"/"); r.code == 0 {
+		t.Errorf("a venue without --state read the order: %.300q", r.stdout)
+	}
+}
