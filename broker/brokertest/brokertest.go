@@ -288,7 +288,8 @@ func (s *Server) PendingFaults() int { return s.v.pendingFaults() }
 // Ledger returns the record of requests and created orders.
 func (s *Server) Ledger() *Ledger { return s.v.ledger }
 
-// Quote returns the venue's bid and ask for symbol now.
+// Quote returns the venue's best bid and ask for symbol now, as
+// best_bid_ask sends them: now and then crossed (bid above ask) or stale.
 func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.quote(symbol) }
 
 // Transport returns the http.RoundTripper that reaches the venue. For a
