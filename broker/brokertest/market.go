@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -117,14 +118,16 @@ func newPair(s pairSpec) *pair {
 	return p
 }
 
-// defaultPairs are the markets every venue lists, in symbol order.
-func defaultPairs() []*pair {
+// defaultPairs are the markets every venue lists, in symbol order. Pairs
+// are never changed once built, so every venue shares one parse of the
+// catalogue.
+var defaultPairs = sync.OnceValue(func() []*pair {
 	out := make([]*pair, len(catalogue))
 	for i, s := range catalogue {
 		out[i] = newPair(s)
 	}
 	return out
-}
+})
 
 // historyPairs are the pairs seeded history trades, in symbol order.
 func (v *engine) historyPairs() []*pair { return v.hist }
