@@ -3,6 +3,8 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -161,4 +164,200 @@ func TestFeeSweepThroughput(t *testing.T) {
 			t.Errorf("%d requests, %d answered 429", counts.Total, counts.Throttled)
 		}
 	})
+}
+
+// trading returns a client that places orders on an in-memory simulated
+// venue built with opts, sharing one fake clock with it.
+func trading(t *testing.T, opts ...brokertest.Option) (*broker.Client, *brokertest.Server) {
+	t.Helper()
+	clk := brokertest.NewClock(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
+	srv, err := brokertest.New(append([]brokertest.Option{brokertest.WithClock(clk)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk),
+		broker.WithIntentStoreFile(filepath.Join(t.TempDir(), "intents.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, srv
+}
+
+// TestPreviewPricesTheDepth: against a venue with depth, Preview prices a
+// market order at what its size would fill at (worse than the best ask
+// beyond the top level, the best ask within it), and the order placed in
+// the same second fills at that price and fee.
+func TestPreviewPricesTheDepth(t *testing.T) {
+	t.Parallel()
+	c, srv := trading(t, brokertest.WithBuyingPower(decimal.NewFromInt(2_000_000)))
+	ctx := context.Background()
+	_, ask, err := srv.Quote("BTC-USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString("0.001")}
+	if p, err := c.Preview(ctx, small); err != nil || !p.Price.Equal(ask) {
+		t.Fatalf("small preview %+v, %v: want the best ask %s", p, err, ask)
+	}
+	big := small
+	big.AssetQuantity = decimal.RequireFromString("10")
+	p, err := c.Preview(ctx, big)
+	if err != nil || !p.OK() || !p.Price.GreaterThan(ask) {
+		t.Fatalf("preview %+v, %v: want a price above the best ask %s", p, err, ask)
+	}
+	o, err := c.Place(ctx, "depth", big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.State != broker.StateFilled || !o.AveragePrice.Valid || !o.AveragePrice.Decimal.Equal(p.Price) || !o.FeeCharged.Equal(p.Fee) {
+		t.Errorf("filled %s at %v fee %s; preview said %s fee %s", o.State, o.AveragePrice, o.FeeCharged, p.Price, p.Fee)
+	}
+}
+
+// TestPreviewAndPlaceOnPairStatus: a sell-only pair takes sells and
+// refuses buys, an untradable one refuses both; Preview says so before
+// anything is placed and the venue agrees.
+func TestPreviewAndPlaceOnPairStatus(t *testing.T) {
+	t.Parallel()
+	c, srv := trading(t, brokertest.WithAccount(brokertest.AccountConfig{
+		Holdings: map[string]decimal.Decimal{"XTZ": decimal.NewFromInt(100), "BSV": decimal.NewFromInt(100)}}))
+	ctx := context.Background()
+	for i, tc := range []struct {
+		symbol string
+		side   broker.Side
+		ok     bool
+	}{
+		{"XTZ-USD", broker.SideSell, true}, {"XTZ-USD", broker.SideBuy, false},
+		{"BSV-USD", broker.SideSell, false}, {"BSV-USD", broker.SideBuy, false},
+		{"ETH-USD", broker.SideBuy, true},
+	} {
+		req := broker.OrderRequest{Symbol: tc.symbol, Side: tc.side, Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString("1")}
+		if tc.symbol == "ETH-USD" {
+			req.AssetQuantity = decimal.RequireFromString("0.01")
+		}
+		p, err := c.Preview(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.OK() != tc.ok || !tc.ok && p.Violations[0].Code != broker.ViolationNotTradable {
+			t.Errorf("%s %s: violations %v", tc.side, tc.symbol, p.Violations)
+		}
+		o, err := c.Place(ctx, fmt.Sprint("status-", i), req)
+		switch {
+		case tc.ok && (err != nil || o.State != broker.StateFilled):
+			t.Errorf("%s %s: %v, %v", tc.side, tc.symbol, o, err)
+		case !tc.ok && (!errors.Is(err, broker.ErrRejected) || errors.Is(err, broker.ErrUnknownOutcome)):
+			t.Errorf("%s %s: %v, want a rejection", tc.side, tc.symbol, err)
+		}
+	}
+	if n := srv.Ledger().Counts().Creates; n != 2 {
+		t.Errorf("%d creates recorded, want the 2 accepted", n)
+	}
+}
+
+// TestAccountStatesThroughTheClient: the venue's refusals for an account's
+// state or a read-only key reach a bot as rejections, nothing placed.
+func TestAccountStatesThroughTheClient(t *testing.T) {
+	t.Parallel()
+	buy := broker.OrderRequest{Symbol: "ETH-USD", Side: broker.SideBuy, Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString("0.01")}
+	sell := buy
+	sell.Side = broker.SideSell
+	for _, tc := range []struct {
+		name   string
+		cfg    brokertest.AccountConfig
+		buyOK  bool
+		sellOK bool
+		status int // the refusals' status
+	}{
+		{"sell_only", brokertest.AccountConfig{Status: "sell_only"}, false, true, 400},
+		{"deactivated", brokertest.AccountConfig{Status: "deactivated"}, false, false, 403},
+		{"read-only key", brokertest.AccountConfig{ReadOnly: true}, false, false, 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := trading(t, brokertest.WithAccount(tc.cfg))
+			ctx := context.Background()
+			want := tc.cfg.Status
+			if want == "" {
+				want = "active"
+			}
+			if a, err := c.Account(ctx); err != nil || a.Status != want {
+				t.Errorf("account %+v, %v; want status %s", a, err, want)
+			}
+			for i, r := range []struct {
+				req broker.OrderRequest
+				ok  bool
+			}{{buy, tc.buyOK}, {sell, tc.sellOK}} {
+				_, err := c.Place(ctx, fmt.Sprint("k", i), r.req)
+				if r.ok != (err == nil) || err != nil && (!errors.Is(err, broker.ErrRejected) || errors.Is(err, broker.ErrUnknownOutcome)) {
+					t.Errorf("%s: %v", r.req.Side, err)
+				}
+				// The venue's answer is the cause, kept to read (orders.Error.Err).
+				var oe *orders.Error
+				var se *transport.StatusError
+				if err != nil && (!errors.As(err, &oe) || !errors.As(oe.Err, &se) || se.StatusCode != tc.status) {
+					t.Errorf("%s: %v, want status %d", r.req.Side, err, tc.status)
+				}
+			}
+		})
+	}
+}
+
+// TestSimulatedMarketAsSent: a crossed book reaches the caller as the
+// venue sends it, and the venue's two timestamp forms (order times in US
+// Eastern time with an offset, market data in UTC with Z) decode to the
+// venue's instants.
+func TestSimulatedMarketAsSent(t *testing.T) {
+	t.Parallel()
+	c, srv, clk := simulated(t, brokertest.WithSeed(9), brokertest.WithHistory(5))
+	ctx := context.Background()
+	crossed := false
+	for i := 0; i < 20000 && !crossed; i++ {
+		bid, ask, _ := srv.Quote("BTC-USD")
+		if crossed = bid.GreaterThan(ask); !crossed {
+			clk.Advance(time.Second)
+		}
+	}
+	if !crossed {
+		t.Fatal("no crossed book in 20000 s")
+	}
+	bid, ask, _ := srv.Quote("BTC-USD")
+	qs, err := c.BestBidAsk(ctx, "BTC-USD")
+	if err != nil || len(qs) != 1 || !qs[0].Crossed() || !qs[0].Bid.Equal(bid) || !qs[0].Ask.Equal(ask) {
+		t.Fatalf("quotes %+v, %v; the venue sent bid %s ask %s", qs, err, bid, ask)
+	}
+	if !qs[0].Timestamp.Equal(clk.Now()) || qs[0].Timestamp.Location() != time.UTC {
+		t.Errorf("quote timestamp %v, want the venue's now %v in UTC", qs[0].Timestamp, clk.Now())
+	}
+	// One second later the book is no longer crossed (a negative control).
+	clk.Advance(time.Second)
+	if qs, err := c.BestBidAsk(ctx, "BTC-USD"); err != nil || qs[0].Crossed() {
+		t.Errorf("the next second: %+v, %v", qs, err)
+	}
+	orders, err := broker.Collect(c.Orders(ctx, broker.OrderFilter{}))
+	if err != nil || len(orders) != 5 {
+		t.Fatalf("%d orders, %v", len(orders), err)
+	}
+	for _, o := range orders {
+		// August: the venue prints -04:00; the instant is what it is.
+		if _, off := o.CreatedAt.Zone(); off != -4*3600 || !o.CreatedAt.Before(clk.Now()) || o.UpdatedAt.Before(o.CreatedAt) {
+			t.Errorf("order %s created %v updated %v", o.ID, o.CreatedAt, o.UpdatedAt)
+		}
+	}
+	// The orders list filters by an instant whatever form it was read in.
+	first := orders[len(orders)-1].CreatedAt
+	since, err := broker.Collect(c.Orders(ctx, broker.OrderFilter{CreatedAtStart: first}))
+	if err != nil || len(since) != 5 {
+		t.Errorf("since %v: %d orders, %v", first, len(since), err)
+	}
+	since, err = broker.Collect(c.Orders(ctx, broker.OrderFilter{CreatedAtStart: first.Add(time.Microsecond)}))
+	if err != nil || len(since) != 4 {
+		t.Errorf("since just after %v: %d orders, %v", first, len(since), err)
+	}
 }

@@ -299,6 +299,13 @@ func TestDecodeOrderLenient(t *testing.T) {
 				t.Errorf("%v %v", o.CreatedAt, o.UpdatedAt)
 			}
 		}},
+		{"one instant in the offset forms", `{"created_at":"2026-08-20T17:26:18.409035+00:00","updated_at":"2026-08-20T17:26:18.409035Z","executions":[{"effective_price":"1","quantity":"1","timestamp":"2026-01-20T12:26:18.409035-05:00"}]}`, func(t *testing.T, o Order) {
+			want := time.Date(2026, 8, 20, 17, 26, 18, 409035000, time.UTC)
+			if !o.CreatedAt.Equal(want) || !o.UpdatedAt.Equal(want) || len(o.Executions) != 1 ||
+				!o.Executions[0].Timestamp.Equal(time.Date(2026, 1, 20, 17, 26, 18, 409035000, time.UTC)) {
+				t.Errorf("%v %v %v", o.CreatedAt, o.UpdatedAt, o.Executions)
+			}
+		}},
 		{"stop_limit config", `{"type":"stop_limit","stop_limit_order_config":{"quote_amount":"10.00","limit_price":"1.5","stop_price":1.4,"time_in_force":"gtc"}}`, func(t *testing.T, o Order) {
 			c := o.Config()
 			if c == nil || exactNull(c.QuoteAmount) != "10.00" || exactNull(c.StopPrice) != "1.4" || c.TimeInForce != "gtc" || c.AssetQuantity.Valid {

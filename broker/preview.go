@@ -19,7 +19,7 @@ const (
 	ViolationBelowMinimum   ViolationCode = "below_min_order_amount"
 	ViolationAboveMaximum   ViolationCode = "above_max_order_size"
 	ViolationNotMultiple    ViolationCode = "not_a_multiple_of_increment"
-	ViolationNotTradable    ViolationCode = "pair_not_tradable"
+	ViolationNotTradable    ViolationCode = "pair_not_tradable" // status not "tradable"; a "sellonly" pair takes sells
 	ViolationNotAPITradable ViolationCode = "pair_not_api_tradable"
 )
 
@@ -108,8 +108,9 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 		return nil, err
 	}
 	p.Pair = pair
-	if pair.Status != "tradable" {
-		violate("symbol", ViolationNotTradable, decimal.Zero, "%s is %q, not tradable", pair.Symbol, pair.Status)
+	// A sell-only pair takes sells; any other status but tradable takes nothing.
+	if pair.Status != "tradable" && (pair.Status != "sellonly" || req.Side != SideSell) {
+		violate("symbol", ViolationNotTradable, decimal.Zero, "%s is %q, not tradable for a %s", pair.Symbol, pair.Status, req.Side)
 	}
 	if !pair.IsAPITradable {
 		violate("symbol", ViolationNotAPITradable, decimal.Zero, "%s cannot be traded through the API", pair.Symbol)

@@ -140,10 +140,6 @@ func (v *engine) evalAt(o *order, t time.Time) {
 		return
 	}
 	bid, ask := o.pair.quoteAt(v.seed, t)
-	price := ask
-	if o.side == "sell" {
-		price = bid
-	}
 	if (o.typ == "stop_loss" || o.typ == "stop_limit") && !o.triggered {
 		if (o.side == "buy" && ask.GreaterThanOrEqual(o.stop)) || (o.side == "sell" && bid.LessThanOrEqual(o.stop)) {
 			o.triggered = true
@@ -154,7 +150,7 @@ func (v *engine) evalAt(o *order, t time.Time) {
 	rem := o.qty.Sub(o.filled)
 	switch o.typ {
 	case "market", "stop_loss":
-		v.fill(o, price, rem, t)
+		v.fill(o, v.fillPrice(o.pair, o.side, rem, t), rem, t)
 	case "limit", "stop_limit":
 		if (o.side == "buy" && ask.GreaterThan(o.limit)) || (o.side == "sell" && bid.LessThan(o.limit)) {
 			return
@@ -170,7 +166,9 @@ func (v *engine) evalAt(o *order, t time.Time) {
 				chunk = rem
 			}
 		}
-		v.fill(o, price, chunk, t)
+		// Only the book's levels within the limit fill.
+		q, price := v.fillWithin(o.pair, o.side, chunk, o.limit, t)
+		v.fill(o, price, q, t)
 	}
 }
 
@@ -181,6 +179,7 @@ func (v *engine) fill(o *order, price, q decimal.Decimal, t time.Time) {
 	}
 	t = t.Truncate(time.Microsecond)
 	notional := price.Mul(q)
+	o.feeRatio = v.fillFeeRatio(o, t) // the fee tier in force at the fill
 	fee := notional.Mul(o.feeRatio)
 	o.execs = append(o.execs, execution{price: price, qty: q, at: t})
 	o.filled = o.filled.Add(q)
@@ -204,7 +203,7 @@ func (v *engine) fill(o *order, price, q decimal.Decimal, t time.Time) {
 		a.cash = a.cash.Add(notional).Sub(fee)
 		a.holdings[asset] = a.holdings[asset].Sub(q)
 	}
-	a.volume = a.volume.Add(notional)
+	a.volume.add(t, notional)
 }
 
 // reserved returns the cash held by a's open buys and the assets held by
@@ -222,11 +221,7 @@ func (v *engine) refPrice(o *order, now time.Time) decimal.Decimal {
 	case o.hasStop:
 		return o.stop
 	}
-	bid, ask := o.pair.quoteAt(v.seed, now)
-	if o.side == "sell" {
-		return bid
-	}
-	return ask
+	return v.fillPrice(o.pair, o.side, o.qty.Sub(o.filled), now)
 }
 
 var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
@@ -308,6 +303,9 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 	if side != "buy" && side != "sell" {
 		return nil, &fieldErr{`"` + side + `" is not a valid choice.`, "side"}
 	}
+	if fe := a.refuseSide(side); fe != nil {
+		return nil, fe
+	}
 	typ, fe := stringField(m, "type")
 	if fe != nil {
 		return nil, fe
@@ -322,6 +320,9 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 	p := v.bySymbol[sym]
 	if p == nil {
 		return nil, &fieldErr{"Invalid symbol: " + sym, "symbol"}
+	}
+	if fe := p.refuse(side); fe != nil {
+		return nil, fe
 	}
 	cfgKey := typ + "_order_config"
 	for k := range m {
@@ -349,7 +350,7 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 		}
 	}
 	o := &order{clientID: cid, account: a.Number, symbol: sym, side: side, typ: typ, pair: p,
-		feeRatio: a.FeeRatio, state: stateOpen}
+		feeRatio: a.feeRatioAt(now), state: stateOpen}
 	if r, ok := cfg["time_in_force"]; ok {
 		if json.Unmarshal(r, &o.tif) != nil {
 			return nil, &fieldErr{"Not a valid string.", cfgKey + ".time_in_force"}
@@ -429,6 +430,9 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 
 // createOrder handles POST .../orders/. Caller holds mu.
 func (v *engine) createOrder(a *account, body []byte, now time.Time) (*reply, *order) {
+	if rep := a.refuseWrite(true); rep != nil {
+		return rep, nil
+	}
 	o, fe := v.parseOrder(a, body, now)
 	if fe != nil {
 		return errReply(http.StatusBadRequest, "validation_error", fe.detail, fe.attr), nil
@@ -473,6 +477,9 @@ func (v *engine) createOrder(a *account, body []byte, now time.Time) (*reply, *o
 
 // cancelOrder handles POST .../orders/{id}/cancel/. Caller holds mu.
 func (v *engine) cancelOrder(a *account, id string, now time.Time) *reply {
+	if rep := a.refuseWrite(false); rep != nil {
+		return rep
+	}
 	o := v.byID[id]
 	if o == nil || o.account != a.Number {
 		if _, ok := v.bulk.lookup(id, a.Number); ok {
@@ -537,17 +544,15 @@ type orderJSON struct {
 	StopLimit             *configJSON `json:"stop_limit_order_config,omitempty"`
 }
 
-const tsLayout = "2006-01-02T15:04:05.000000Z07:00"
-
 func fix18(d decimal.Decimal) string { return d.StringFixed(18) }
 
 func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
 	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
 		AccountNumber: o.account, State: o.state, FilledAssetQuantity: fix18(o.filled),
-		Executions: []execJSON{}, CreatedAt: o.created.UTC().Format(tsLayout),
-		UpdatedAt: o.updated.UTC().Format(tsLayout), FeeCharged: num(o.fee)}
+		Executions: []execJSON{}, CreatedAt: orderStamp(o.created),
+		UpdatedAt: orderStamp(o.updated), FeeCharged: num(o.fee)}
 	for _, e := range o.execs {
-		j.Executions = append(j.Executions, execJSON{fix18(e.price), fix18(e.qty), e.at.UTC().Format(tsLayout)})
+		j.Executions = append(j.Executions, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
 	}
 	if o.filled.IsPositive() {
 		avg := num(o.notional.DivRound(o.filled, 8))

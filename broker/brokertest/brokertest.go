@@ -56,6 +56,7 @@ type config struct {
 
 	buyingPower decimal.Decimal
 	stateFile   string // WithStateFile
+	account     AccountConfig
 }
 
 // WithClock sets the venue's clock (default: the real clock). For a
@@ -147,6 +148,52 @@ func WithBuyingPower(usd decimal.Decimal) Option {
 	}
 }
 
+// AccountConfig is the state of a Server's account and API key, for
+// WithAccount. The zero value is the default account: active, with a key
+// that trades, the demo holdings and a 30-day volume of 12480.55 (the
+// live capture's).
+type AccountConfig struct {
+	// Status is the account's status as the venue reports it: "active"
+	// (also for ""), "sell_only" (buys are refused with 400 on attr side,
+	// "Account is sell only.") or "deactivated" (creates are refused with
+	// 403, "Account is deactivated."; reads and cancels work).
+	Status string
+	// ReadOnly makes the API key a read-only one: every create and cancel
+	// answers 403 client_error "You do not have permission to perform this
+	// action.", as the venue answers a key without trade scope.
+	ReadOnly bool
+	// ThirtyDayVolume, if Valid, is the 30-day volume (USD) the account
+	// starts with, which sets its starting fee tier; it counts for 30 days
+	// from the venue's start. Fills add to it. Not Valid: 12480.55.
+	ThirtyDayVolume decimal.NullDecimal
+	// Holdings, if not nil, replaces the demo holdings (0.5 BTC, 4 ETH,
+	// 10000 DOGE, 20 SOL): asset code to quantity. An empty map holds none.
+	Holdings map[string]decimal.Decimal
+}
+
+// WithAccount sets the state of the Server's account and API key (see
+// AccountConfig); the buying power stays WithBuyingPower's. New fails on
+// an unknown status, a negative volume or a negative holding.
+func WithAccount(a AccountConfig) Option {
+	return func(c *config) error {
+		switch a.Status {
+		case "", accountActive, accountSellOnly, accountDeactivated:
+		default:
+			return fmt.Errorf("brokertest: account status %q: want active, sell_only or deactivated", a.Status)
+		}
+		if a.ThirtyDayVolume.Valid && a.ThirtyDayVolume.Decimal.IsNegative() {
+			return fmt.Errorf("brokertest: 30-day volume %s is negative", a.ThirtyDayVolume.Decimal)
+		}
+		for k, q := range a.Holdings {
+			if q.IsNegative() {
+				return fmt.Errorf("brokertest: holding of %s %s is negative", k, q)
+			}
+		}
+		c.account = a
+		return nil
+	}
+}
+
 // WithFaultPlan sets up what the venue does wrong from the start: the
 // plan's faults, mix, duplicate mode and hostile modes (see FaultPlan), as
 // Server.SetFaultPlan changes them on a running Server. The hostile modes
@@ -207,11 +254,14 @@ func New(opts ...Option) (*Server, error) {
 	}
 	acct := accountConfig{Number: demoAccountNumber, APIKey: c.key,
 		PublicKey: c.priv.Public().(ed25519.PublicKey), BuyingPower: c.buyingPower,
-		Holdings: map[string]decimal.Decimal{
-			"BTC": decimal.RequireFromString("0.5"), "ETH": decimal.RequireFromString("4"),
-			"DOGE": decimal.RequireFromString("10000"), "SOL": decimal.RequireFromString("20"),
-		},
-		ThirtyDayVolume: decimal.RequireFromString("12480.55"),
+		Holdings: demoHoldings(), ThirtyDayVolume: decimal.RequireFromString(demoThirtyDayVolume),
+		Status: c.account.Status, ReadOnly: c.account.ReadOnly,
+	}
+	if c.account.Holdings != nil {
+		acct.Holdings = c.account.Holdings
+	}
+	if c.account.ThirtyDayVolume.Valid {
+		acct.ThirtyDayVolume = c.account.ThirtyDayVolume.Decimal
 	}
 	c.cfg.Accounts = []accountConfig{acct}
 	c.cfg.StreamAbort = streamAbort
@@ -277,7 +327,8 @@ func (s *Server) PendingFaults() int { return s.v.pendingFaults() }
 // Ledger returns the record of requests and created orders.
 func (s *Server) Ledger() *Ledger { return s.v.ledger }
 
-// Quote returns the venue's bid and ask for symbol now.
+// Quote returns the venue's best bid and ask for symbol now, as
+// best_bid_ask sends them: now and then crossed (bid above ask) or stale.
 func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.quote(symbol) }
 
 // Transport returns the http.RoundTripper that reaches the venue. For a

@@ -79,11 +79,55 @@
 //
 // Prices are a pure function of (WithSeed, symbol, whole second of the
 // venue's clock), so two venues with one seed quote the same prices at the
-// same time. Market orders fill at once at the ask (buy) or bid (sell);
-// limit orders fill when the market crosses, in seeded chunks; stop orders
-// trigger on crossing. fee_charged is the account's fee_ratio times the
-// filled notional. A create the account cannot cover is accepted (201)
-// with state "failed". A cancel answers the order still open and settles
+// same time. Each pair's book has depth: 50 seeded levels a side, each a
+// little further from the best bid or ask and larger than the one before
+// (the top level holds about $150k of BTC-USD, $100k of ETH-USD, a few
+// thousand dollars of the thinner pairs), the last taking whatever is
+// left. A market order fills at once at the average price of the levels
+// its size takes, on the quote increment rounded against it; an estimated
+// price is that same average for its quantity, so a bigger quantity gets
+// a worse price, and a size within the top level the best ask (buy) or bid
+// (sell) itself. Limit orders fill when the market crosses, in seeded
+// chunks, from the levels within their limit only; stop orders trigger on
+// crossing. Now and then the book misbehaves, as the live one does, seeded
+// and deterministic: about one second in 900 per pair it is crossed (the
+// bid above the ask; best_bid_ask sends it so and orders fill against it),
+// and about every hour a pair's book goes stale for 3 to 15 s (it keeps
+// the prices and the timestamp of the second it froze at). A create the
+// account cannot cover is accepted (201) with state "failed".
+//
+// The catalogue is 42 USD pairs, at most 20 a page of trading_pairs:
+// BTC-USD, DOGE-USD, ETH-USD and SOL-USD (the pairs seeded history
+// trades) and others, some "untradable" or "sellonly" (a create on an
+// untradable pair, or a buy on a sell-only one, answers 400
+// validation_error on attr symbol, "Trading pair is untradable: SYM" or
+// "Trading pair is sell only: SYM"), some without min_order_amount (no
+// minimum). The vendor documents the statuses but no answer for them.
+//
+// Fees follow a tier table: fee_ratio 0.0095 below a 30-day volume of
+// 50000 USD, 0.0085 from 50000, 0.006 from 250000, 0.004 from 1000000. The
+// 30-day volume is the account's filled notional on the day and the 29
+// UTC days before, plus the volume it started with (AccountConfig) for 30
+// days from the venue's start. accounts reports the tier in force and the
+// next (null at the top); each fill pays the tier in force when it fills,
+// so the fill that crosses a threshold pays the old one. fee_charged is
+// the sum over the fills.
+//
+// WithAccount sets the account's status and key. A "sell_only" account's
+// buys answer 400 validation_error "Account is sell only." on attr side; a
+// "deactivated" account's creates answer 403 client_error "Account is
+// deactivated." (its reads and cancels work); a read-only key's creates
+// and cancels answer 403 client_error "You do not have permission to
+// perform this action.", the answer the venue gives for another
+// account's number. The vendor names the statuses and a 403 for a key
+// without trade scope, but documents neither answer.
+//
+// Timestamps take the forms of the live captures: an order's created_at,
+// updated_at and execution timestamps are in US Eastern time with its
+// offset and microseconds ("2026-08-20T13:26:18.409035-04:00"; -05:00 in
+// winter, by the rule in force since 2007); best_bid_ask and
+// estimated_price timestamps in UTC with "Z" and nanoseconds
+// ("2026-08-19T19:20:41.579217945Z"). A client must read both. A cancel answers the order still open and settles
 // to "canceled" a second later. Limit, stop_loss and stop_limit orders take
 // the time_in_force values the vendor documents (market orders none): gtc
 // (the default) stays open until it fills or is canceled; gfd, gfw and gfm

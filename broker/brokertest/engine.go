@@ -26,7 +26,7 @@ const (
 	defaultRatePerMinute = 100
 	defaultBurst         = 300
 	defaultBuyingPower   = "100000.00"
-	defaultFeeRatio      = "0.0095"
+	defaultFeeRatio      = "0.0095" // the lowest tier's (feeTiers[0])
 )
 
 // SignatureWindow is how far a request's x-timestamp may be from the
@@ -40,6 +40,18 @@ const (
 	demoAPIKey        = "rh-api-00000000-7e57-4000-8000-7261646577ed"
 	demoAccountNumber = "TW0000000001"
 )
+
+// demoThirtyDayVolume is the demo account's starting 30-day volume, the
+// live capture's.
+const demoThirtyDayVolume = "12480.55"
+
+// demoHoldings are the demo account's starting holdings.
+func demoHoldings() map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{
+		"BTC": decimal.RequireFromString("0.5"), "ETH": decimal.RequireFromString("4"),
+		"DOGE": decimal.RequireFromString("10000"), "SOL": decimal.RequireFromString("20"),
+	}
+}
 
 // demoPrivateKey returns the deterministic Ed25519 key pair whose public half
 // the venue trusts for demoAPIKey when engineConfig.Accounts is empty.
@@ -59,10 +71,17 @@ type accountConfig struct {
 	BuyingPower decimal.Decimal
 	// Holdings maps asset code (e.g. "BTC") to starting quantity.
 	Holdings map[string]decimal.Decimal
-	// FeeRatio is the fee tier ratio applied to fills (default defaultFeeRatio).
-	FeeRatio decimal.Decimal
-	// ThirtyDayVolume is the starting 30-day volume reported in fee_tier_status.
+	// ThirtyDayVolume is the 30-day volume the account starts with; it
+	// counts for 30 days from the venue's start (see volume).
 	ThirtyDayVolume decimal.Decimal
+	// Status is the account's status: accountActive (also for ""),
+	// accountSellOnly or accountDeactivated.
+	Status string
+	// ReadOnly makes APIKey a read-only key: creates and cancels answer 403.
+	ReadOnly bool
+	// FeeRatio is the fee tier at the start, set by newEngine from
+	// ThirtyDayVolume; history orders carry it.
+	FeeRatio decimal.Decimal
 }
 
 // engineConfig configures an engine; the Options set it. The zero value
@@ -134,6 +153,7 @@ type engine struct {
 	partial  bool
 	start    time.Time
 	pairs    []*pair
+	hist     []*pair // the pairs seeded history trades
 	bySymbol map[string]*pair
 	ledger   *Ledger
 
@@ -163,7 +183,7 @@ type account struct {
 	accountConfig
 	cash     decimal.Decimal
 	holdings map[string]decimal.Decimal
-	volume   decimal.Decimal
+	volume   volume
 	buckets  [numBuckets]tokenBucket // guarded by the engine's mu
 	// resCash and resAssets are what the account's open orders hold: the
 	// cash of its buys, the assets of its sells (engine.hold keeps them).
@@ -229,6 +249,9 @@ func newEngine(cfg engineConfig) (*engine, error) {
 	}
 	for _, p := range v.pairs {
 		v.bySymbol[p.symbol] = p
+		if p.core {
+			v.hist = append(v.hist, p)
+		}
 	}
 	v.start = v.now().Truncate(time.Microsecond)
 	v.limits = newLimiter(shared, cfg.Limits, v.start)
@@ -237,11 +260,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		accts = []accountConfig{{
 			Number: demoAccountNumber, APIKey: demoAPIKey,
 			PublicKey: demoPrivateKey().Public().(ed25519.PublicKey),
-			Holdings: map[string]decimal.Decimal{
-				"BTC": decimal.RequireFromString("0.5"), "ETH": decimal.RequireFromString("4"),
-				"DOGE": decimal.RequireFromString("10000"), "SOL": decimal.RequireFromString("20"),
-			},
-			ThirtyDayVolume: decimal.RequireFromString("12480.55"),
+			Holdings:  demoHoldings(), ThirtyDayVolume: decimal.RequireFromString(demoThirtyDayVolume),
 		}}
 	}
 	for i, a := range accts {
@@ -254,11 +273,18 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		if a.BuyingPower.IsZero() {
 			a.BuyingPower = decimal.RequireFromString(defaultBuyingPower)
 		}
-		if a.FeeRatio.IsZero() {
-			a.FeeRatio = decimal.RequireFromString(defaultFeeRatio)
+		if a.Status == "" {
+			a.Status = accountActive
 		}
+		if !accountStatuses[a.Status] {
+			return nil, fmt.Errorf("brokertest: Accounts[%d] status %q: want active, sell_only or deactivated", i, a.Status)
+		}
+		if a.ThirtyDayVolume.IsNegative() {
+			return nil, fmt.Errorf("brokertest: Accounts[%d] 30-day volume %s is negative", i, a.ThirtyDayVolume)
+		}
+		a.FeeRatio = feeTiers[tierAt(a.ThirtyDayVolume)].ratio
 		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{}, resAssets: map[string]decimal.Decimal{},
-			volume: a.ThirtyDayVolume}
+			volume: volume{carried: a.ThirtyDayVolume, until: v.start.Add(historyWindow)}}
 		v.limits.fill(ac, v.start)
 		for k, q := range a.Holdings {
 			ac.holdings[k] = q
@@ -494,4 +520,127 @@ func (v *engine) insertOrder(o *order) {
 	v.byClient[k] = append(v.byClient[k], o)
 	o.dueIdx = -1
 	v.settle(o)
+}
+
+// Account statuses, as the vendor's spec enumerates them (Account.status).
+const (
+	accountActive      = "active"
+	accountSellOnly    = "sell_only"
+	accountDeactivated = "deactivated"
+)
+
+var accountStatuses = map[string]bool{accountActive: true, accountSellOnly: true, accountDeactivated: true}
+
+// Refusals of writes by the account's key or status. The vendor names the
+// statuses and a 403 for a key without trade scope, but no answer for
+// either; the venue answers:
+//   - a read-only key: 403 client_error "You do not have permission to
+//     perform this action." (attr null) on every create and cancel, the
+//     answer it gives for another account's number;
+//   - a deactivated account: 403 client_error "Account is deactivated."
+//     (attr null) on every create; its reads and cancels work;
+//   - a sell_only account: 400 validation_error "Account is sell only."
+//     on attr side, for a buy; its sells work.
+const (
+	detailNoPermission = "You do not have permission to perform this action."
+	detailDeactivated  = "Account is deactivated."
+	detailSellOnly     = "Account is sell only."
+)
+
+// refuseWrite is the 403 a's key or status gives a create (create true)
+// or a cancel, or nil.
+func (a *account) refuseWrite(create bool) *reply {
+	switch {
+	case a.ReadOnly:
+		return errReply(http.StatusForbidden, "client_error", detailNoPermission, "")
+	case create && a.Status == accountDeactivated:
+		return errReply(http.StatusForbidden, "client_error", detailDeactivated, "")
+	}
+	return nil
+}
+
+// refuseSide is the refusal a's status gives an order on side, or nil.
+func (a *account) refuseSide(side string) *fieldErr {
+	if a.Status == accountSellOnly && side == "buy" {
+		return &fieldErr{detailSellOnly, "side"}
+	}
+	return nil
+}
+
+// feeTier is one step of the venue's fee schedule: ratio applies while
+// the account's 30-day volume is at least threshold.
+type feeTier struct{ threshold, ratio decimal.Decimal }
+
+// feeTiers is the fee schedule, by ascending threshold. The first tier and
+// the second's step match the live capture (fee_ratio 0.0095 at a volume of
+// 12480.55; next_fee_tier_ratio 0.0085 at next_fee_tier_threshold 50000).
+var feeTiers = []feeTier{
+	{decimal.Zero, decimal.RequireFromString(defaultFeeRatio)},
+	{decimal.RequireFromString("50000"), decimal.RequireFromString("0.0085")},
+	{decimal.RequireFromString("250000"), decimal.RequireFromString("0.006")},
+	{decimal.RequireFromString("1000000"), decimal.RequireFromString("0.004")},
+}
+
+// tierAt is the index of the fee tier in force at 30-day volume vol.
+func tierAt(vol decimal.Decimal) int {
+	i := 0
+	for i+1 < len(feeTiers) && !vol.LessThan(feeTiers[i+1].threshold) {
+		i++
+	}
+	return i
+}
+
+// volume is an account's trailing 30-day volume: the filled notional of
+// its orders, counted by UTC day (the day of a fill and the 29 before it
+// count), plus the volume it started with, which counts until 30 days
+// after the venue's start.
+type volume struct {
+	carried decimal.Decimal
+	until   time.Time
+	days    map[int64]decimal.Decimal // UTC day number → filled notional
+}
+
+func dayNumber(t time.Time) int64 { return floorDiv(t.Unix(), 86400) }
+
+// add counts notional filled at t, dropping days that no longer count.
+func (vol *volume) add(t time.Time, notional decimal.Decimal) {
+	if vol.days == nil {
+		vol.days = map[int64]decimal.Decimal{}
+	}
+	d := dayNumber(t)
+	vol.days[d] = vol.days[d].Add(notional)
+	for k := range vol.days {
+		if k <= d-30 {
+			delete(vol.days, k)
+		}
+	}
+}
+
+// at is the 30-day volume at t.
+func (vol *volume) at(t time.Time) decimal.Decimal {
+	sum := decimal.Zero
+	if t.Before(vol.until) {
+		sum = vol.carried
+	}
+	d := dayNumber(t)
+	for k, n := range vol.days {
+		if k > d-30 && k <= d {
+			sum = sum.Add(n)
+		}
+	}
+	return sum
+}
+
+// feeRatioAt is the ratio of the fee tier a is in at t.
+func (a *account) feeRatioAt(t time.Time) decimal.Decimal {
+	return feeTiers[tierAt(a.volume.at(t))].ratio
+}
+
+// fillFeeRatio is the ratio a fill of o at t is charged: its account's
+// tier at t (the order's own ratio if the account is unknown).
+func (v *engine) fillFeeRatio(o *order, t time.Time) decimal.Decimal {
+	if a := v.byNumber[o.account]; a != nil {
+		return a.feeRatioAt(t)
+	}
+	return o.feeRatio
 }

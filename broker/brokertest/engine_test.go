@@ -617,12 +617,21 @@ func TestPublicBaseURLAndOffsetPages(t *testing.T) {
 	if n := m["next"].(string); !strings.HasPrefix(n, "https://public.example/api/v2/crypto/trading/trading_pairs/?cursor=") {
 		t.Errorf("next %s", n)
 	}
-	u, _ := url.Parse(m["next"].(string))
-	resp, b = h.do("GET", u.RequestURI(), nil)
-	mustStatus(t, resp, b, 200)
-	m = decode(t, b)
-	if len(m["results"].([]any)) != 1 || m["next"] != nil {
-		t.Errorf("page 2: %s", b)
+	pages, seen := 1, len(m["results"].([]any))
+	for m["next"] != nil {
+		n := m["next"].(string)
+		if !strings.HasPrefix(n, "https://public.example/api/v2/crypto/trading/trading_pairs/?cursor=") {
+			t.Fatalf("next %s", n)
+		}
+		u, _ := url.Parse(n)
+		resp, b = h.do("GET", u.RequestURI(), nil)
+		mustStatus(t, resp, b, 200)
+		m = decode(t, b)
+		pages++
+		seen += len(m["results"].([]any))
+	}
+	if want := (len(h.v.pairs) + 2) / 3; pages != want || seen != len(h.v.pairs) {
+		t.Errorf("%d pairs over %d pages, want %d over %d", seen, pages, len(h.v.pairs), want)
 	}
 }
 
@@ -671,8 +680,9 @@ func TestPricesDeterministic(t *testing.T) {
 			if !b1.Equal(b2) || !a1.Equal(a2) {
 				t.Fatalf("%s at %s: seeds disagree", s, ts)
 			}
-			if !b1.LessThan(a1) || !b1.IsPositive() {
-				t.Fatalf("%s at %s: bid %s ask %s", s, ts, b1, a1)
+			p := a.v.bySymbol[s]
+			if crossed := p.crossedAt(a.v.seed, p.bookTime(a.v.seed, ts).Unix()); b1.LessThan(a1) == crossed || !b1.IsPositive() || !a1.IsPositive() {
+				t.Fatalf("%s at %s: bid %s ask %s, crossed second %v", s, ts, b1, a1, crossed)
 			}
 			differs = differs || !b1.Equal(b3)
 			if s == "BTC-USD" {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/shopspring/decimal"
+
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
@@ -139,4 +141,31 @@ func ExampleWithFaultPlan() {
 	// pending: 1
 	// pending: 3 <nil>
 	// pending: 3 brokertest: mix rate 2 is outside [0, 1]
+}
+
+// ExampleWithAccount sets up a sell-only account whose 30-day volume puts
+// it in the second fee tier; the accounts read reports both, with the
+// next tier. (Its buys would answer 400 "Account is sell only.".)
+func ExampleWithAccount() {
+	clk := brokertest.NewClock(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithAccount(brokertest.AccountConfig{
+		Status:          "sell_only",
+		ThirtyDayVolume: decimal.NewNullDecimal(decimal.RequireFromString("60000")),
+	}))
+	if err != nil {
+		panic(err)
+	}
+	key, _ := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	a, err := c.Account(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(a.Status, a.FeeTier.FeeRatio, a.FeeTier.NextFeeTierRatio.Decimal, a.FeeTier.NextFeeTierThreshold.Decimal)
+	// Output:
+	// sell_only 0.0085 0.006 250000
 }

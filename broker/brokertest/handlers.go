@@ -159,23 +159,16 @@ type accountJSON struct {
 	FeeTierStatus       feeTierJSON `json:"fee_tier_status"`
 }
 
-// feeTiers are (30-day volume threshold, ratio), ascending.
-var feeTiers = []struct{ threshold, ratio string }{
-	{"50000", "0.0085"}, {"250000", "0.006"}, {"1000000", "0.004"},
-}
-
 func (v *engine) accountsReply(a *account, now time.Time) *reply {
 	res, _ := v.reserved(a, now)
-	ft := feeTierJSON{FeeRatio: num(a.FeeRatio), ThirtyDayVolume: num(a.volume.Round(2))}
-	for _, t := range feeTiers {
-		th := decimal.RequireFromString(t.threshold)
-		if a.volume.LessThan(th) {
-			r, thn := num(decimal.RequireFromString(t.ratio)), num(th)
-			ft.NextFeeTierRatio, ft.NextFeeTierThreshold = &r, &thn
-			break
-		}
+	vol := a.volume.at(now)
+	i := tierAt(vol)
+	ft := feeTierJSON{FeeRatio: num(feeTiers[i].ratio), ThirtyDayVolume: num(vol.Round(2))}
+	if i+1 < len(feeTiers) {
+		r, th := num(feeTiers[i+1].ratio), num(feeTiers[i+1].threshold)
+		ft.NextFeeTierRatio, ft.NextFeeTierThreshold = &r, &th
 	}
-	acct := accountJSON{AccountNumber: a.Number, Status: "active",
+	acct := accountJSON{AccountNumber: a.Number, Status: a.Status,
 		BuyingPower: a.cash.Sub(res).RoundFloor(2).StringFixed(2), BuyingPowerCurrency: "USD",
 		AccountType: "individual", IsAPITradable: true, FeeTierStatus: ft}
 	return jsonReply(http.StatusOK, pageJSON{Results: []accountJSON{acct}})
@@ -219,7 +212,7 @@ type pairJSON struct {
 	AssetIncrement string `json:"asset_increment"`
 	QuoteIncrement string `json:"quote_increment"`
 	MaxOrderSize   string `json:"max_order_size"`
-	MinOrderAmount string `json:"min_order_amount"`
+	MinOrderAmount string `json:"min_order_amount,omitempty"`
 	Status         string `json:"status"`
 	IsAPITradable  bool   `json:"is_api_tradable"`
 }
@@ -238,10 +231,24 @@ func (v *engine) pairsReply(r *http.Request, foreign string) *reply {
 	for _, p := range v.pairs {
 		if len(want) == 0 || want[p.symbol] {
 			items = append(items, pairJSON{p.symbol, p.asset, p.quote, p.assetIncStr, p.quoteIncStr,
-				p.maxSizeStr, p.minAmountStr, "tradable", true})
+				p.maxSizeStr, p.minAmountStr, p.status, true})
 		}
 	}
 	return v.offsetPage(r, items, foreign)
+}
+
+// pairsPageSize is the most trading pairs one page holds, so that the
+// catalogue spans several pages, as a client following next links must
+// expect.
+const pairsPageSize = 20
+
+// offsetPageSize is the page size of an offset-paged list: the venue's
+// page size, and at most pairsPageSize for trading pairs.
+func (v *engine) offsetPageSize(r *http.Request) int {
+	if strings.HasSuffix(r.URL.Path, "/trading_pairs/") {
+		return min(v.pageSize, pairsPageSize)
+	}
+	return v.pageSize
 }
 
 type bbaJSON struct {
@@ -262,8 +269,9 @@ func (v *engine) bbaReply(r *http.Request, now time.Time) *reply {
 		if p == nil {
 			return errReply(http.StatusBadRequest, "validation_error", "Invalid symbol: "+s, "symbol")
 		}
+		// As sent: a crossed book stays crossed; a stale one keeps its time.
 		bid, ask := p.quoteAt(v.seed, now)
-		out = append(out, bbaJSON{s, now.UTC().Format(time.RFC3339Nano), bid.String(), ask.String()})
+		out = append(out, bbaJSON{s, marketStamp(p.bookTime(v.seed, now)), bid.String(), ask.String()})
 	}
 	return jsonReply(http.StatusOK, struct {
 		Results []bbaJSON `json:"results"`
@@ -300,8 +308,8 @@ func (v *engine) estimatedReply(r *http.Request, a *account, now time.Time) *rep
 	if len(parts) > 10 {
 		return errReply(http.StatusBadRequest, "validation_error", "Ensure there are no more than 10 quantities.", "quantity")
 	}
-	bid, ask := p.quoteAt(v.seed, now)
-	ts := now.UTC().Format(time.RFC3339Nano)
+	ts := marketStamp(p.bookTime(v.seed, now))
+	ratio := a.feeRatioAt(now)
 	out := []estJSON{}
 	for _, s := range parts {
 		if !plainDecimal.MatchString(s) {
@@ -316,17 +324,21 @@ func (v *engine) estimatedReply(r *http.Request, a *account, now time.Time) *rep
 		if qty.GreaterThan(p.maxSize) {
 			return errReply(http.StatusBadRequest, "validation_error", "Ensure the quantity is less than or equal to "+p.maxSizeStr+".", "quantity")
 		}
+		// The price a market order of qty would fill at now: its average
+		// over the book's depth.
 		if side == "bid" || side == "both" {
+			bid := v.fillPrice(p, "sell", qty, now)
 			b := num(bid)
 			out = append(out, estJSON{Symbol: p.symbol, Side: "bid", Quantity: num(qty), Timestamp: ts,
-				FeeRatio: num(a.FeeRatio), EstFee: num(bid.Mul(qty).Mul(a.FeeRatio)), Bid: &b})
+				FeeRatio: num(ratio), EstFee: num(bid.Mul(qty).Mul(ratio)), Bid: &b})
 		}
 		if side == "ask" || side == "both" {
+			ask := v.fillPrice(p, "buy", qty, now)
 			k := num(ask)
-			fee := ask.Mul(qty).Mul(a.FeeRatio)
+			fee := ask.Mul(qty).Mul(ratio)
 			total := num(ask.Mul(qty).Add(fee))
 			out = append(out, estJSON{Symbol: p.symbol, Side: "ask", Quantity: num(qty), Timestamp: ts,
-				FeeRatio: num(a.FeeRatio), EstFee: num(fee), Ask: &k, EstTotalCost: &total})
+				FeeRatio: num(ratio), EstFee: num(fee), Ask: &k, EstTotalCost: &total})
 		}
 	}
 	return jsonReply(http.StatusOK, pageJSON{Results: out})
@@ -344,7 +356,7 @@ const maxPageLimit = 1000
 func (v *engine) pageLimit(r *http.Request) (int, *reply) {
 	s, ok := r.URL.Query()["limit"]
 	if !ok {
-		return v.pageSize, nil
+		return v.offsetPageSize(r), nil
 	}
 	if !plainInteger(s[0]) {
 		return 0, errReply(http.StatusBadRequest, "validation_error", "A valid integer is required.", "limit")

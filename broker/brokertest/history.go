@@ -78,7 +78,8 @@ func (b *bulkSpec) lookup(id, account string) (int, bool) {
 // order builds bulk order j. It is deterministic in (seed, j).
 func (b *bulkSpec) order(v *engine, j int) *order {
 	h := mix64(v.seed ^ mix64(0x62756c6b^uint64(j)))
-	p := v.pairs[h%uint64(len(v.pairs))]
+	hp := v.historyPairs()
+	p := hp[h%uint64(len(hp))]
 	created := b.created(j)
 	o := &order{
 		id: fmt.Sprintf("%s%012x", bulkIDPrefix, j), clientID: newID(v.seed, 0x636c69656e74, uint64(j)),
@@ -147,8 +148,9 @@ func (v *engine) seedHistory(a *account, n int) {
 		times[i] = v.start.Add(-time.Duration(rng.Int64N(int64(historyWindow - time.Hour)))).Add(-15 * time.Minute).Truncate(time.Microsecond)
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	hp := v.historyPairs()
 	for i, created := range times {
-		p := v.pairs[rng.IntN(len(v.pairs))]
+		p := hp[rng.IntN(len(hp))]
 		v.seq++
 		o := &order{id: newID(v.seed, 0x6f72646572, uint64(v.seq)), clientID: newID(v.seed, 0x68636964, uint64(i)),
 			account: a.Number, symbol: p.symbol, pair: p, seq: v.seq, created: created, updated: created,

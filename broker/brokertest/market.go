@@ -3,43 +3,148 @@ package brokertest
 import (
 	"hash/fnv"
 	"math"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
 )
 
-// pair is one tradable market and the parameters of its simulated price.
+// Trading pair statuses, as the vendor's spec enumerates them
+// (TradingPair.status).
+const (
+	pairTradable   = "tradable"
+	pairUntradable = "untradable"
+	pairSellOnly   = "sellonly"
+)
+
+// pair is one market the venue lists and the parameters of its simulated
+// book.
 type pair struct {
 	symbol, asset, quote string
 	assetInc, quoteInc   decimal.Decimal
-	maxSize, minAmount   decimal.Decimal
-	// The strings the venue prints for the increments and limits.
+	maxSize, minAmount   decimal.Decimal // minAmount zero: the pair has none
+	// The strings the venue prints for the increments and limits;
+	// minAmountStr "" omits min_order_amount, as some live pairs do.
 	assetIncStr, quoteIncStr, maxSizeStr, minAmountStr string
+	status                                             string  // pairTradable, pairUntradable or pairSellOnly
+	core                                               bool    // one of the four pairs seeded history trades
 	base                                               float64 // price level the walk moves around
 	halfSpread                                         float64 // fraction of mid, before noise
+	depth                                              float64 // size of the top level in the quote currency, before noise
 	symHash                                            uint64
 }
 
-func newPair(symbol, asset, assetInc, quoteInc, maxSize, minAmount string, base, halfSpread float64) *pair {
-	h := fnv.New64a()
-	h.Write([]byte(symbol))
-	return &pair{
-		symbol: symbol, asset: asset, quote: "USD",
-		assetInc: decimal.RequireFromString(assetInc), quoteInc: decimal.RequireFromString(quoteInc),
-		maxSize: decimal.RequireFromString(maxSize), minAmount: decimal.RequireFromString(minAmount),
-		assetIncStr: assetInc, quoteIncStr: quoteInc, maxSizeStr: maxSize, minAmountStr: minAmount,
-		base: base, halfSpread: halfSpread, symHash: h.Sum64(),
-	}
+// pairSpec is one row of the catalogue.
+type pairSpec struct {
+	symbol, assetInc, quoteInc, maxSize, minAmount string
+	base, halfSpread, depth                        float64
+	status                                         string // "" is tradable
 }
 
-// defaultPairs are the markets every venue lists, in symbol order.
-func defaultPairs() []*pair {
-	return []*pair{
-		newPair("BTC-USD", "BTC", "0.00000001", "0.01", "20.0000000000000000", "0.1", 65000, 0.00004),
-		newPair("DOGE-USD", "DOGE", "0.01", "0.000001", "2000000.0000000000000000", "0.1", 0.15, 0.0002),
-		newPair("ETH-USD", "ETH", "0.000001", "0.01", "400.0000000000000000", "0.1", 3200, 0.00006),
-		newPair("SOL-USD", "SOL", "0.000001", "0.01", "10000.0000000000000000", "0.1", 150, 0.0001),
+// catalogue is the venue's list of pairs, in symbol order: a list shaped
+// like the live one (tens of USD pairs; a few untradable or sell-only;
+// some without min_order_amount). Statuses and parameters are the
+// simulation's own, not a record of the live venue. BTC-USD, DOGE-USD,
+// ETH-USD and SOL-USD keep the parameters they always had (core): seeded
+// history trades only those.
+var catalogue = []pairSpec{
+	{"AAVE-USD", "0.000001", "0.01", "500.0000000000000000", "1.0", 180, 0.0003, 8000, ""},
+	{"ADA-USD", "0.01", "0.000001", "1000000.0000000000000000", "1.0", 0.45, 0.0003, 10000, ""},
+	{"ARB-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.8, 0.0005, 6000, ""},
+	{"AVAX-USD", "0.000001", "0.01", "10000.0000000000000000", "0.1", 30, 0.0003, 10000, ""},
+	{"BCH-USD", "0.00000001", "0.01", "500.0000000000000000", "0.1", 380, 0.0003, 12000, ""},
+	{"BONK-USD", "1", "0.00000001", "5000000000.0000000000000000", "", 0.00002, 0.001, 4000, ""},
+	{"BSV-USD", "0.00000001", "0.01", "2000.0000000000000000", "0.1", 50, 0.001, 3000, pairUntradable},
+	{"BTC-USD", "0.00000001", "0.01", "20.0000000000000000", "0.1", 65000, 0.00004, 150000, ""},
+	{"COMP-USD", "0.000001", "0.01", "2000.0000000000000000", "1.0", 55, 0.0006, 4000, pairSellOnly},
+	{"CRV-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.35, 0.0008, 5000, ""},
+	{"DOGE-USD", "0.01", "0.000001", "2000000.0000000000000000", "0.1", 0.15, 0.0002, 40000, ""},
+	{"ENA-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.5, 0.0008, 5000, ""},
+	{"ETC-USD", "0.000001", "0.01", "20000.0000000000000000", "0.1", 22, 0.0004, 6000, ""},
+	{"ETH-USD", "0.000001", "0.01", "400.0000000000000000", "0.1", 3200, 0.00006, 100000, ""},
+	{"FLOKI-USD", "1", "0.00000001", "2000000000.0000000000000000", "", 0.00015, 0.001, 4000, ""},
+	{"HBAR-USD", "0.01", "0.00001", "5000000.0000000000000000", "", 0.08, 0.0006, 6000, ""},
+	{"HYPE-USD", "0.001", "0.001", "20000.0000000000000000", "", 25, 0.0008, 6000, ""},
+	{"LINK-USD", "0.000001", "0.001", "50000.0000000000000000", "0.1", 14, 0.0003, 10000, ""},
+	{"LTC-USD", "0.00000001", "0.01", "5000.0000000000000000", "0.1", 75, 0.0003, 10000, ""},
+	{"MATIC-USD", "0.01", "0.0001", "1000000.0000000000000000", "0.1", 0.4, 0.0006, 3000, pairUntradable},
+	{"MEW-USD", "1", "0.000001", "20000000.0000000000000000", "", 0.005, 0.0015, 3000, ""},
+	{"MOODENG-USD", "0.01", "0.00001", "2000000.0000000000000000", "", 0.15, 0.0015, 3000, ""},
+	{"ONDO-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.9, 0.0006, 5000, ""},
+	{"OP-USD", "0.01", "0.0001", "200000.0000000000000000", "", 1.8, 0.0005, 6000, ""},
+	{"PENGU-USD", "1", "0.000001", "50000000.0000000000000000", "", 0.01, 0.0015, 3000, ""},
+	{"PEPE-USD", "1", "0.000000001", "20000000000.0000000000000000", "", 0.00001, 0.0008, 6000, ""},
+	{"PNUT-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.4, 0.0015, 3000, ""},
+	{"POL-USD", "0.01", "0.0001", "1000000.0000000000000000", "0.1", 0.4, 0.0006, 5000, ""},
+	{"POPCAT-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.6, 0.0015, 3000, ""},
+	{"RENDER-USD", "0.01", "0.001", "100000.0000000000000000", "", 5, 0.0008, 4000, ""},
+	{"SEI-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.3, 0.0008, 4000, ""},
+	{"SHIB-USD", "1", "0.000000001", "50000000000.0000000000000000", "0.1", 0.00002, 0.0005, 8000, ""},
+	{"SOL-USD", "0.000001", "0.01", "10000.0000000000000000", "0.1", 150, 0.0001, 50000, ""},
+	{"SUI-USD", "0.01", "0.0001", "200000.0000000000000000", "", 1.9, 0.0005, 6000, ""},
+	{"TRUMP-USD", "0.001", "0.001", "50000.0000000000000000", "", 12, 0.001, 4000, ""},
+	{"UNI-USD", "0.000001", "0.001", "50000.0000000000000000", "0.1", 8, 0.0004, 6000, ""},
+	{"VIRTUAL-USD", "0.01", "0.0001", "500000.0000000000000000", "", 1.2, 0.0012, 3000, ""},
+	{"WIF-USD", "0.01", "0.0001", "500000.0000000000000000", "", 1.6, 0.001, 4000, ""},
+	{"XLM-USD", "0.01", "0.000001", "5000000.0000000000000000", "0.1", 0.11, 0.0004, 6000, ""},
+	{"XRP-USD", "0.01", "0.000001", "2000000.0000000000000000", "0.1", 0.55, 0.0003, 20000, ""},
+	{"XTZ-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.75, 0.0008, 3000, pairSellOnly},
+	{"ZEC-USD", "0.000001", "0.01", "5000.0000000000000000", "", 40, 0.0008, 4000, ""},
+}
+
+// corePairs are the pairs the venue has always listed, with their
+// parameters unchanged: seeded history trades them alone.
+var corePairs = map[string]bool{"BTC-USD": true, "DOGE-USD": true, "ETH-USD": true, "SOL-USD": true}
+
+func newPair(s pairSpec) *pair {
+	h := fnv.New64a()
+	h.Write([]byte(s.symbol))
+	asset, quote, _ := strings.Cut(s.symbol, "-")
+	p := &pair{
+		symbol: s.symbol, asset: asset, quote: quote,
+		assetInc: decimal.RequireFromString(s.assetInc), quoteInc: decimal.RequireFromString(s.quoteInc),
+		maxSize:     decimal.RequireFromString(s.maxSize),
+		assetIncStr: s.assetInc, quoteIncStr: s.quoteInc, maxSizeStr: s.maxSize, minAmountStr: s.minAmount,
+		status: s.status, core: corePairs[s.symbol],
+		base: s.base, halfSpread: s.halfSpread, depth: s.depth, symHash: h.Sum64(),
 	}
+	if p.status == "" {
+		p.status = pairTradable
+	}
+	if s.minAmount != "" {
+		p.minAmount = decimal.RequireFromString(s.minAmount)
+	}
+	return p
+}
+
+// defaultPairs are the markets every venue lists, in symbol order. Pairs
+// are never changed once built, so every venue shares one parse of the
+// catalogue.
+var defaultPairs = sync.OnceValue(func() []*pair {
+	out := make([]*pair, len(catalogue))
+	for i, s := range catalogue {
+		out[i] = newPair(s)
+	}
+	return out
+})
+
+// historyPairs are the pairs seeded history trades, in symbol order.
+func (v *engine) historyPairs() []*pair { return v.hist }
+
+// refuse is the create refusal a pair's status gives an order on side, or
+// nil: an untradable pair takes no order, a sell-only pair no buy. The
+// vendor documents the statuses (TradingPair.status: tradable, untradable,
+// sellonly) but no answer for them; the venue answers as for any other
+// unusable symbol: 400 validation_error on attr symbol.
+func (p *pair) refuse(side string) *fieldErr {
+	switch {
+	case p.status == pairUntradable:
+		return &fieldErr{"Trading pair is untradable: " + p.symbol, "symbol"}
+	case p.status == pairSellOnly && side == "buy":
+		return &fieldErr{"Trading pair is sell only: " + p.symbol, "symbol"}
+	}
+	return nil
 }
 
 // mix64 is the splitmix64 finaliser: a cheap, well-spread hash.
@@ -85,11 +190,48 @@ func (p *pair) midAt(seed uint64, t time.Time) float64 {
 	return p.base * math.Exp(logp)
 }
 
-// quoteAt returns the best bid and ask of p at t, on the quote increment,
-// with bid < ask.
+// The book's rare misbehaviour, per pair, seeded and deterministic.
+const (
+	// crossedEvery: about one second in crossedEvery shows a crossed book
+	// (bid above ask), as the live venue has been seen to send.
+	crossedEvery = 900
+	// staleBlock: about half of the staleBlock-second blocks hold one stale
+	// stretch of staleMin to staleMax seconds, during which the venue keeps
+	// showing the book of the stretch's first second, timestamp included.
+	staleBlock = 1800
+	staleMin   = 3
+	staleMax   = 15
+)
+
+// bookTime is the instant whose book p shows at t: t itself, or within a
+// stale stretch the whole second the book froze at.
+func (p *pair) bookTime(seed uint64, t time.Time) time.Time {
+	sec := t.Unix()
+	k := floorDiv(sec, staleBlock)
+	h := mix64(seed ^ mix64(p.symHash^mix64(0x7374616c65^uint64(k))))
+	if h&1 == 0 {
+		return t
+	}
+	length := int64(staleMin + (h>>8)%(staleMax-staleMin+1))
+	start := k*staleBlock + int64((h>>16)%uint64(staleBlock-length))
+	if sec > start && sec <= start+length {
+		return time.Unix(start, 0).In(t.Location())
+	}
+	return t
+}
+
+// crossedAt reports whether p's book in the whole second sec is crossed.
+func (p *pair) crossedAt(seed uint64, sec int64) bool {
+	return mix64(seed^mix64(p.symHash^mix64(0x63726f7373^uint64(sec))))%crossedEvery == 0
+}
+
+// quoteAt returns the best bid and ask of p at t, on the quote increment:
+// bid < ask, except in the rare crossed second, when the two sides swap
+// (bid > ask); in a stale stretch, those of the second the book froze at.
 func (p *pair) quoteAt(seed uint64, t time.Time) (bid, ask decimal.Decimal) {
-	mid := p.midAt(seed, t)
-	hs := p.halfSpread * (1.25 + 0.75*unit(seed, p.symHash, 7, uint64(t.Unix())))
+	bt := p.bookTime(seed, t)
+	mid := p.midAt(seed, bt)
+	hs := p.halfSpread * (1.25 + 0.75*unit(seed, p.symHash, 7, uint64(bt.Unix())))
 	bid = floorTo(decimal.NewFromFloat(mid*(1-hs)), p.quoteInc)
 	ask = ceilTo(decimal.NewFromFloat(mid*(1+hs)), p.quoteInc)
 	if !ask.GreaterThan(bid) {
@@ -99,8 +241,150 @@ func (p *pair) quoteAt(seed uint64, t time.Time) (bid, ask decimal.Decimal) {
 		bid = p.quoteInc
 		ask = bid.Add(p.quoteInc)
 	}
+	if p.crossedAt(seed, bt.Unix()) {
+		bid, ask = ask, bid
+	}
 	return bid, ask
 }
+
+// bookLevels is how many price levels each side of a book has; the last
+// holds whatever the levels above it do not, so any size fills.
+const bookLevels = 50
+
+// sweep walks the side of p's book at t that an order on side takes
+// (asks for "buy", bids for "sell"), best level first, up to qty, taking
+// only levels no worse than limit when limit is positive. It returns the
+// quantity found (qty itself without a limit) and its notional.
+//
+// Level 0 is the best bid or ask (quoteAt). Level i lies a seeded 0.5 to
+// 1 gap further out, a gap being 2×halfSpread+1 bp of the mid (at least
+// one quote increment), and holds about depth×(1+0.6·i) of the quote
+// currency (±25%, on the asset increment, at least one increment): a
+// bigger order gets a worse average price.
+func (p *pair) sweep(seed uint64, t time.Time, side string, qty, limit decimal.Decimal) (got, notional decimal.Decimal) {
+	bt := p.bookTime(seed, t)
+	bid, ask := p.quoteAt(seed, t)
+	price, dir, sd := ask, 1.0, uint64(0)
+	if side == "sell" {
+		price, dir, sd = bid, -1.0, 1
+	}
+	top := price
+	mid := p.midAt(seed, bt)
+	sec := uint64(bt.Unix())
+	gap := mid * (2*p.halfSpread + 0.0001)
+	off := 0.0
+	got, notional = decimal.Zero, decimal.Zero
+	for i := 0; i < bookLevels && got.LessThan(qty); i++ {
+		if i > 0 {
+			off += gap * (0.75 + 0.25*unit(seed, p.symHash, 21, sd, uint64(i), sec))
+			var next decimal.Decimal
+			if dir > 0 {
+				next = ceilTo(top.Add(decimal.NewFromFloat(off)), p.quoteInc)
+				if !next.GreaterThan(price) {
+					next = price.Add(p.quoteInc)
+				}
+			} else {
+				next = floorTo(top.Sub(decimal.NewFromFloat(off)), p.quoteInc)
+				if !next.LessThan(price) {
+					next = price.Sub(p.quoteInc)
+				}
+				if !next.IsPositive() {
+					break
+				}
+			}
+			price = next
+		}
+		if limit.IsPositive() && (dir > 0 && price.GreaterThan(limit) || dir < 0 && price.LessThan(limit)) {
+			break
+		}
+		take := qty.Sub(got)
+		if i < bookLevels-1 {
+			usd := p.depth * (1 + 0.6*float64(i)) * (1 + 0.25*unit(seed, p.symHash, 22, sd, uint64(i), sec))
+			size := floorTo(decimal.NewFromFloat(usd/mid), p.assetInc)
+			if size.LessThan(p.assetInc) {
+				size = p.assetInc
+			}
+			take = decimal.Min(take, size)
+		}
+		got = got.Add(take)
+		notional = notional.Add(take.Mul(price))
+	}
+	return got, notional
+}
+
+// fillPrice is the price an order on side gets for qty of p at t: the
+// average over the book's levels (sweep), on the quote increment, rounded
+// against the order (up for a buy, down for a sell). Up to the top level's
+// size, and for qty zero, it is the best ask or bid itself.
+func (v *engine) fillPrice(p *pair, side string, qty decimal.Decimal, t time.Time) decimal.Decimal {
+	if !qty.IsPositive() {
+		bid, ask := p.quoteAt(v.seed, t)
+		if side == "sell" {
+			return bid
+		}
+		return ask
+	}
+	got, notional := p.sweep(v.seed, t, side, qty, decimal.Zero)
+	return averagePrice(p, side, got, notional)
+}
+
+// fillWithin is how much of qty an order on side finds in p's book at t at
+// prices no worse than limit, and its average price (as fillPrice rounds
+// it, which keeps it within limit: limit is on the quote increment).
+func (v *engine) fillWithin(p *pair, side string, qty, limit decimal.Decimal, t time.Time) (got, price decimal.Decimal) {
+	got, notional := p.sweep(v.seed, t, side, qty, limit)
+	if !got.IsPositive() {
+		return decimal.Zero, decimal.Zero
+	}
+	return got, averagePrice(p, side, got, notional)
+}
+
+func averagePrice(p *pair, side string, qty, notional decimal.Decimal) decimal.Decimal {
+	avg := notional.DivRound(qty, 24)
+	if side == "sell" {
+		return floorTo(avg, p.quoteInc)
+	}
+	return ceilTo(avg, p.quoteInc)
+}
+
+// US Eastern time, in which the venue prints order timestamps (the live
+// captures show created_at "2026-08-20T13:26:18.409035-04:00").
+var (
+	easternDaylight = time.FixedZone("EDT", -4*3600)
+	easternStandard = time.FixedZone("EST", -5*3600)
+)
+
+// eastern is the US Eastern offset in force at t, by the rule in force
+// since 2007: daylight time from the second Sunday of March, 02:00 EST,
+// to the first Sunday of November, 02:00 EDT. It needs no time zone
+// database, so every machine prints the same.
+func eastern(t time.Time) *time.Location {
+	y := t.UTC().Year()
+	start := nthSunday(y, time.March, 2).Add(7 * time.Hour)  // 02:00 EST
+	end := nthSunday(y, time.November, 1).Add(6 * time.Hour) // 02:00 EDT
+	if !t.Before(start) && t.Before(end) {
+		return easternDaylight
+	}
+	return easternStandard
+}
+
+// nthSunday is 00:00 UTC on the nth Sunday of month m of year y.
+func nthSunday(y int, m time.Month, n int) time.Time {
+	first := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+	return first.AddDate(0, 0, (7-int(first.Weekday()))%7+7*(n-1))
+}
+
+// tsLayout is the layout of order timestamps: microseconds and an offset.
+const tsLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// orderStamp prints t as the venue prints an order's created_at,
+// updated_at and execution timestamps: US Eastern time with its offset
+// and microseconds ("2026-08-20T13:26:18.409035-04:00").
+func orderStamp(t time.Time) string { return t.In(eastern(t)).Format(tsLayout) }
+
+// marketStamp prints t as the venue prints a best bid/ask or estimated
+// price timestamp: UTC, "Z" and nanoseconds ("2026-08-19T19:20:41.579217945Z").
+func marketStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z07:00") }
 
 func floorDiv(a, b int64) int64 {
 	q := a / b

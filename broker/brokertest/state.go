@@ -31,7 +31,15 @@ type accountState struct {
 	Number   string                     `json:"account_number"`
 	Cash     decimal.Decimal            `json:"cash"`
 	Holdings map[string]decimal.Decimal `json:"holdings"`
-	Volume   decimal.Decimal            `json:"thirty_day_volume"`
+	Volume   volumeState                `json:"thirty_day_volume"`
+}
+
+// volumeState is an account's volume: what it started with, until when
+// that counts, and its filled notional by UTC day number.
+type volumeState struct {
+	Carried decimal.Decimal           `json:"carried"`
+	Until   time.Time                 `json:"until"`
+	Days    map[int64]decimal.Decimal `json:"days,omitempty"`
 }
 
 type execState struct {
@@ -105,7 +113,8 @@ func (s *Server) SaveState(path string) error {
 func (v *engine) state() venueState {
 	st := venueState{Version: stateVersion, Seed: v.seed, Seq: v.seq}
 	for _, a := range v.accounts {
-		st.Accounts = append(st.Accounts, accountState{Number: a.Number, Cash: a.cash, Holdings: a.holdings, Volume: a.volume})
+		st.Accounts = append(st.Accounts, accountState{Number: a.Number, Cash: a.cash, Holdings: a.holdings,
+			Volume: volumeState{a.volume.carried, a.volume.until, a.volume.days}})
 	}
 	for _, o := range v.orders {
 		so := orderState{ID: o.id, ClientID: o.clientID, Account: o.account, Symbol: o.symbol, Side: o.side, Type: o.typ,
@@ -151,7 +160,8 @@ func (v *engine) loadStateFile(path string) error {
 		if a == nil {
 			return fmt.Errorf("brokertest: state file %s: account %s is not this venue's", path, as.Number)
 		}
-		a.cash, a.volume, a.holdings = as.Cash, as.Volume, map[string]decimal.Decimal{}
+		a.cash, a.holdings = as.Cash, map[string]decimal.Decimal{}
+		a.volume = volume{carried: as.Volume.Carried, until: as.Volume.Until, days: as.Volume.Days}
 		for k, q := range as.Holdings {
 			a.holdings[k] = q
 		}

@@ -116,8 +116,8 @@ func TestTimeInForceExpiresOnVenueClock(t *testing.T) {
 				}
 				h.clock.Advance(time.Nanosecond)
 				got := h.getOrder(id)
-				if got["state"] != "canceled" || got["updated_at"] != exp.Format(tsLayout) {
-					t.Fatalf("at %v: state %v updated_at %v, want canceled at %s", exp, got["state"], got["updated_at"], exp.Format(tsLayout))
+				if got["state"] != "canceled" || got["updated_at"] != orderStamp(exp) {
+					t.Fatalf("at %v: state %v updated_at %v, want canceled at %s", exp, got["state"], got["updated_at"], orderStamp(exp))
 				}
 				if got["estimated_fee_remaining"].(json.Number).String() != "0.0" {
 					t.Errorf("expired order still estimates a fee: %v", got["estimated_fee_remaining"])
@@ -162,8 +162,8 @@ func TestCancelAndExpiryTheEarlierWins(t *testing.T) {
 	resp, b := h.do("POST", pathOrders+id+"/cancel/", nil)
 	mustStatus(t, resp, b, 200)
 	h.clock.Advance(2 * time.Second)
-	if got := h.getOrder(id); got["state"] != "canceled" || got["updated_at"] != exp.Format(tsLayout) {
-		t.Fatalf("state %v updated_at %v, want canceled at the expiry %s", got["state"], got["updated_at"], exp.Format(tsLayout))
+	if got := h.getOrder(id); got["state"] != "canceled" || got["updated_at"] != orderStamp(exp) {
+		t.Fatalf("state %v updated_at %v, want canceled at the expiry %s", got["state"], got["updated_at"], orderStamp(exp))
 	}
 }
 

@@ -91,7 +91,21 @@ func TestRead_JSON(t *testing.T) {
 				t.Errorf("holding %v", items[0])
 			}
 		}},
-		{"pairs", []string{"pairs"}, 4, []string{"asset_increment", "quote_increment", "min_order_amount", "max_order_size"}, nil},
+		{"pairs", []string{"pairs"}, 42, []string{"asset_increment", "quote_increment", "max_order_size"},
+			func(t *testing.T, items []map[string]any) {
+				// The catalogue spans several pages; some pairs have no minimum.
+				noMin := 0
+				for _, p := range items {
+					if p["min_order_amount"] == nil {
+						noMin++
+					} else if !isDecimal(p["min_order_amount"]) {
+						t.Errorf("%v min_order_amount %#v", p["symbol"], p["min_order_amount"])
+					}
+				}
+				if noMin == 0 || noMin == len(items) {
+					t.Errorf("%d of %d pairs without min_order_amount", noMin, len(items))
+				}
+			}},
 		{"pairs of one symbol", []string{"pairs", "BTC-USD"}, 1, nil, func(t *testing.T, items []map[string]any) {
 			if items[0]["asset_increment"] != "0.00000001" || items[0]["min_order_amount"] != "0.1" {
 				t.Errorf("pair %v", items[0])
