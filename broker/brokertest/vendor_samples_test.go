@@ -197,7 +197,9 @@ func TestVendorSamples(t *testing.T) {
 			calls: []string{"main", "get_accounts", "get_trading_pairs", "get_trading_pairs(BTC-USD, ETH-USD)",
 				"get_holdings", "get_holdings(BTC, ETH)", "get_best_bid_ask(BTC-USD)", "get_best_bid_ask(BTC-USD, ETH-USD)",
 				"get_estimated_price", "place_order(market)", "place_order(limit)", "get_order", "get_orders", "cancel_order"},
-			requests: 16}, // one each, but two pages for each full get_trading_pairs (main's too)
+			// One each, but 21 pages (the catalogue's 42 pairs at 2 a page)
+			// for each full get_trading_pairs (main's too).
+			requests: 12 + 2*21},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			before := srv.Ledger().Len()
