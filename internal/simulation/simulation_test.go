@@ -441,6 +441,13 @@ func TestMatrix(t *testing.T) {
 			})
 		}
 	})
+	// The throttle scenarios, one seed: ThrottleLayouts with every client,
+	// and the drop restored at six times 10 s apart (where in its probing
+	// the adaptive limiter is when capacity comes back decides how soon it
+	// finds it).
+	layouts := ThrottleLayouts()
+	throttle := throttleRuns(t, layouts, throttleClients, 1, wire)
+	restores := restoreSweep(t, wire)
 	elapsed := time.Since(start)
 	var done []*Run
 	var simTotal time.Duration
@@ -463,6 +470,18 @@ func TestMatrix(t *testing.T) {
 	}
 	WriteHostileTable(&buf, hostileRuns)
 	fmt.Fprintln(&buf)
+	throttleList := orderedRuns(layouts, throttle)
+	WriteThrottleTable(&buf, throttleList)
+	fmt.Fprintln(&buf)
+	writeRestoreSweep(&buf, restores)
+	fmt.Fprintln(&buf)
+	for _, f := range checkThrottle(throttle) {
+		t.Error("throttle: " + f)
+	}
+	for _, r := range append(slices.Clip(throttleList), restores...) {
+		done = append(done, r)
+		simTotal += r.Figures.Simulated
+	}
 	writeRatios(&buf, done)
 	parallel := "?"
 	if f := flag.Lookup("test.parallel"); f != nil {
@@ -487,6 +506,8 @@ func writeRatios(w io.Writer, runs []*Run) {
 			k = "saturated/" + string(r.Scenario.Wire)
 		case strings.HasPrefix(r.Scenario.Name, "hostile"):
 			k = "hostile+placement/" + string(r.Scenario.Wire)
+		case strings.HasPrefix(r.Scenario.Name, "throttle"):
+			k = "throttle/" + string(r.Scenario.Wire)
 		case r.Placement != nil:
 			k = "realistic+placement/" + string(r.Scenario.Wire)
 		}
