@@ -388,9 +388,11 @@ func TestMatrixWire(t *testing.T) {
 // TRADEWIRE_SIM_HOSTILE (default 1h), all over TRADEWIRE_SIM_WIRE (tls,
 // the default: TLS + HTTP/2 on loopback, as the real venue is served; http:
 // plain HTTP/1.1 on loopback; memory: in memory; the h2 modes always run
-// over TLS). It prints the
-// figures of every run, the placement figures, the hostile ledger, and
-// the ratio of simulated to wall time, and fails if any invariant broke.
+// over TLS), and the throttle scenarios for one seed (ThrottleLayouts with
+// every client, the drop restored at six times). It prints the
+// figures of every run, the placement figures, the hostile ledger, the
+// throttle figures, and the ratio of simulated to wall time, and fails if
+// any invariant broke.
 func TestMatrix(t *testing.T) {
 	if os.Getenv("TRADEWIRE_SIM_FULL") == "" {
 		t.Skip("set TRADEWIRE_SIM_FULL=1 (or run make sim) for the full matrix")
