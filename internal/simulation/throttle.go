@@ -236,8 +236,8 @@ type OutageFigures struct {
 	OutOfBudget int
 }
 
-// ThrottleFigures is a throttle run's figures: per class and phase, and
-// of the outage.
+// ThrottleFigures is a throttle run's figures (Run.ThrottleFigures): per
+// class and phase, and of the outage (nil without one).
 type ThrottleFigures struct {
 	Phases []ClassPhase
 	Outage *OutageFigures
@@ -250,9 +250,10 @@ const (
 	recoveryShare  = 0.9
 )
 
-// throttleFigures computes r's figures from its ledger, for the classes
-// that have a bucket of their own in r's RateLimits and were called.
-func throttleFigures(r *Run) ThrottleFigures {
+// ThrottleFigures computes the run's throttle figures from its ledger,
+// for the classes that have a bucket of their own in its
+// Scenario.RateLimits and were called, and of its Scenario.Outage.
+func (r *Run) ThrottleFigures() ThrottleFigures {
 	sc := r.Scenario
 	end := sc.Duration
 	byClass := map[string][]Event{}
@@ -423,7 +424,7 @@ func WriteThrottleTable(w io.Writer, runs []*Run) error {
 	fmt.Fprintln(tw, "scenario\tclass\tphase\tcapacity\tchange\t429s\t(transition+probing)\tadmitted\tthroughput\t(after 1st min)\trecovered\t")
 	var outages []*Run
 	for _, r := range runs {
-		f := throttleFigures(r)
+		f := r.ThrottleFigures()
 		for _, p := range f.Phases {
 			rec := ""
 			if p.Change == "restore" {
@@ -450,7 +451,7 @@ func WriteThrottleTable(w io.Writer, runs []*Run) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\toutage\tcalls\trequests\tretries\tattempts bound\tout of retry budget\t")
 	for _, r := range outages {
-		o := throttleFigures(r).Outage
+		o := r.ThrottleFigures().Outage
 		fmt.Fprintf(tw, "%s\t%s-%s min\t%d\t%d\t%d\t%d\t%d\t\n", r.Scenario.Name, minutes(o.From), minutes(o.To),
 			o.Calls, o.Requests, o.Retries, o.AttemptsBound, o.OutOfBudget)
 	}

@@ -78,7 +78,7 @@ func checkThrottle(runs map[string]map[ThrottleClient]*Run) []string {
 		if r == nil {
 			return nil
 		}
-		return throttleFigures(r).Phases
+		return r.ThrottleFigures().Phases
 	}
 	// drop: the adaptive limiter draws fewer 429s than the fixed bucket in
 	// every phase, none at full capacity, and keeps the throughput; the
@@ -134,14 +134,14 @@ func checkThrottle(runs map[string]map[ThrottleClient]*Run) []string {
 	bound := transport.DefaultRetryBudget / 5
 	for _, c := range []ThrottleClient{FixedBucket, AdaptiveBucket} {
 		if r := runs["outage"][c]; r != nil {
-			if o := throttleFigures(r).Outage; o == nil || o.Retries > bound || o.OutOfBudget == 0 {
+			if o := r.ThrottleFigures().Outage; o == nil || o.Retries > bound || o.OutOfBudget == 0 {
 				failf("outage, %s: %+v; want at most %d retries and calls out of the retry budget", c, o, bound)
 			}
 		}
 	}
 	if r := runs["outage"][FixedNoRetryBudget]; r == nil || runs["outage"][FixedBucket] == nil {
 		failf("outage: no run of the fixed bucket with and without a retry budget")
-	} else if o := throttleFigures(r).Outage; o == nil || o.Retries <= bound || 2*o.Retries < o.AttemptsBound {
+	} else if o := r.ThrottleFigures().Outage; o == nil || o.Retries <= bound || 2*o.Retries < o.AttemptsBound {
 		failf("outage without a retry budget: %+v; want retries near the attempts bound and above %d", o, bound)
 	}
 	return fails
@@ -203,7 +203,7 @@ func TestThrottleFigures(t *testing.T) {
 	// The outage's 503s, and a request after it.
 	evs = append(evs, ev(16*time.Minute, 503, "mix_5xx"), ev(18*time.Minute, 200, ""))
 	r := &Run{Scenario: sc, Events: evs}
-	got := throttleFigures(r).Phases
+	got := r.ThrottleFigures().Phases
 	want := []struct {
 		from, to               time.Duration
 		change                 string
@@ -245,7 +245,7 @@ func TestThrottleFigures(t *testing.T) {
 		oev(1, 15*time.Minute), oev(1, 15*time.Minute+time.Second),
 		oev(2, 16*time.Minute), oev(3, 16*time.Minute),
 	}}
-	o := throttleFigures(r).Outage
+	o := r.ThrottleFigures().Outage
 	if o == nil || o.Calls != 3 || o.Requests != 5 || o.Retries != 2 || o.AttemptsBound != 6 || o.OutOfBudget != 0 {
 		t.Errorf("outage figures %+v, want 3 calls, 5 requests, 2 retries, bound 6, 0 out of budget", o)
 	}
@@ -285,7 +285,7 @@ func restoreSweep(t *testing.T, wire Wire) []*Run {
 func writeRestoreSweep(w io.Writer, runs []*Run) {
 	worst := time.Duration(0)
 	for _, r := range runs {
-		ph := throttleFigures(r).Phases
+		ph := r.ThrottleFigures().Phases
 		if len(ph) != 3 {
 			continue
 		}
