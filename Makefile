@@ -57,8 +57,10 @@ demo:
 ## day at a realistic load, one saturated run at the rate budget's limit, and
 ## the placement scenarios (broker.Client placing with restarts, on a venue
 ## that creates a second order for a reused client_order_id) and every
-## hostile mode. Prints the figures of every run, the placement figures, the
-## hostile ledger and the simulated/wall ratios; fails if an invariant
+## hostile mode, and the throttle scenarios (per-class, fluctuating venue
+## rate limits, the fixed bucket against the adaptive limiter, an outage).
+## Prints the figures of every run, the placement figures, the hostile
+## ledger, the throttle figures and the simulated/wall ratios; fails if an invariant
 ## breaks. SIM_SEEDS, SIM_DURATION (realistic runs), SIM_SATURATED and
 ## SIM_HOSTILE shrink or grow it. It runs over TLS + HTTP/2 on loopback, as
 ## the real venue is served; SIM_WIRE=http runs it over plain HTTP/1.1 on

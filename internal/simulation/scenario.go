@@ -92,12 +92,30 @@ type Scenario struct {
 	Hostile brokertest.Hostile
 	// PageSize is the venue's page size (default the venue's, 100).
 	PageSize int
+	// RateLimits is the venue's per-endpoint-class buckets and their
+	// schedule (brokertest.WithRateLimits); the zero value leaves every
+	// endpoint on the one account-wide bucket of 100 a minute in bursts
+	// of 300. A venue that lowers a class under the client's budget
+	// throttles it: leave rate-budget out of Invariants then.
+	RateLimits brokertest.RateLimits
+	// Outage, when set, is a stretch of the run in which the venue answers
+	// every request 503 (a fault mix of Rate5xx 1 in place of Mix, which
+	// is back, re-seeded, when it ends). The zero value is no outage.
+	Outage Window
 
 	// newCaller replaces the transport client, for negative controls.
 	newCaller func(env) (Caller, error)
 	// wall measures wall time (default the real clock).
 	wall clockwork.Clock
 }
+
+// Window is a stretch of a run, From to To after its start.
+type Window struct {
+	From, To time.Duration
+}
+
+// contains reports whether d after the start is in w.
+func (w Window) contains(d time.Duration) bool { return d >= w.From && d < w.To }
 
 // Burst is a load profile: during the first For of every Every of
 // simulated time (from the run's start), the bots pause Think on average
@@ -175,6 +193,9 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	}
 	if total == 0 {
 		return s, fmt.Errorf("simulation: scenario %q: no step has a positive Weight", s.Name)
+	}
+	if s.Outage != (Window{}) && (s.Outage.From < 0 || s.Outage.To <= s.Outage.From) {
+		return s, fmt.Errorf("simulation: scenario %q: Outage needs 0 <= From < To", s.Name)
 	}
 	if s.Burst != (Burst{}) && (s.Burst.Every <= 0 || s.Burst.For <= 0 || s.Burst.For > s.Burst.Every || s.Burst.Think <= 0) {
 		return s, fmt.Errorf("simulation: scenario %q: Burst needs 0 < For <= Every and a positive Think", s.Name)
@@ -327,6 +348,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	if s.PageSize > 0 {
 		opts = append(opts, brokertest.WithPageSize(s.PageSize))
 	}
+	opts = append(opts, brokertest.WithRateLimits(s.RateLimits))
 	srv, err := brokertest.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
@@ -354,6 +376,9 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	tp := &tap{next: rt}
+	if s.Outage != (Window{}) {
+		tp.before = outage(s, clk, srv)
+	}
 	if s.Wire != WireMemory { // over a socket
 		tp.ledger, tp.done, tp.recorded = srv.Ledger(), map[string]int{}, map[string]int{}
 	}
@@ -500,6 +525,8 @@ func callOf(ctx context.Context) int {
 // venue appends to its ledger, so the two line up one for one.
 type tap struct {
 	next http.RoundTripper
+	// before, when set, runs before each request is sent (Scenario.Outage).
+	before func() error
 	// ledger, over a socket (WireTLS, WireHTTP), is the venue's: after each request
 	// the tap waits until the venue has recorded it, which it may do after
 	// the client gave up on it (a timeout), so the two stay in step. In
@@ -525,6 +552,11 @@ type wireRecord struct {
 }
 
 func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.before != nil {
+		if err := t.before(); err != nil {
+			return nil, err
+		}
+	}
 	rec := wireRecord{call: callOf(req.Context()), op: opOf(req.Context()), method: req.Method, target: req.URL.RequestURI(),
 		timestamp: req.Header.Get(signing.HeaderTimestamp), signature: req.Header.Get(signing.HeaderSignature)}
 	if req.Body != nil && req.Body != http.NoBody {
@@ -556,6 +588,27 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.wire = append(t.wire, rec)
 	t.mu.Unlock()
 	return resp, err
+}
+
+// outage returns the tap's hook for s.Outage: it sets the venue's fault
+// mix to every answer 503 for the first request sent in the window, and
+// back to s.Mix for the first one after it. In lockstep only the running
+// bot sends, so the venue changes between one request and the next.
+func outage(s Scenario, clk clockwork.Clock, srv *brokertest.Server) func() error {
+	state := 0 // before, during, after
+	return func() error {
+		el := clk.Since(s.Start)
+		switch {
+		case state == 0 && s.Outage.contains(el):
+			state = 1
+			return srv.SetFaultPlan(brokertest.FaultPlan{Mix: &brokertest.Mix{Seed: s.Mix.Seed, Rate5xx: 1}})
+		case state < 2 && el >= s.Outage.To:
+			state = 2
+			m := s.Mix
+			return srv.SetFaultPlan(brokertest.FaultPlan{Mix: &m})
+		}
+		return nil
+	}
 }
 
 // awaitRecorded waits until the venue has recorded every request sent

@@ -388,9 +388,11 @@ func TestMatrixWire(t *testing.T) {
 // TRADEWIRE_SIM_HOSTILE (default 1h), all over TRADEWIRE_SIM_WIRE (tls,
 // the default: TLS + HTTP/2 on loopback, as the real venue is served; http:
 // plain HTTP/1.1 on loopback; memory: in memory; the h2 modes always run
-// over TLS). It prints the
-// figures of every run, the placement figures, the hostile ledger, and
-// the ratio of simulated to wall time, and fails if any invariant broke.
+// over TLS), and the throttle scenarios for one seed (ThrottleLayouts with
+// every client, the drop restored at six times). It prints the
+// figures of every run, the placement figures, the hostile ledger, the
+// throttle figures, and the ratio of simulated to wall time, and fails if
+// any invariant broke.
 func TestMatrix(t *testing.T) {
 	if os.Getenv("TRADEWIRE_SIM_FULL") == "" {
 		t.Skip("set TRADEWIRE_SIM_FULL=1 (or run make sim) for the full matrix")
@@ -444,6 +446,13 @@ func TestMatrix(t *testing.T) {
 			})
 		}
 	})
+	// The throttle scenarios, one seed: ThrottleLayouts with every client,
+	// and the drop restored at six times 10 s apart (where in its probing
+	// the adaptive limiter is when capacity comes back decides how soon it
+	// finds it).
+	layouts := ThrottleLayouts()
+	throttle := throttleRuns(t, layouts, throttleClients, 1, wire)
+	restores := restoreSweep(t, wire)
 	elapsed := time.Since(start)
 	var done []*Run
 	var simTotal time.Duration
@@ -466,6 +475,18 @@ func TestMatrix(t *testing.T) {
 	}
 	WriteHostileTable(&buf, hostileRuns)
 	fmt.Fprintln(&buf)
+	throttleList := orderedRuns(layouts, throttle)
+	WriteThrottleTable(&buf, throttleList)
+	fmt.Fprintln(&buf)
+	writeRestoreSweep(&buf, restores)
+	fmt.Fprintln(&buf)
+	for _, f := range checkThrottle(throttle) {
+		t.Error("throttle: " + f)
+	}
+	for _, r := range append(slices.Clip(throttleList), restores...) {
+		done = append(done, r)
+		simTotal += r.Figures.Simulated
+	}
 	writeRatios(&buf, done)
 	parallel := "?"
 	if f := flag.Lookup("test.parallel"); f != nil {
@@ -523,6 +544,8 @@ func writeRatios(w io.Writer, runs []*Run) {
 			k = "saturated/" + string(r.Scenario.Wire)
 		case strings.HasPrefix(r.Scenario.Name, "hostile"):
 			k = "hostile+placement/" + string(r.Scenario.Wire)
+		case strings.HasPrefix(r.Scenario.Name, "throttle"):
+			k = "throttle/" + string(r.Scenario.Wire)
 		case r.Placement != nil:
 			k = "realistic+placement/" + string(r.Scenario.Wire)
 		}
