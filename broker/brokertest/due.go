@@ -230,11 +230,11 @@ func (v *engine) mayHit(o *order, s0, s1 int64) bool {
 // seconds [s0, s1], wide by a margin that covers rounding to the quote
 // increment and float error; ok is false where they cannot be trusted.
 func (p *pair) quoteBounds(seed uint64, s0, s1 int64, onAsk bool) (lo, hi float64, ok bool) {
-	hsLo, hsHi := 0.5*p.halfSpread, 2*p.halfSpread
+	hsLo, hsHi := p.halfSpread*(spreadMid-spreadAmp), p.halfSpread*(spreadMid+spreadAmp)
 	var midLo, midHi float64
 	if s0 == s1 {
 		// One second: the very floats quoteAt rounds.
-		hsLo = p.halfSpread * (1.25 + 0.75*unit(seed, p.symHash, 7, uint64(s0)))
+		hsLo = p.halfSpreadAt(seed, s0)
 		hsHi = hsLo
 		midLo = p.midAt(seed, time.Unix(s0, 0))
 		midHi = midLo
@@ -269,26 +269,14 @@ func (p *pair) logBounds(seed uint64, s0, s1 int64) (lo, hi float64) {
 			lo, hi = lo-l.amp, hi+l.amp
 			continue
 		}
-		pre := mix64(mix64(mix64(seed)^p.symHash) ^ uint64(i)) // unit's hash of (seed, symbol, layer)
-		knot := func(k int64) float64 { return float64(mix64(pre^uint64(k))>>11)/float64(1<<53)*2 - 1 }
-		at := func(s int64) float64 { // as midAt computes the layer
-			k := floorDiv(s, l.period)
-			frac := float64(s-k*l.period) / float64(l.period)
-			frac = frac * frac * (3 - 2*frac)
-			a, b := knot(k), knot(k+1)
-			return l.amp * (a + (b-a)*frac)
-		}
-		mn, mx := at(s0), at(s1)
+		key := layerKey(seed, p.symHash, i)
+		mn, mx := layerAt(key, l.period, l.amp, s0), layerAt(key, l.period, l.amp, s1)
 		mn, mx = min(mn, mx), max(mn, mx)
 		for k := k0 + 1; k <= k1; k++ {
-			u := l.amp * knot(k)
+			u := l.amp * knotAt(key, k)
 			mn, mx = min(mn, u), max(mx, u)
 		}
 		lo, hi = lo+mn, hi+mx
 	}
 	return lo - jitterAmp, hi + jitterAmp
 }
-
-// jitterAmp is the amplitude in log-price of midAt's per-second jitter.
-// TestQuoteBounds holds it, and the bounds, to what quoteAt does.
-const jitterAmp = 0.0003
