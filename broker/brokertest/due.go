@@ -227,33 +227,78 @@ func (v *engine) mayHit(o *order, s0, s1 int64) bool {
 }
 
 // quoteBounds returns bounds on p's ask (onAsk) or bid over the whole
-// seconds [s0, s1], wide by a margin that covers rounding to the quote
-// increment and float error; ok is false where they cannot be trusted.
+// seconds [s0, s1], as quoteAt shows them, wide by a margin that covers
+// rounding to the quote increment and float error; ok is false where they
+// cannot be trusted.
+//
+// The book shown in a second is that of its book second (bookTime): the
+// second itself, or in a stale stretch the earlier second the book froze
+// at. Book seconds never decrease and lag by at most staleMax, so those of
+// [s0, s1] lie in [bookTime(s0), s1], and the mid is bounded over that.
+// In a crossed book second the two sides swap: the ask shown is the bid
+// the book would show uncrossed and the other way round. Over one second
+// the bounds are those of the side shown; over a span that may hold a
+// crossed book second, each side is bounded by the hull of both (the
+// uncrossed bid's low to the uncrossed ask's high). Deeper levels do not
+// matter here: a limit order fills only when the best price passes its
+// limit (evalAt), and a stop triggers on the best price too.
 func (p *pair) quoteBounds(seed uint64, s0, s1 int64, onAsk bool) (lo, hi float64, ok bool) {
-	hsLo, hsHi := 0.5*p.halfSpread, 2*p.halfSpread
+	b0 := p.bookTime(seed, time.Unix(s0, 0)).Unix()
+	hsLo, hsHi := p.halfSpread*(spreadMid-spreadAmp), p.halfSpread*(spreadMid+spreadAmp)
 	var midLo, midHi float64
+	var crossed bool // some book second of the span may be crossed
 	if s0 == s1 {
-		// One second: the very floats quoteAt rounds.
-		hsLo = p.halfSpread * (1.25 + 0.75*unit(seed, p.symHash, 7, uint64(s0)))
+		// One second: the very floats quoteAt rounds, of its book second.
+		hsLo = p.halfSpreadAt(seed, b0)
 		hsHi = hsLo
-		midLo = p.midAt(seed, time.Unix(s0, 0))
+		midLo = p.midAt(seed, time.Unix(b0, 0))
 		midHi = midLo
+		crossed = p.crossedAt(seed, b0)
 	} else {
-		llo, lhi := p.logBounds(seed, s0, s1)
+		llo, lhi := p.logBounds(seed, b0, s1)
 		midLo, midHi = p.base*math.Exp(llo), p.base*math.Exp(lhi)
+		crossed = p.mayCross(seed, b0, s1)
 	}
 	inc := p.quoteInc.InexactFloat64()
 	const slack = 1e-9
 	if midLo*(1-hsHi) <= 4*inc {
 		return 0, 0, false // near the floor the venue clamps its quotes
 	}
+	// Uncrossed, ask = ceil(mid(1+hs)), or bid+inc when that is not above
+	// the bid; bid = floor(mid(1-hs)).
+	askLo, askHi := midLo*(1+hsLo), midHi*(1+hsHi)+inc
+	bidLo, bidHi := midLo*(1-hsHi)-inc, midHi*(1-hsLo)
+	switch {
+	case s0 == s1 && crossed:
+		onAsk = !onAsk // the side shown is the other one's
+	case crossed:
+		askLo, askHi = min(askLo, bidLo), max(askHi, bidHi)
+		bidLo, bidHi = askLo, askHi
+	}
+	lo, hi = bidLo, bidHi
 	if onAsk {
-		// ask = ceil(mid(1+hs)), or bid+inc when that is not above the bid.
-		lo, hi = midLo*(1+hsLo), midHi*(1+hsHi)+inc
-	} else {
-		lo, hi = midLo*(1-hsHi)-inc, midHi*(1-hsLo)
+		lo, hi = askLo, askHi
 	}
 	return lo*(1-slack) - inc, hi*(1+slack) + inc, true
+}
+
+// crossScan is the longest span of book seconds mayCross looks through
+// second by second; over a longer one it assumes a crossed second, as one
+// in about crossedEvery seconds is.
+const crossScan = 4 * leafSpan
+
+// mayCross reports whether some whole second in [s0, s1] may show p's book
+// crossed: false only when none does.
+func (p *pair) mayCross(seed uint64, s0, s1 int64) bool {
+	if s1-s0 >= crossScan {
+		return true
+	}
+	for s := s0; s <= s1; s++ {
+		if p.crossedAt(seed, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // logBounds returns bounds on log(midAt/base) over the whole seconds
@@ -269,26 +314,14 @@ func (p *pair) logBounds(seed uint64, s0, s1 int64) (lo, hi float64) {
 			lo, hi = lo-l.amp, hi+l.amp
 			continue
 		}
-		pre := mix64(mix64(mix64(seed)^p.symHash) ^ uint64(i)) // unit's hash of (seed, symbol, layer)
-		knot := func(k int64) float64 { return float64(mix64(pre^uint64(k))>>11)/float64(1<<53)*2 - 1 }
-		at := func(s int64) float64 { // as midAt computes the layer
-			k := floorDiv(s, l.period)
-			frac := float64(s-k*l.period) / float64(l.period)
-			frac = frac * frac * (3 - 2*frac)
-			a, b := knot(k), knot(k+1)
-			return l.amp * (a + (b-a)*frac)
-		}
-		mn, mx := at(s0), at(s1)
+		key := layerKey(seed, p.symHash, i)
+		mn, mx := layerAt(key, l.period, l.amp, s0), layerAt(key, l.period, l.amp, s1)
 		mn, mx = min(mn, mx), max(mn, mx)
 		for k := k0 + 1; k <= k1; k++ {
-			u := l.amp * knot(k)
+			u := l.amp * knotAt(key, k)
 			mn, mx = min(mn, u), max(mx, u)
 		}
 		lo, hi = lo+mn, hi+mx
 	}
 	return lo - jitterAmp, hi + jitterAmp
 }
-
-// jitterAmp is the amplitude in log-price of midAt's per-second jitter.
-// TestQuoteBounds holds it, and the bounds, to what quoteAt does.
-const jitterAmp = 0.0003

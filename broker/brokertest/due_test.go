@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,29 +15,83 @@ import (
 // TestQuoteBounds holds quoteBounds to quoteAt: over spans of one second
 // to a month, on every pair and several seeds, every quote sampled lies
 // within the bounds of its span, and the bounds are not vacuous: they rule
-// out a buy at half the market for a day.
+// out a buy at half the market for a day. Besides spans at random, it
+// takes spans around every crossed book second and into every stale
+// stretch of a few hours, checking each of their seconds, so the seconds
+// where the book misbehaves are covered, and it counts them.
 func TestQuoteBounds(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	base := epoch.Unix()
+	var crossed, stale, staleStart int // quotes checked in crossed or stale seconds; spans starting in a stale stretch
+	check := func(seed uint64, p *pair, s0, s1 int64, at []int64) {
+		t.Helper()
+		askLo, askHi, ok1 := p.quoteBounds(seed, s0, s1, true)
+		bidLo, bidHi, ok2 := p.quoteBounds(seed, s0, s1, false)
+		if !ok1 || !ok2 {
+			t.Fatalf("%s: bounds over [%d, %d] not usable", p.symbol, s0, s1)
+		}
+		if p.bookTime(seed, time.Unix(s0, 0)).Unix() < s0 {
+			staleStart++
+		}
+		for _, s := range at {
+			bid, ask := p.quoteAt(seed, time.Unix(s, 0))
+			b, a := bid.InexactFloat64(), ask.InexactFloat64()
+			if b < bidLo || b > bidHi || a < askLo || a > askHi {
+				t.Fatalf("seed %d %s at %d in [%d, %d]: bid %v ask %v outside bid [%v, %v] ask [%v, %v]",
+					seed, p.symbol, s, s0, s1, bid, ask, bidLo, bidHi, askLo, askHi)
+			}
+			bt := p.bookTime(seed, time.Unix(s, 0)).Unix()
+			if bt < s {
+				stale++
+			}
+			if p.crossedAt(seed, bt) {
+				crossed++
+			}
+		}
+	}
+	every := func(s0, s1 int64) []int64 {
+		var at []int64
+		for s := s0; s <= s1; s++ {
+			at = append(at, s)
+		}
+		return at
+	}
 	for seed := uint64(0); seed < 4; seed++ {
 		for _, p := range defaultPairs() {
 			for range 150 {
 				span := int64(1) << rng.IntN(22) // 1 s .. ~48 days
 				s0 := base + rng.Int64N(90*86400) - 45*86400
 				s1 := s0 + rng.Int64N(span)
-				askLo, askHi, ok1 := p.quoteBounds(seed, s0, s1, true)
-				bidLo, bidHi, ok2 := p.quoteBounds(seed, s0, s1, false)
-				if !ok1 || !ok2 {
-					t.Fatalf("%s: bounds over [%d, %d] not usable", p.symbol, s0, s1)
-				}
-				for _, s := range []int64{s0, s1, s0 + rng.Int64N(s1-s0+1), s0 + rng.Int64N(s1-s0+1)} {
-					bid, ask := p.quoteAt(seed, time.Unix(s, 0))
-					b, a := bid.InexactFloat64(), ask.InexactFloat64()
-					if b < bidLo || b > bidHi || a < askLo || a > askHi {
-						t.Fatalf("seed %d %s at %d in [%d, %d]: bid %v ask %v outside bid [%v, %v] ask [%v, %v]",
-							seed, p.symbol, s, s0, s1, bid, ask, bidLo, bidHi, askLo, askHi)
+				check(seed, p, s0, s1, []int64{s0, s1, s0 + rng.Int64N(s1-s0+1), s0 + rng.Int64N(s1-s0+1)})
+			}
+			// The misbehaving seconds of three hours: each crossed book
+			// second alone and in spans about it, short (mayCross looks
+			// through them) and long; each stale stretch in spans that
+			// start before it, inside it and at its last second.
+			from := base + int64(seed)*86400
+			for s := from; s < from+3*3600; s++ {
+				bt := p.bookTime(seed, time.Unix(s, 0)).Unix()
+				if p.crossedAt(seed, s) {
+					for _, w := range []int64{0, 1, 5, crossScan / 2, crossScan, 600} {
+						s0, s1 := s-rng.Int64N(w+1), s+rng.Int64N(w+1)
+						at := every(s0, s1)
+						if w > crossScan {
+							at = []int64{s0, s, s1}
+						}
+						check(seed, p, s0, s1, at)
 					}
+				}
+				if bt < s {
+					check(seed, p, s, s, []int64{s})
+					if s != bt+1 && p.bookTime(seed, time.Unix(s+1, 0)).Unix() == bt {
+						continue // spans from the stretch's first and last seconds only
+					}
+					s1 := s + rng.Int64N(2*staleMax)
+					check(seed, p, s, s1, every(s, s1))
+					s0 := bt - rng.Int64N(staleMax)
+					check(seed, p, s0, s, every(s0, s))
+					check(seed, p, s, s+3600, []int64{s, s + 1, s + staleMax})
 				}
 			}
 			// Not vacuous: a resting buy at half the market cannot fill in a day.
@@ -51,6 +106,53 @@ func TestQuoteBounds(t *testing.T) {
 				t.Errorf("%s: a buy at twice the market is ruled out", p.symbol)
 			}
 		}
+	}
+	// Rarer still, a book frozen crossed: short spans from inside the
+	// stretch show it though none of their own seconds is crossed.
+	p, frozen := defaultPairs()[0], 0
+	for s := base; s < base+200*86400 && frozen < 3; s++ {
+		if !p.crossedAt(0, s) || p.bookTime(0, time.Unix(s+1, 0)).Unix() != s {
+			continue
+		}
+		frozen++
+		for w := int64(0); w < 4; w++ {
+			check(0, p, s+1+w, s+1+w+w*w, every(s+1+w, s+1+w+w*w))
+		}
+	}
+	// Not vacuous: the misbehaving seconds were there to check.
+	if crossed < 100 || stale < 100 || staleStart < 100 || frozen < 3 {
+		t.Errorf("checked %d quotes in crossed seconds, %d in stale ones, %d spans from inside a stale stretch, %d frozen crossed; want 100 or more of each, 3 frozen",
+			crossed, stale, staleStart, frozen)
+	}
+	t.Logf("checked %d quotes in crossed seconds, %d in stale ones, %d spans from inside a stale stretch, %d frozen crossed", crossed, stale, staleStart, frozen)
+}
+
+// TestMayCross holds mayCross to crossedAt: over a short span it is true
+// just when a second of it is crossed, and over a long one always.
+func TestMayCross(t *testing.T) {
+	t.Parallel()
+	p := defaultPairs()[0]
+	var yes, no int
+	for s0 := epoch.Unix(); s0 < epoch.Unix()+20000; s0 += 7 {
+		s1 := s0 + int64(s0%crossScan)
+		want := false
+		for s := s0; s <= s1; s++ {
+			want = want || p.crossedAt(1, s)
+		}
+		if got := p.mayCross(1, s0, s1); got != want {
+			t.Fatalf("mayCross(%d, %d) = %v, want %v", s0, s1, got, want)
+		}
+		if want {
+			yes++
+		} else {
+			no++
+		}
+		if !p.mayCross(1, s0, s0+crossScan) {
+			t.Fatalf("mayCross(%d, %d) = false over a long span", s0, s0+crossScan)
+		}
+	}
+	if yes == 0 || no == 0 {
+		t.Errorf("%d spans with a crossed second, %d without: want some of each", yes, no)
 	}
 }
 
@@ -99,64 +201,90 @@ func scanReserved(v *engine, a *account) (decimal.Decimal, map[string]decimal.De
 // near and far from the market, over gaps of a second to a quarter of an hour: one
 // advances event-driven (advance), the other by bruteAdvance. Every order
 // reads the same, every balance is the same, and the running reserved sums
-// equal a scan of the open orders.
+// equal a scan of the open orders. It runs on three seeds, with and
+// without partial fills, and counts the fills that came in crossed or
+// stale seconds, where the price bounds are most easily wrong.
 func TestEventDrivenMatchesBruteForce(t *testing.T) {
 	t.Parallel()
-	for _, partial := range []bool{true, false} {
-		t.Run(fmt.Sprintf("partial=%v", partial), func(t *testing.T) {
-			t.Parallel()
-			cfg := engineConfig{Seed: 5, RatePerMinute: -1, NoPartialFills: !partial, History: 40}
-			fast, brute := setup(t, cfg), setup(t, cfg)
-			rng := rand.New(rand.NewPCG(7, 8))
-			var ids []string
-			acted := 0
-			for i := range 150 {
-				gap := time.Duration(1+rng.IntN(10)) * time.Second
-				if rng.IntN(15) == 0 {
-					gap = time.Duration(rng.IntN(900)) * time.Second
-				}
-				gap += time.Duration(rng.IntN(1000)) * time.Millisecond
-				fast.clock.Advance(gap)
-				brute.clock.Advance(gap)
-				now := fast.clock.Now()
-				fast.v.mu.Lock()
-				brute.v.mu.Lock()
-				fast.v.advance(now)
-				bruteAdvance(brute.v, now)
-				if len(ids) > 0 && rng.IntN(5) == 0 {
-					id := ids[rng.IntN(len(ids))]
-					a, b := fast.v.cancelOrder(fast.v.accounts[0], id, now), brute.v.cancelOrder(brute.v.accounts[0], id, now)
-					if a.status != b.status || !bytes.Equal(a.body, b.body) {
-						t.Fatalf("cancel %s: %d %s, brute force %d %s", id, a.status, a.body, b.status, b.body)
-					}
-				} else {
-					body := randomOrder(fast.v, rng, i, now)
-					a, oa := fast.v.createOrder(fast.v.accounts[0], body, now)
-					b, _ := brute.v.createOrder(brute.v.accounts[0], body, now)
-					if a.status != b.status || !bytes.Equal(a.body, b.body) {
-						t.Fatalf("create %s: %d %s, brute force %d %s", body, a.status, a.body, b.status, b.body)
-					}
-					if oa != nil {
-						ids = append(ids, oa.id)
-					}
-				}
-				if i%10 == 0 || i == 149 {
-					compareBooks(t, fast.v, brute.v, now)
-				}
-				fast.v.mu.Unlock()
-				brute.v.mu.Unlock()
+	var odd atomic.Int64 // fills after resting in a crossed or stale second, over all runs
+	t.Run("runs", func(t *testing.T) {
+		for _, seed := range []int64{5, 6, 7} {
+			for _, partial := range []bool{true, false} {
+				t.Run(fmt.Sprintf("seed=%d/partial=%v", seed, partial), func(t *testing.T) {
+					t.Parallel()
+					odd.Add(int64(bruteForceRun(t, seed, partial)))
+				})
 			}
-			for _, o := range fast.v.orders {
-				if len(o.execs) > 0 && o.execs[len(o.execs)-1].at.After(o.created) {
-					acted++
-				}
-			}
-			// Not vacuous: orders rested and then filled, and others ended.
-			if acted < 10 {
-				t.Errorf("only %d orders filled after resting", acted)
-			}
-		})
+		}
+	})
+	// Not vacuous: some fills came in the seconds the book misbehaves.
+	if n := odd.Load(); n < 3 {
+		t.Errorf("%d fills in crossed or stale seconds, want 3 or more", n)
 	}
+}
+
+// bruteForceRun is one run of TestEventDrivenMatchesBruteForce on seed;
+// it returns how many fills after resting came in crossed or stale
+// seconds.
+func bruteForceRun(t *testing.T, seed int64, partial bool) int {
+	cfg := engineConfig{Seed: seed, RatePerMinute: -1, NoPartialFills: !partial, History: 40}
+	fast, brute := setup(t, cfg), setup(t, cfg)
+	rng := rand.New(rand.NewPCG(uint64(seed)+2, 8))
+	var ids []string
+	acted := 0
+	for i := range 150 {
+		gap := time.Duration(1+rng.IntN(10)) * time.Second
+		if rng.IntN(15) == 0 {
+			gap = time.Duration(rng.IntN(900)) * time.Second
+		}
+		gap += time.Duration(rng.IntN(1000)) * time.Millisecond
+		fast.clock.Advance(gap)
+		brute.clock.Advance(gap)
+		now := fast.clock.Now()
+		fast.v.mu.Lock()
+		brute.v.mu.Lock()
+		fast.v.advance(now)
+		bruteAdvance(brute.v, now)
+		if len(ids) > 0 && rng.IntN(5) == 0 {
+			id := ids[rng.IntN(len(ids))]
+			a, b := fast.v.cancelOrder(fast.v.accounts[0], id, now), brute.v.cancelOrder(brute.v.accounts[0], id, now)
+			if a.status != b.status || !bytes.Equal(a.body, b.body) {
+				t.Fatalf("cancel %s: %d %s, brute force %d %s", id, a.status, a.body, b.status, b.body)
+			}
+		} else {
+			body := randomOrder(fast.v, rng, i, now)
+			a, oa := fast.v.createOrder(fast.v.accounts[0], body, now)
+			b, _ := brute.v.createOrder(brute.v.accounts[0], body, now)
+			if a.status != b.status || !bytes.Equal(a.body, b.body) {
+				t.Fatalf("create %s: %d %s, brute force %d %s", body, a.status, a.body, b.status, b.body)
+			}
+			if oa != nil {
+				ids = append(ids, oa.id)
+			}
+		}
+		if i%10 == 0 || i == 149 {
+			compareBooks(t, fast.v, brute.v, now)
+		}
+		fast.v.mu.Unlock()
+		brute.v.mu.Unlock()
+	}
+	odd := 0
+	for _, o := range fast.v.orders {
+		if len(o.execs) > 0 && o.execs[len(o.execs)-1].at.After(o.created) {
+			acted++
+		}
+		for _, e := range o.execs {
+			if bt := o.pair.bookTime(fast.v.seed, e.at); e.at.After(o.created) && (bt.Unix() < e.at.Unix() || o.pair.crossedAt(fast.v.seed, bt.Unix())) {
+				odd++
+			}
+		}
+	}
+	t.Logf("%d orders filled after resting, %d fills in crossed or stale seconds", acted, odd)
+	// Not vacuous: orders rested and then filled, and others ended.
+	if acted < 10 {
+		t.Errorf("only %d orders filled after resting", acted)
+	}
+	return odd
 }
 
 // randomOrder is a create body for order i: any type, either side, near

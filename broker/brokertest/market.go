@@ -172,6 +172,31 @@ var noiseLayers = []struct {
 	{7 * 86400, 0.06}, {86400, 0.025}, {3600, 0.01}, {600, 0.004}, {60, 0.0015},
 }
 
+// jitterAmp is the amplitude in log-price of midAt's per-second jitter.
+const jitterAmp = 0.0003
+
+// layerKey is unit's hash state after (seed, symbol, layer i), so that
+// knotAt(layerKey(seed, h, i), k) is unit(seed, h, i, k) for less work.
+func layerKey(seed, symHash uint64, i int) uint64 {
+	return mix64(mix64(mix64(seed)^symHash) ^ uint64(i))
+}
+
+// knotAt is the hashed knot k of the noise layer whose key is key, in [-1, 1).
+func knotAt(key uint64, k int64) float64 {
+	return float64(mix64(key^uint64(k))>>11)/float64(1<<53)*2 - 1
+}
+
+// layerAt is a noise layer's value at whole second sec: a smoothstep
+// between its knots at the multiples of period either side, scaled by amp.
+// From one knot to the next it is monotonic (due.go relies on it).
+func layerAt(key uint64, period int64, amp float64, sec int64) float64 {
+	k := floorDiv(sec, period)
+	frac := float64(sec-k*period) / float64(period)
+	frac = frac * frac * (3 - 2*frac) // smoothstep
+	a, b := knotAt(key, k), knotAt(key, k+1)
+	return amp * (a + (b-a)*frac)
+}
+
 // midAt is the simulated mid price of p at t: a pure function of (seed,
 // symbol, whole second), made of smoothly interpolated hashed value noise at
 // several time scales plus per-second jitter. Cheap to evaluate at any time.
@@ -179,15 +204,23 @@ func (p *pair) midAt(seed uint64, t time.Time) float64 {
 	sec := t.Unix()
 	var logp float64
 	for i, l := range noiseLayers {
-		k := floorDiv(sec, l.period)
-		frac := float64(sec-k*l.period) / float64(l.period)
-		frac = frac * frac * (3 - 2*frac) // smoothstep
-		a := unit(seed, p.symHash, uint64(i), uint64(k))
-		b := unit(seed, p.symHash, uint64(i), uint64(k+1))
-		logp += l.amp * (a + (b-a)*frac)
+		logp += layerAt(layerKey(seed, p.symHash, i), l.period, l.amp, sec)
 	}
-	logp += 0.0003 * unit(seed, p.symHash, 99, uint64(sec))
+	logp += jitterAmp * unit(seed, p.symHash, 99, uint64(sec))
 	return p.base * math.Exp(logp)
+}
+
+// The half spread's noise: in the whole second sec, p's half spread is
+// p.halfSpread × (spreadMid + spreadAmp×u), u in [-1, 1).
+const (
+	spreadMid = 1.25
+	spreadAmp = 0.75
+)
+
+// halfSpreadAt is p's half spread, as a fraction of the mid, in the whole
+// second sec.
+func (p *pair) halfSpreadAt(seed uint64, sec int64) float64 {
+	return p.halfSpread * (spreadMid + spreadAmp*unit(seed, p.symHash, 7, uint64(sec)))
 }
 
 // The book's rare misbehaviour, per pair, seeded and deterministic.
@@ -231,7 +264,7 @@ func (p *pair) crossedAt(seed uint64, sec int64) bool {
 func (p *pair) quoteAt(seed uint64, t time.Time) (bid, ask decimal.Decimal) {
 	bt := p.bookTime(seed, t)
 	mid := p.midAt(seed, bt)
-	hs := p.halfSpread * (1.25 + 0.75*unit(seed, p.symHash, 7, uint64(bt.Unix())))
+	hs := p.halfSpreadAt(seed, bt.Unix())
 	bid = floorTo(decimal.NewFromFloat(mid*(1-hs)), p.quoteInc)
 	ask = ceilTo(decimal.NewFromFloat(mid*(1+hs)), p.quoteInc)
 	if !ask.GreaterThan(bid) {
