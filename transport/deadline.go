@@ -39,12 +39,23 @@ type deadlines struct {
 	armed      bool
 }
 
-// deadline is one attempt's entry in deadlines.
+// deadline is one attempt's entry in deadlines: it ends actx when set,
+// else calls cancel with errAttemptTimeout.
 type deadline struct {
 	at         time.Time
+	actx       *attemptCtx
 	cancel     context.CancelCauseFunc
 	prev, next *deadline
 	listed     bool
+}
+
+// expire ends the attempt d is for.
+func (d *deadline) expire() {
+	if d.actx != nil {
+		d.actx.end()
+	} else {
+		d.cancel(errAttemptTimeout)
+	}
 }
 
 func newDeadlines(clock clockwork.Clock, timeout time.Duration) *deadlines {
@@ -54,7 +65,15 @@ func newDeadlines(clock clockwork.Clock, timeout time.Duration) *deadlines {
 // start records an attempt that cancel ends, with errAttemptTimeout as the
 // cause, once the timeout has passed; stop must be called when it ends.
 func (w *deadlines) start(cancel context.CancelCauseFunc) *deadline {
-	d := &deadline{cancel: cancel, listed: true}
+	d := &deadline{cancel: cancel}
+	w.add(d)
+	return d
+}
+
+// add is start for an entry the caller made (with actx or cancel set),
+// such as one inside a larger allocation; stop removes it.
+func (w *deadlines) add(d *deadline) {
+	d.listed = true
 	w.mu.Lock()
 	d.at = w.clock.Now().Add(w.timeout)
 	if w.tail == nil {
@@ -72,7 +91,6 @@ func (w *deadlines) start(cancel context.CancelCauseFunc) *deadline {
 		}
 	}
 	w.mu.Unlock()
-	return d
 }
 
 // stop removes an attempt's deadline. A fire already under way may still
@@ -106,14 +124,14 @@ func (w *deadlines) unlink(d *deadline) {
 func (w *deadlines) fire() {
 	w.mu.Lock()
 	now := w.clock.Now()
-	var expired []context.CancelCauseFunc
+	var expired []*deadline
 	for w.head != nil && !w.head.at.After(now) {
-		expired = append(expired, w.head.cancel)
+		expired = append(expired, w.head)
 		w.unlink(w.head)
 	}
 	w.mu.Unlock()
-	for _, cancel := range expired {
-		cancel(errAttemptTimeout)
+	for _, d := range expired {
+		d.expire()
 	}
 	w.mu.Lock()
 	if w.head != nil {

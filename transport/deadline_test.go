@@ -140,9 +140,25 @@ func TestDeadlinesStopBeforeTheTimerFires(t *testing.T) {
 // shared deadlines time attempts out: a hung GET is sent again, a hung
 // POST is an unknown outcome, sent once. (Real time passes: two short
 // timeouts.)
+//
+// It runs with a caller's context that can end and with one that never
+// does (the client then gives the attempt a context of its own,
+// attemptCtx, instead of context.WithCancelCause's).
 func TestAttemptTimeoutOnTheRealClock(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
+	for _, name := range []string{"cancelable", "never ends"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testContext(t)
+			if name == "never ends" {
+				ctx = context.WithoutCancel(ctx)
+			}
+			attemptTimeoutOnTheRealClock(t, ctx)
+		})
+	}
+}
+
+func attemptTimeoutOnTheRealClock(t *testing.T, ctx context.Context) {
 	v := newVenue(t, clockwork.NewFakeClockAt(t0), reply{hang: true}, reply{status: 200, body: `{}`}, reply{hang: true})
 	const timeout = time.Second // long enough for the answered attempt on a loaded machine
 	c, err := New(v.srv.URL, testSigner(t), WithRateLimit(0, 0), WithAttemptTimeout(timeout),
