@@ -582,6 +582,7 @@ type attemptState struct {
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
 func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
+	now := c.clock.Now()
 	st := new(attemptState)
 	var actx context.Context
 	if ctx.Done() == nil {
@@ -597,7 +598,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 		actx = cctx
 	}
 	if c.deadlines != nil {
-		c.deadlines.add(&st.dl)
+		c.deadlines.add(&st.dl, now)
 		defer c.deadlines.stop(&st.dl)
 	} else {
 		timeout := c.clock.AfterFunc(c.attemptTimeout, st.dl.expire)
@@ -605,7 +606,6 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 	}
 	req := newRequest(actx, method, u, body)
 	applied, _ := c.ClockOffset()
-	now := c.clock.Now()
 	signedAt := now.Add(applied)
 	if last.local != 0 && now.Unix() > last.local && signedAt.Unix() <= last.signed {
 		signedAt = signedAt.Add(time.Duration(last.signed+1-signedAt.Unix()) * time.Second)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,6 +38,10 @@ type clockSkew struct {
 	n, next int
 	offset  time.Duration // the applied estimate
 	logged  time.Duration // the estimate last logged
+	// applied and seen are offset and n > 0, for get to read without the
+	// lock on every attempt; both are written under it.
+	applied atomic.Int64
+	seen    atomic.Bool
 	// lastDate is the last Date header parsed and date what it said: the
 	// venue's answers within a second carry the same one.
 	lastDate string
@@ -166,6 +171,8 @@ func (s *clockSkew) observeLocked(sample time.Duration) (before, after time.Dura
 	s.next = (s.next + 1) % clockSamples
 	s.n = min(s.n+1, clockSamples)
 	s.offset = estimate(s.samples, s.n)
+	s.applied.Store(int64(s.offset))
+	s.seen.Store(true)
 	return before, s.offset
 }
 
@@ -187,9 +194,7 @@ func estimate(samples [clockSamples]time.Duration, n int) time.Duration {
 
 // get returns the estimate and whether any good sample was seen.
 func (s *clockSkew) get() (time.Duration, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.offset, s.n > 0
+	return time.Duration(s.applied.Load()), s.seen.Load()
 }
 
 // shouldLog reports whether the estimate moved by a second or more since it
