@@ -76,6 +76,16 @@ func (s *Signer) Sign(t time.Time, method, target string, body []byte) string {
 
 // sign returns the base64 signature of a request whose x-timestamp is ts.
 func (s *Signer) sign(ts []byte, method, target string, body []byte) string {
+	var enc [sigLen]byte
+	return string(s.appendSignature(enc[:0], ts, method, target, body))
+}
+
+// sigLen is the length of a signature in base64: 64 bytes, padded.
+const sigLen = 88
+
+// appendSignature appends the base64 signature of a request whose
+// x-timestamp is ts to dst.
+func (s *Signer) appendSignature(dst, ts []byte, method, target string, body []byte) []byte {
 	// A message of a GET or a small body is built on the stack.
 	var buf [512]byte
 	msg := append(buf[:0], *s.c.apiKey...)
@@ -84,9 +94,7 @@ func (s *Signer) sign(ts []byte, method, target string, body []byte) string {
 	msg = append(msg, method...)
 	msg = append(msg, body...)
 	sig := ed25519.Sign(s.c.key.bytes(), msg)
-	var enc [88]byte // base64 of a 64-byte signature
-	base64.StdEncoding.Encode(enc[:], sig)
-	return string(enc[:])
+	return base64.StdEncoding.AppendEncode(dst, sig)
 }
 
 // The header names as net/http keys them.
@@ -99,12 +107,16 @@ var (
 // SetHeaders signs a request sent at time t and sets the three
 // authentication headers on h.
 func (s *Signer) SetHeaders(h http.Header, t time.Time, method, target string, body []byte) {
-	var buf [20]byte
+	// The timestamp and the signature are built in one buffer and made
+	// one string, which the two values share.
+	var buf [20 + sigLen]byte
 	ts := strconv.AppendInt(buf[:0], t.Unix(), 10)
+	n := len(ts)
+	both := string(s.appendSignature(ts, ts, method, target, body))
 	// One array holds the three values; each slice is capped at its
 	// own, so an append to one cannot overwrite the next.
 	v := make([]string, 3)
-	v[0], v[1], v[2] = *s.c.apiKey, string(ts), s.sign(ts, method, target, body)
+	v[0], v[1], v[2] = *s.c.apiKey, both[:n], both[n:]
 	h[keyAPIKey], h[keyTimestamp], h[keySignature] = v[0:1:1], v[1:2:2], v[2:3:3]
 }
 

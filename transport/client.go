@@ -441,7 +441,8 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 
 		var retryAfter time.Duration
 		var hasRetryAfter bool
-		if sendErr == nil {
+		if sendErr == nil && (status < 200 || status >= 300) {
+			// Only a failed answer's Retry-After is read.
 			retryAfter, hasRetryAfter = parseRetryAfter(header.Get("Retry-After"))
 		}
 		var delay time.Duration
@@ -534,10 +535,8 @@ func (writeBody) Close() error { return nil }
 // length. Its headers are Accept, User-Agent and, with a body,
 // Content-Type; the signature's are the caller's to add.
 func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *http.Request {
-	// One array holds the values, each slice capped at its own.
-	v := [...]string{"application/json", "tradewire", "application/json"}
-	vals := v[:]
 	h := make(http.Header, 8)
+	vals := requestHeaderValues[:]
 	h["Accept"], h["User-Agent"] = vals[0:1:1], vals[1:2:2]
 	if body != nil {
 		h["Content-Type"] = vals[2:3:3]
@@ -568,25 +567,50 @@ func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *ht
 	return req.WithContext(ctx)
 }
 
+// requestHeaderValues are the values of the headers every request
+// carries; each request's slices of it are capped at their own value, and
+// nothing writes to them (net/http does not write to a request's header).
+var requestHeaderValues = [...]string{"application/json", "tradewire", "application/json"}
+
+// attemptState is what one attempt keeps, in one allocation: its
+// deadline and, when the caller's context can never end, its context.
+type attemptState struct {
+	dl  deadline
+	ctx attemptCtx
+}
+
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
 func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
-	actx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if c.deadlines != nil {
-		defer c.deadlines.stop(c.deadlines.start(cancel))
+	now := c.clock.Now()
+	st := new(attemptState)
+	var actx context.Context
+	if ctx.Done() == nil {
+		// Only the attempt timeout can end the attempt: its own context,
+		// which nothing needs to cancel when the attempt is over.
+		st.ctx.init(ctx)
+		st.dl.actx = &st.ctx
+		actx = &st.ctx
 	} else {
-		timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
+		cctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		st.dl.cancel = cancel
+		actx = cctx
+	}
+	if c.deadlines != nil {
+		c.deadlines.add(&st.dl, now)
+		defer c.deadlines.stop(&st.dl)
+	} else {
+		timeout := c.clock.AfterFunc(c.attemptTimeout, st.dl.expire)
 		defer timeout.Stop()
 	}
 	req := newRequest(actx, method, u, body)
 	applied, _ := c.ClockOffset()
-	now := c.clock.Now()
 	signedAt := now.Add(applied)
 	if last.local != 0 && now.Unix() > last.local && signedAt.Unix() <= last.signed {
 		signedAt = signedAt.Add(time.Duration(last.signed+1-signedAt.Unix()) * time.Second)
 	}
-	st := stamp{local: now.Unix(), signed: signedAt.Unix()}
+	sst := stamp{local: now.Unix(), signed: signedAt.Unix()}
 	if beforeSend != nil {
 		if err := beforeSend(signedAt); err != nil {
 			return answer{}, &notSentError{Method: method, Path: u.Path, Err: err}
@@ -597,12 +621,12 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 	start := c.clock.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return answer{elapsed: c.clock.Now().Sub(start), stamp: st}, c.attemptError(actx, err)
+		return answer{elapsed: c.clock.Now().Sub(start), stamp: sst}, c.attemptError(actx, err)
 	}
 	defer resp.Body.Close()
 	received := c.clock.Now()
-	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: st}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: sst}
+	data, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
 	ans.elapsed = c.clock.Now().Sub(start)
 	// The clock is learned from the time the answer arrived, once its body
 	// is read, read whole or not: net/http then returns the connection to
@@ -701,7 +725,13 @@ const fakeClockHint = "on a *clockwork.FakeClock, whose BlockUntilContext counts
 
 // attemptError names the attempt timeout when it is what ended err.
 func (c *Client) attemptError(actx context.Context, err error) error {
-	if cause := context.Cause(actx); errors.Is(cause, errAttemptTimeout) {
+	var timedOut bool
+	if a, ok := actx.(*attemptCtx); ok {
+		timedOut = a.timedOut()
+	} else {
+		timedOut = errors.Is(context.Cause(actx), errAttemptTimeout)
+	}
+	if timedOut {
 		if _, fake := c.clock.(*clockwork.FakeClock); fake {
 			return fmt.Errorf("%w after %v (%s): %w", errAttemptTimeout, c.attemptTimeout, fakeClockHint, err)
 		}
@@ -775,4 +805,37 @@ func validMethod(method string) bool {
 		}
 	}
 	return true
+}
+
+// readBody reads body whole, up to limit bytes: for a longer body it
+// returns the first limit+1 bytes, with no error, for the caller to
+// refuse. size is the answer's Content-Length (-1 when unknown): a body
+// of known size within the limit is read into a buffer of that size and
+// one byte more, to see its end, instead of io.ReadAll's 512 bytes grown
+// by doubling.
+func readBody(body io.Reader, size, limit int64) ([]byte, error) {
+	n := int64(512)
+	if size >= 0 && size <= limit {
+		n = size + 1
+	}
+	buf := make([]byte, 0, min(n, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return buf, nil
+			}
+			buf = append(buf, 0)[:len(buf)] // grow
+			if int64(cap(buf)) > limit+1 {
+				buf = buf[: len(buf) : limit+1]
+			}
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }

@@ -315,14 +315,28 @@ func TestAttemptTimeoutRetriesGET(t *testing.T) {
 	}
 }
 
+// TestAttemptTimeoutOnPOSTIsUnknown runs with a caller's context that can
+// end and with one that never does (the attempt then has an attemptCtx).
 func TestAttemptTimeoutOnPOSTIsUnknown(t *testing.T) {
-	ctx := testContext(t)
+	for _, name := range []string{"cancelable", "never ends"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t)
+			reqCtx := ctx
+			if name == "never ends" {
+				reqCtx = context.WithoutCancel(ctx)
+			}
+			attemptTimeoutOnPOSTIsUnknown(t, ctx, reqCtx)
+		})
+	}
+}
+
+func attemptTimeoutOnPOSTIsUnknown(t *testing.T, ctx, reqCtx context.Context) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock, reply{hang: true}, reply{status: 201, body: `{}`})
 	log := newEventLog()
 	c := newTestClient(t, v, log)
 	done := make(chan error, 1)
-	go func() { _, err := c.Post(ctx, "/o/", []byte(`{}`)); done <- err }()
+	go func() { _, err := c.Post(reqCtx, "/o/", []byte(`{}`)); done <- err }()
 	<-v.arrived
 	if err := clock.BlockUntilContext(ctx, 1); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,6 +38,14 @@ type clockSkew struct {
 	n, next int
 	offset  time.Duration // the applied estimate
 	logged  time.Duration // the estimate last logged
+	// applied and seen are offset and n > 0, for get to read without the
+	// lock on every attempt; both are written under it.
+	applied atomic.Int64
+	seen    atomic.Bool
+	// lastDate is the last Date header parsed and date what it said: the
+	// venue's answers within a second carry the same one.
+	lastDate string
+	date     time.Time
 }
 
 // dateSample returns the offset one answer's Date header shows, given the
@@ -45,18 +54,38 @@ type clockSkew struct {
 // arrival was, at best guess, Date + 0.5 s. ok is false when the header is
 // missing or not an HTTP date.
 func dateSample(header http.Header, received time.Time) (time.Duration, bool) {
-	v := header.Get("Date")
-	if v == "" {
+	date, ok := parseDate(headerDate(header))
+	if !ok {
 		return 0, false
 	}
-	date, ok := parseIMFFixdate(v)
-	if !ok {
-		var err error
-		if date, err = http.ParseTime(v); err != nil {
-			return 0, false
-		}
+	return sampleAt(date, received), true
+}
+
+// headerDate is header's Date, as Header.Get("Date") returns it: net/http
+// keys an answer's headers in canonical form, as "Date" is.
+func headerDate(header http.Header) string {
+	if v := header["Date"]; len(v) > 0 {
+		return v[0]
 	}
-	return date.Add(clockResolution / 2).Sub(received), true
+	return ""
+}
+
+// sampleAt is the offset a Date of date shows for an answer received then.
+func sampleAt(date, received time.Time) time.Duration {
+	return date.Add(clockResolution / 2).Sub(received)
+}
+
+// parseDate parses a Date header's value; ok is false when it is empty
+// or not an HTTP date.
+func parseDate(v string) (time.Time, bool) {
+	if v == "" {
+		return time.Time{}, false
+	}
+	if date, ok := parseIMFFixdate(v); ok {
+		return date, true
+	}
+	date, err := http.ParseTime(v)
+	return date, err == nil
 }
 
 // parseIMFFixdate parses the one form of HTTP date a server sends (RFC 9110
@@ -111,6 +140,29 @@ func daysIn(month time.Month, year int) int {
 func (s *clockSkew) observe(sample time.Duration) (before, after time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.observeLocked(sample)
+}
+
+// observeDate is dateSample and observe in one: it takes the sample a Date
+// header's value v shows for an answer received then and records it. ok is
+// false, and nothing is recorded, when v is empty or not an HTTP date. The
+// last value parsed is kept, so answers in the same second parse none.
+func (s *clockSkew) observeDate(v string, received time.Time) (sample, before, after time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	date := s.date
+	if v != s.lastDate || v == "" {
+		if date, ok = parseDate(v); !ok {
+			return 0, 0, 0, false
+		}
+		s.lastDate, s.date = v, date
+	}
+	sample = sampleAt(date, received)
+	before, after = s.observeLocked(sample)
+	return sample, before, after, true
+}
+
+func (s *clockSkew) observeLocked(sample time.Duration) (before, after time.Duration) {
 	before = s.offset
 	if sample > MaxClockOffset || sample < -MaxClockOffset {
 		return before, before
@@ -119,6 +171,8 @@ func (s *clockSkew) observe(sample time.Duration) (before, after time.Duration) 
 	s.next = (s.next + 1) % clockSamples
 	s.n = min(s.n+1, clockSamples)
 	s.offset = estimate(s.samples, s.n)
+	s.applied.Store(int64(s.offset))
+	s.seen.Store(true)
 	return before, s.offset
 }
 
@@ -140,9 +194,7 @@ func estimate(samples [clockSamples]time.Duration, n int) time.Duration {
 
 // get returns the estimate and whether any good sample was seen.
 func (s *clockSkew) get() (time.Duration, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.offset, s.n > 0
+	return time.Duration(s.applied.Load()), s.seen.Load()
 }
 
 // shouldLog reports whether the estimate moved by a second or more since it
@@ -181,11 +233,10 @@ func (c *Client) VenueNow() time.Time {
 // estimate when it moves by a second or more. It returns the raw sample,
 // bounded or not, for the 401 diagnosis.
 func (c *Client) learnClock(header http.Header, received time.Time) (time.Duration, bool) {
-	sample, ok := dateSample(header, received)
+	sample, before, after, ok := c.skew.observeDate(headerDate(header), received)
 	if !ok {
 		return 0, false
 	}
-	before, after := c.skew.observe(sample)
 	if after != before && c.skew.shouldLog(after) {
 		c.log.Info().Dur("clock_offset", after).Dur("previous", before).
 			Msg("venue clock offset changed; signing with the corrected time")

@@ -26,9 +26,10 @@ import (
 // uses deadlines on the real clock only and an AfterFunc per attempt on
 // any other.
 //
-// All attempts share one timeout, so deadlines are made in the order they
-// fall (each is taken, under the lock, from a clock that does not go back)
-// and the list is kept in that order without sorting.
+// All attempts share one timeout, so deadlines fall in the order the
+// attempts began; add places each after the last one not later, which is
+// the tail but for attempts that began together on different goroutines,
+// so the list stays in that order without sorting.
 type deadlines struct {
 	clock   clockwork.Clock
 	timeout time.Duration
@@ -39,12 +40,23 @@ type deadlines struct {
 	armed      bool
 }
 
-// deadline is one attempt's entry in deadlines.
+// deadline is one attempt's entry in deadlines: it ends actx when set,
+// else calls cancel with errAttemptTimeout.
 type deadline struct {
 	at         time.Time
+	actx       *attemptCtx
 	cancel     context.CancelCauseFunc
 	prev, next *deadline
 	listed     bool
+}
+
+// expire ends the attempt d is for.
+func (d *deadline) expire() {
+	if d.actx != nil {
+		d.actx.end()
+	} else {
+		d.cancel(errAttemptTimeout)
+	}
 }
 
 func newDeadlines(clock clockwork.Clock, timeout time.Duration) *deadlines {
@@ -54,15 +66,37 @@ func newDeadlines(clock clockwork.Clock, timeout time.Duration) *deadlines {
 // start records an attempt that cancel ends, with errAttemptTimeout as the
 // cause, once the timeout has passed; stop must be called when it ends.
 func (w *deadlines) start(cancel context.CancelCauseFunc) *deadline {
-	d := &deadline{cancel: cancel, listed: true}
+	d := &deadline{cancel: cancel}
+	w.add(d, w.clock.Now())
+	return d
+}
+
+// add is start for an entry the caller made (with actx or cancel set),
+// such as one inside a larger allocation, for an attempt that began at
+// now on the clock; stop removes it. Attempts that began at the same time
+// on different goroutines may be added in either order: an entry is
+// placed after the last one whose deadline is not later, almost always
+// the tail.
+func (w *deadlines) add(d *deadline, now time.Time) {
+	d.listed = true
+	d.at = now.Add(w.timeout)
 	w.mu.Lock()
-	d.at = w.clock.Now().Add(w.timeout)
-	if w.tail == nil {
+	after := w.tail
+	for after != nil && after.at.After(d.at) {
+		after = after.prev
+	}
+	if after == nil {
+		d.next = w.head
 		w.head = d
 	} else {
-		w.tail.next, d.prev = d, w.tail
+		d.prev, d.next = after, after.next
+		after.next = d
 	}
-	w.tail = d
+	if d.next == nil {
+		w.tail = d
+	} else {
+		d.next.prev = d
+	}
 	if !w.armed {
 		w.armed = true
 		if w.timer == nil {
@@ -72,7 +106,6 @@ func (w *deadlines) start(cancel context.CancelCauseFunc) *deadline {
 		}
 	}
 	w.mu.Unlock()
-	return d
 }
 
 // stop removes an attempt's deadline. A fire already under way may still
@@ -106,14 +139,14 @@ func (w *deadlines) unlink(d *deadline) {
 func (w *deadlines) fire() {
 	w.mu.Lock()
 	now := w.clock.Now()
-	var expired []context.CancelCauseFunc
+	var expired []*deadline
 	for w.head != nil && !w.head.at.After(now) {
-		expired = append(expired, w.head.cancel)
+		expired = append(expired, w.head)
 		w.unlink(w.head)
 	}
 	w.mu.Unlock()
-	for _, cancel := range expired {
-		cancel(errAttemptTimeout)
+	for _, d := range expired {
+		d.expire()
 	}
 	w.mu.Lock()
 	if w.head != nil {

@@ -140,9 +140,25 @@ func TestDeadlinesStopBeforeTheTimerFires(t *testing.T) {
 // shared deadlines time attempts out: a hung GET is sent again, a hung
 // POST is an unknown outcome, sent once. (Real time passes: two short
 // timeouts.)
+//
+// It runs with a caller's context that can end and with one that never
+// does (the client then gives the attempt a context of its own,
+// attemptCtx, instead of context.WithCancelCause's).
 func TestAttemptTimeoutOnTheRealClock(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
+	for _, name := range []string{"cancelable", "never ends"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testContext(t)
+			if name == "never ends" {
+				ctx = context.WithoutCancel(ctx)
+			}
+			attemptTimeoutOnTheRealClock(t, ctx)
+		})
+	}
+}
+
+func attemptTimeoutOnTheRealClock(t *testing.T, ctx context.Context) {
 	v := newVenue(t, clockwork.NewFakeClockAt(t0), reply{hang: true}, reply{status: 200, body: `{}`}, reply{hang: true})
 	const timeout = time.Second // long enough for the answered attempt on a loaded machine
 	c, err := New(v.srv.URL, testSigner(t), WithRateLimit(0, 0), WithAttemptTimeout(timeout),
@@ -168,5 +184,37 @@ func TestAttemptTimeoutOnTheRealClock(t *testing.T) {
 	}
 	if n := len(v.requests()); n != 3 {
 		t.Fatalf("venue saw %d requests, want 3 (2 GETs, 1 POST)", n)
+	}
+}
+
+// TestDeadlinesAddedOutOfOrder: attempts that began together on different
+// goroutines may be added in either order; the list stays in deadline
+// order, so each is still ended at its own deadline.
+func TestDeadlinesAddedOutOfOrder(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	h := &deadlineHarness{t: t, ctx: ctx, clock: clock, w: newDeadlines(clock, 10*time.Second)}
+	var ends [3]testAttempt
+	for i, at := range []time.Duration{2, 0, 1} { // began at t0+2ns, t0, t0+1ns
+		actx, cancel := context.WithCancelCause(ctx)
+		t.Cleanup(func() { cancel(nil) })
+		d := &deadline{cancel: cancel}
+		h.w.add(d, t0.Add(at))
+		ends[i] = testAttempt{actx, d}
+	}
+	var order []*deadline
+	h.w.mu.Lock()
+	for d := h.w.head; d != nil; d = d.next {
+		order = append(order, d)
+	}
+	tail := h.w.tail
+	h.w.mu.Unlock()
+	if len(order) != 3 || order[0] != ends[1].d || order[1] != ends[2].d || order[2] != ends[0].d || tail != ends[0].d {
+		t.Fatal("the list is not in deadline order")
+	}
+	h.advance(10*time.Second + time.Nanosecond) // t0+10s+1ns: the first two are due
+	if !timedOut(ends[1]) || !timedOut(ends[2]) || timedOut(ends[0]) {
+		t.Fatalf("at t0+10s+1ns: ended %v %v %v; want the two that began first", timedOut(ends[1]), timedOut(ends[2]), timedOut(ends[0]))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -28,6 +29,10 @@ type tokenBucket struct {
 	clock clockwork.Clock
 	rate  float64 // tokens per second; 0 means unlimited (pauses still apply)
 	burst float64
+
+	// paused is set, for good, by the first Pause: until then, an
+	// unlimited bucket has nothing to enforce and Wait takes no lock.
+	paused atomic.Bool
 
 	mu          sync.Mutex
 	tokens      float64
@@ -110,6 +115,9 @@ func (b *tokenBucket) Wait(ctx context.Context) error {
 		return ctx.Err()
 	default:
 	}
+	if b.rate == 0 && !b.paused.Load() {
+		return nil
+	}
 	b.mu.Lock()
 	now := b.clock.Now()
 	d := b.reserve(now)
@@ -174,5 +182,6 @@ func (b *tokenBucket) Pause(d time.Duration) {
 	if until := b.clock.Now().Add(d); until.After(b.pausedUntil) {
 		b.pausedUntil = until
 	}
+	b.paused.Store(true)
 	b.mu.Unlock()
 }

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -157,17 +157,20 @@ const (
 
 // retryBudget is a client's retry quota: a token bucket that retries
 // spend and successes refill. A nil *retryBudget is off: it pays for
-// every retry.
+// every retry. Its balance is one atomic integer: a success that finds the
+// budget full, as every one does while answers are clean, only reads it.
 type retryBudget struct {
-	mu          sync.Mutex
-	tokens, max int
+	tokens atomic.Int64
+	max    int64
 }
 
 func newRetryBudget(tokens int) *retryBudget {
 	if tokens == 0 {
 		return nil
 	}
-	return &retryBudget{tokens: tokens, max: tokens}
+	b := &retryBudget{max: int64(tokens)}
+	b.tokens.Store(int64(tokens))
+	return b
 }
 
 // take pays cost for a retry, if the budget holds that much.
@@ -175,13 +178,15 @@ func (b *retryBudget) take(cost int) bool {
 	if b == nil {
 		return true
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.tokens < cost {
-		return false
+	for {
+		n := b.tokens.Load()
+		if n < int64(cost) {
+			return false
+		}
+		if b.tokens.CompareAndSwap(n, n-int64(cost)) {
+			return true
+		}
 	}
-	b.tokens -= cost
-	return true
 }
 
 // refund gives n back, up to the budget.
@@ -189,9 +194,15 @@ func (b *retryBudget) refund(n int) {
 	if b == nil {
 		return
 	}
-	b.mu.Lock()
-	b.tokens = min(b.max, b.tokens+n)
-	b.mu.Unlock()
+	for {
+		have := b.tokens.Load()
+		if have >= b.max {
+			return
+		}
+		if b.tokens.CompareAndSwap(have, min(b.max, have+int64(n))) {
+			return
+		}
+	}
 }
 
 // left is what the budget holds; -1 when it is off.
@@ -199,7 +210,5 @@ func (b *retryBudget) left() int {
 	if b == nil {
 		return -1
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.tokens
+	return int(b.tokens.Load())
 }

@@ -1,7 +1,9 @@
 package simulation
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -12,6 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
+	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -49,13 +54,27 @@ type Figures struct {
 	// and Ratio Simulated/Wall.
 	Simulated, Wall time.Duration
 	Ratio           float64
+	// PerRequest is the wall time of the run per request the venue
+	// received (Wall / Requests). Floor is what no run can go under per
+	// request: the client's Ed25519 signature and the venue's
+	// verification of it, timed on the run's wall clock in the same run
+	// (half before the bots start, half after they end; see floorMeter).
+	// FloorRatio is PerRequest / Floor; 0 when either is unknown.
+	PerRequest, Floor time.Duration
+	FloorRatio        float64
 }
 
-func figures(r *Run, simulated, wall time.Duration, events int64) Figures {
+func figures(r *Run, simulated, wall, floor time.Duration, events int64) Figures {
 	f := Figures{Calls: len(r.Calls), Requests: len(r.Events), ByStatus: map[int]int{}, Creates: len(r.Orders),
-		Events: events, Simulated: simulated, Wall: wall}
+		Events: events, Simulated: simulated, Wall: wall, Floor: floor}
 	if wall > 0 {
 		f.Ratio = float64(simulated) / float64(wall)
+	}
+	if len(r.Events) > 0 {
+		f.PerRequest = wall / time.Duration(len(r.Events))
+	}
+	if f.PerRequest > 0 && floor > 0 {
+		f.FloorRatio = float64(f.PerRequest) / float64(floor)
 	}
 	if simulated > 0 {
 		f.Budget = float64(len(r.Events)) / simulated.Minutes() / transport.DefaultRatePerMinute
@@ -228,4 +247,49 @@ func statusSummary(m map[int]int) string {
 		parts[i] = strconv.Itoa(k) + ":" + strconv.Itoa(m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// floorMeter times the floor of a request's cost: one signature by the
+// run's signer and the venue's verification of it (the base64 decoding
+// and ed25519.Verify against the venue's public key), back to back on
+// one goroutine, on the run's wall clock. A run measures it in two
+// halves, before its bots start and after they end, so that the floor is
+// taken under the load the run itself ran under (other runs in parallel,
+// other work on the machine).
+type floorMeter struct {
+	signer *signing.Signer
+	apiKey string
+	pub    ed25519.PublicKey
+	wall   clockwork.Clock
+	n      int
+	took   time.Duration
+}
+
+// floorSamples is how many requests' worth of signing and verifying a run
+// times, half in each half: about 10 ms of wall.
+const floorSamples = 128
+
+// measure times n signatures and verifications.
+func (m *floorMeter) measure(n int) error {
+	const target = "/api/v2/crypto/trading/orders/?symbol=BTC-USD"
+	start := m.wall.Now()
+	for i := range n {
+		at := start.Add(time.Duration(i) * time.Second)
+		sig, err := base64.StdEncoding.DecodeString(m.signer.Sign(at, http.MethodGet, target, nil))
+		if err != nil || !ed25519.Verify(m.pub, signing.Message(m.apiKey, at.Unix(), target, http.MethodGet, nil), sig) {
+			return fmt.Errorf("simulation: the floor's signature does not verify")
+		}
+	}
+	m.took += m.wall.Since(start)
+	m.n += n
+	return nil
+}
+
+// perRequest is the floor per request; 0 before any measure, or on a
+// wall clock that did not move.
+func (m *floorMeter) perRequest() time.Duration {
+	if m.n == 0 {
+		return 0
+	}
+	return m.took / time.Duration(m.n)
 }

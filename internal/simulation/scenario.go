@@ -438,6 +438,10 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 			}
 		}
 	}
+	floor := &floorMeter{signer: signer, apiKey: srv.APIKey, pub: key.Public(), wall: s.wall}
+	if err := floor.measure(floorSamples / 2); err != nil {
+		return nil, err
+	}
 	wallStart := s.wall.Now()
 	err = clk.drive(ctx, s.Workers, body, cancel, s.wall, s.Watchdog)
 	wall := s.wall.Since(wallStart)
@@ -445,6 +449,9 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, stepErr
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := floor.measure(floorSamples / 2); err != nil {
 		return nil, err
 	}
 
@@ -457,7 +464,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 			return nil, err
 		}
 	}
-	run.Figures = figures(run, clk.Now().Sub(s.Start), wall, clk.fired)
+	run.Figures = figures(run, clk.Now().Sub(s.Start), wall, floor.perRequest(), clk.fired)
 	if run.Placement != nil {
 		run.Placement.Figures = placementFigures(run)
 	}

@@ -533,8 +533,12 @@ func peakRSS() string {
 
 // writeRatios prints the simulated/wall ratio of each kind of run: the
 // lowest, the median and the highest of the runs of that kind, each run
-// measured on its own wall clock.
+// measured on its own wall clock. For the saturated runs, whose cost is
+// their requests, it prints too the wall time per request against the
+// floor measured in the same run (Figures.Floor: the client's signature
+// and the venue's verification), and their ratio (goal: at most 1.2).
 func writeRatios(w io.Writer, runs []*Run) {
+	defer writeFloorRatios(w, runs)
 	kinds := map[string][]float64{}
 	var names []string
 	for _, r := range runs {
@@ -558,5 +562,38 @@ func writeRatios(w io.Writer, runs []*Run) {
 		rs := kinds[k]
 		slices.Sort(rs)
 		fmt.Fprintf(w, "sim/wall %-20s %3d runs: min %.0fx, median %.0fx, max %.0fx\n", k, len(rs), rs[0], rs[len(rs)/2], rs[len(rs)-1])
+	}
+}
+
+// writeFloorRatios prints, per wire, the saturated runs' wall time per
+// request, the floor measured in each run, and each run's ratio of the
+// two: the lowest, the median and the highest.
+func writeFloorRatios(w io.Writer, runs []*Run) {
+	type costs struct{ per, floor, ratio []float64 }
+	kinds := map[Wire]*costs{}
+	var wires []Wire
+	for _, r := range runs {
+		f := r.Figures
+		if !strings.HasPrefix(r.Scenario.Name, "saturated") || f.FloorRatio == 0 {
+			continue
+		}
+		c := kinds[r.Scenario.Wire]
+		if c == nil {
+			c = &costs{}
+			kinds[r.Scenario.Wire] = c
+			wires = append(wires, r.Scenario.Wire)
+		}
+		c.per = append(c.per, float64(f.PerRequest)/1e3)
+		c.floor = append(c.floor, float64(f.Floor)/1e3)
+		c.ratio = append(c.ratio, f.FloorRatio)
+	}
+	spread := func(xs []float64, format string) string {
+		slices.Sort(xs)
+		return fmt.Sprintf(format+" / "+format+" / "+format, xs[0], xs[len(xs)/2], xs[len(xs)-1])
+	}
+	for _, wire := range wires {
+		c := kinds[wire]
+		fmt.Fprintf(w, "wall/request saturated/%-9s %3d runs (min / median / max): %s µs; floor (sign + verify, same run) %s µs; %s x the floor (goal <= 1.2)\n",
+			wire, len(c.per), spread(c.per, "%.0f"), spread(c.floor, "%.0f"), spread(c.ratio, "%.2f"))
 	}
 }
