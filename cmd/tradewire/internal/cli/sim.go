@@ -66,12 +66,14 @@ type simServeFlags struct {
 	tls      bool
 	caFile   string
 	state    string
+	status   string // --account-status
+	readOnly bool   // --read-only-key
 }
 
 func newSimServeCmd(a *app) *cobra.Command {
 	var f simServeFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--rate-limits FILE] [--retry-after MODE] [--tls [--ca-file FILE]]",
+		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--rate-limits FILE] [--retry-after MODE] [--account-status S] [--read-only-key] [--state FILE] [--tls [--ca-file FILE]]",
 		Short: "Serve the simulated venue over HTTP, or HTTPS + HTTP/2, on a loopback address",
 		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted;
 with --tls, over HTTPS with HTTP/2, as the real venue is served.
@@ -93,6 +95,9 @@ answers, latency, 2xx answers with a bad body, HTTP/2 stream faults, and the
 hostile modes: a clock offset, a lagging orders list, rows without
 client_order_id, pages without next; see
 "go doc github.com/tradewire/tradewire/broker/brokertest").
+--account-status sell_only or deactivated, and --read-only-key, give the
+account the state a bot must cope with: buys refused (400), creates refused
+(403), or every create and cancel refused (403) while reads work.
 
 By default every endpoint draws on one token bucket per account, 100 a
 minute in bursts of 300, the vendor's documented budget, and a 429 carries
@@ -148,6 +153,8 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.StringVar(&f.retryAft, "retry-after", "", "what a 429 says in Retry-After: off, bucket or whole seconds such as 5s (default: the --rate-limits file's, else off)")
 	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS + HTTP/2 with a self-signed certificate, written to --ca-file")
 	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the certificate clients must trust (default: a new temporary file)")
+	fs.StringVar(&f.status, "account-status", "active", "the account's status: active, sell_only (buys refused with 400) or deactivated (creates refused with 403)")
+	fs.BoolVar(&f.readOnly, "read-only-key", false, "make the API key read-only: every create and cancel answers 403")
 	fs.StringVar(&f.state, "state", "", "keep the venue's book (balances, orders, ids) in this file across restarts: loaded at start if it exists, saved every "+simStateEvery.String()+" and at stop")
 	return cmd
 }
@@ -191,6 +198,9 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	limits, err := simRateLimits(f)
 	if err != nil {
 		return err
+	}
+	if f.status != "active" || f.readOnly {
+		opts = append(opts, brokertest.WithAccount(brokertest.AccountConfig{Status: f.status, ReadOnly: f.readOnly}))
 	}
 	opts = append(opts, brokertest.WithRateLimits(limits))
 	if f.state != "" {

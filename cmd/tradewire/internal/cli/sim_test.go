@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -259,6 +260,40 @@ func TestSimServe_RateLimitsAreInstalled(t *testing.T) {
 	}
 }
 
+// TestSimServe_AccountState: --account-status and --read-only-key refuse
+// the writes they name and leave reads working; a control venue takes them.
+func TestSimServe_AccountState(t *testing.T) {
+	t.Parallel()
+	const buy = `{"client_order_id":"%s","side":"buy","type":"market","symbol":"BTC-USD","market_order_config":{"asset_quantity":"0.0001"}}`
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in the create's stderr; "" for a create that is placed
+	}{
+		{"active", nil, ""},
+		{"sell only", []string{"--account-status", "sell_only"}, "Account is sell only."},
+		{"deactivated", []string{"--account-status", "deactivated"}, "Account is deactivated."},
+		{"read-only key", []string{"--read-only-key"}, "You do not have permission"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env, _, stop := startSimServe(t, append([]string{"--addr", "127.0.0.1:0"}, tc.args...)...)
+			defer stop()
+			if r := runCLI(t, env, "", "api", "GET", "/api/v2/crypto/trading/accounts/"); r.code != 0 {
+				t.Fatalf("reading accounts: exit %d, stderr %q", r.code, r.stderr)
+			}
+			body := fmt.Sprintf(buy, "6c3c1c8e-1f0a-4e0b-9a51-"+fmt.Sprintf("%012d", len(tc.name)))
+			r := runCLI(t, env, body, "api", "POST", "/api/v2/crypto/trading/orders/?account_number=TW0000000001", "--data", "@-")
+			switch {
+			case tc.want == "" && r.code != 0:
+				t.Errorf("create on an active account: exit %d, stderr %q", r.code, r.stderr)
+			case tc.want != "" && (r.code == 0 || !strings.Contains(r.stdout+r.stderr, tc.want)):
+				t.Errorf("create: exit %d, stdout %q, stderr %q; want it refused with %q", r.code, r.stdout, r.stderr, tc.want)
+			}
+		})
+	}
+}
+
 func TestSimServe_UsageErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -293,6 +328,7 @@ func TestSimServe_UsageErrors(t *testing.T) {
 		{"retry after", []string{"--addr", "127.0.0.1:0", "--retry-after", "soon"}, "--retry-after"},
 		{"fractional retry after", []string{"--addr", "127.0.0.1:0", "--retry-after", "1.5s"}, "--retry-after"},
 		{"ca file without tls", []string{"--addr", "127.0.0.1:0", "--ca-file", filepath.Join(dir, "ca.pem")}, "--ca-file without --tls"},
+		{"account status", []string{"--addr", "127.0.0.1:0", "--account-status", "frozen"}, `status "frozen"`},
 		{"argument", []string{"now"}, "unexpected argument"},
 	}
 	for _, tt := range tests {
