@@ -1,6 +1,7 @@
 package h2front
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -343,8 +344,11 @@ type conn struct {
 	ctx   context.Context
 	stop  context.CancelFunc
 
-	// wmu serialises frame writes and the header encoder.
+	// wmu serialises frame writes and the header encoder. The framer
+	// writes into bw, which each write flushes: the frames written under
+	// one hold of wmu go out in one write to the connection.
 	wmu  sync.Mutex
+	bw   *bufio.Writer
 	henc *hpack.Encoder
 	hbuf bytes.Buffer
 
@@ -362,11 +366,13 @@ type conn struct {
 
 func newConn(s *Server, tc *tls.Conn, state *tls.ConnectionState) *conn {
 	ctx, stop := context.WithCancel(context.Background())
+	bw := bufio.NewWriterSize(tc, writeBufferSize)
 	c := &conn{
 		srv:           s,
 		tc:            tc,
 		state:         state,
-		fr:            http2.NewFramer(tc, tc),
+		bw:            bw,
+		fr:            http2.NewFramer(bw, tc),
 		ctx:           ctx,
 		stop:          stop,
 		sendWindow:    65535,
@@ -381,6 +387,10 @@ func newConn(s *Server, tc *tls.Conn, state *tls.ConnectionState) *conn {
 }
 
 const maxConcurrentStreams = 100
+
+// writeBufferSize holds a response's HEADERS and its first DATA frame of
+// the default maximum size, so that a small answer is one write.
+const writeBufferSize = 32 << 10
 
 func (c *conn) serve() {
 	defer c.shutdown()
@@ -673,11 +683,16 @@ func (c *conn) resetStream(id uint32, code http2.ErrCode) error {
 	return c.write(func(fr *http2.Framer) error { return fr.WriteRSTStream(id, code) })
 }
 
-// write runs fn with the framer, one writer at a time.
+// write runs fn with the framer, one writer at a time, and sends what it
+// wrote in one write to the connection.
 func (c *conn) write(fn func(*http2.Framer) error) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return fn(c.fr)
+	err := fn(c.fr) // the framer writes each frame whole, or not at all
+	if ferr := c.bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // hopHeaders are connection-specific and must not appear in HTTP/2.
@@ -737,28 +752,29 @@ func (c *conn) writeResponse(st *stream, req *http.Request, rw *responseWriter) 
 				return err
 			}
 		}
+		// As much of the body as the windows take now goes in the same
+		// write as the headers.
+		for len(body) > 0 {
+			n, err := c.takeWindow(st, len(body), false)
+			if err != nil || n == 0 {
+				return err
+			}
+			chunk := body[:n]
+			body = body[n:]
+			if err := fr.WriteData(st.id, len(body) == 0, chunk); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	for len(body) > 0 {
-		c.mu.Lock()
-		for !c.closed && !st.reset && (c.sendWindow <= 0 || st.sendWindow <= 0) {
-			c.cond.Wait()
+		n, err := c.takeWindow(st, len(body), true)
+		if err != nil {
+			return err
 		}
-		if c.closed {
-			c.mu.Unlock()
-			return errConnClosed
-		}
-		if st.reset {
-			c.mu.Unlock()
-			return errStreamReset
-		}
-		n := int(min(int64(len(body)), c.sendWindow, st.sendWindow, int64(c.maxFrame)))
-		c.sendWindow -= int64(n)
-		st.sendWindow -= int64(n)
-		c.mu.Unlock()
 		chunk := body[:n]
 		body = body[n:]
 		end := len(body) == 0
@@ -767,6 +783,27 @@ func (c *conn) writeResponse(st *stream, req *http.Request, rw *responseWriter) 
 		}
 	}
 	return nil
+}
+
+// takeWindow takes from the connection's and st's send windows the room
+// for the next DATA frame of up to want bytes, and returns its size. If
+// wait, it waits for room; otherwise it returns 0 when there is none.
+func (c *conn) takeWindow(st *stream, want int, wait bool) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for wait && !c.closed && !st.reset && (c.sendWindow <= 0 || st.sendWindow <= 0) {
+		c.cond.Wait()
+	}
+	if c.closed {
+		return 0, errConnClosed
+	}
+	if st.reset {
+		return 0, errStreamReset
+	}
+	n := int(max(0, min(int64(want), c.sendWindow, st.sendWindow, int64(c.maxFrame))))
+	c.sendWindow -= int64(n)
+	st.sendWindow -= int64(n)
+	return n, nil
 }
 
 // shutdown ends the connection: every request's context, every body

@@ -489,3 +489,63 @@ func TestDateFromTheServersClock(t *testing.T) {
 		}
 	}
 }
+
+// countingListener counts the writes on the connections it accepts.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, writes: &l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestResponseInOneWrite: an answer that fits the windows, its HEADERS and
+// its DATA, leaves the server in one write to the connection (not a write
+// per frame).
+func TestResponseInOneWrite(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	payload := bytes.Repeat([]byte("x"), 2000)
+	s := NewServerListener(cl, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(payload) }))
+	t.Cleanup(s.Close)
+	c := s.Client()
+	get := func() {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, s.URL+"/", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if body, _ := io.ReadAll(resp.Body); !bytes.Equal(body, payload) {
+			t.Fatalf("body of %d bytes, want %d", len(body), len(payload))
+		}
+	}
+	get() // the handshake and the settings
+	for range 3 {
+		before := cl.writes.Load()
+		get()
+		if n := cl.writes.Load() - before; n != 1 {
+			t.Fatalf("an answer took %d writes, want 1", n)
+		}
+	}
+}
