@@ -361,7 +361,10 @@ type conn struct {
 	maxFrame      uint32 // the peer's SETTINGS_MAX_FRAME_SIZE
 	maxStreamID   uint32
 	streams       map[uint32]*stream
-	handlers      sync.WaitGroup
+	// recvOwed is the connection-level receive window consumed and not
+	// yet given back; only the serve loop touches it.
+	recvOwed uint32
+	handlers sync.WaitGroup
 }
 
 func newConn(s *Server, tc *tls.Conn, state *tls.ConnectionState) *conn {
@@ -387,6 +390,10 @@ func newConn(s *Server, tc *tls.Conn, state *tls.ConnectionState) *conn {
 }
 
 const maxConcurrentStreams = 100
+
+// connRefresh is how much of the connection's receive window (65,535,
+// never raised) may be owed before it is given back.
+const connRefresh = 16 << 10
 
 // writeBufferSize holds a response's HEADERS and its first DATA frame of
 // the default maximum size, so that a small answer is one write.
@@ -464,14 +471,20 @@ func (c *conn) handleFrame(f http2.Frame) error {
 		c.mu.Lock()
 		st := c.streams[f.StreamID]
 		c.mu.Unlock()
-		if n > 0 {
-			// The body is buffered without bound, so the windows are
-			// given back at once.
+		// The body is buffered without bound, so the windows are given
+		// back at once: a stream's with each of its DATA frames but the
+		// last, the connection's with a stream's, or once connRefresh is
+		// owed (a small request's body costs no write of its own).
+		c.recvOwed += n
+		streamToo := n > 0 && st != nil && !f.StreamEnded()
+		if streamToo || c.recvOwed >= connRefresh {
+			owed := c.recvOwed
+			c.recvOwed = 0
 			err := c.write(func(fr *http2.Framer) error {
-				if err := fr.WriteWindowUpdate(0, n); err != nil {
+				if err := fr.WriteWindowUpdate(0, owed); err != nil {
 					return err
 				}
-				if st != nil && !f.StreamEnded() {
+				if streamToo {
 					return fr.WriteWindowUpdate(f.StreamID, n)
 				}
 				return nil
