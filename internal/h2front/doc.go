@@ -14,7 +14,11 @@
 // connection preface and SETTINGS (with ACK), HEADERS with CONTINUATION,
 // request bodies with WINDOW_UPDATE, PING, RST_STREAM and GOAWAY from the
 // client, and responses sent as HEADERS plus DATA within the client's flow
-// control windows and frame size. Responses are buffered whole before they
+// control windows and frame size. The frames written together go out in one
+// write to the connection (a small answer's HEADERS and DATA are one TLS
+// record), and the connection's receive window is given back with a
+// stream's own WINDOW_UPDATE or once 16 KiB are owed, so that a small
+// request body costs no write of its own. Responses are buffered whole before they
 // are sent (the handler has returned by then, which is what lets Abort act
 // after the handler's side effects), so it suits small bodies; streaming
 // responses and server push are not supported. Only h2 is offered in ALPN
