@@ -68,18 +68,18 @@ type RateStep struct {
 	RateLimit
 }
 
-// Bucket indexes: the account-wide bucket, then one per endpoint class.
+// Bucket indexes: classNone, the account-wide bucket, then 1 + each of
+// internal/wire's endpoint classes (the one table of the venue's paths
+// and classes, which tradewire's adaptive limiter keys on too) but
+// wire.ClassOther, which draws on the account-wide bucket.
 const (
-	classNone = iota
-	classMarketData
-	classAccountReads
-	classOrderReads
-	classOrderWrites
-	numBuckets
+	classNone  = 0
+	numBuckets = 1 + int(wire.ClassOther)
 )
 
 // classNames are the classes' names in RateLimits, RateStep and
-// Request.Class, by bucket index.
+// Request.Class, by bucket index: wire.ClassMarketData, ClassAccountReads,
+// ClassOrderReads and ClassOrderWrites in that order.
 var classNames = [numBuckets]string{"", "market_data", "account_reads", "order_reads", "order_writes"}
 
 // classIndex returns the bucket index of a class name, or -1.
@@ -93,18 +93,10 @@ func classIndex(name string) int {
 }
 
 // classOf returns the bucket index of a request's endpoint class, v1 and
-// v2 paths alike. The classes are internal/wire's, the one table of the
-// venue's paths and classes, which tradewire's adaptive limiter keys on too.
+// v2 paths alike.
 func classOf(method, path string) int {
-	switch wire.ClassOf(method, path) {
-	case wire.ClassMarketData:
-		return classMarketData
-	case wire.ClassAccountReads:
-		return classAccountReads
-	case wire.ClassOrderReads:
-		return classOrderReads
-	case wire.ClassOrderWrites:
-		return classOrderWrites
+	if c := wire.ClassOf(method, path); c != wire.ClassOther {
+		return 1 + int(c)
 	}
 	return classNone
 }
