@@ -39,10 +39,12 @@ const (
 type Client struct {
 	base *url.URL
 	// host is base.Host as net/http sends it (an empty port dropped).
-	host    string
-	signer  *signing.Signer
-	clock   clockwork.Clock
-	hc      *http.Client
+	host   string
+	signer *signing.Signer
+	clock  clockwork.Clock
+	// rt is what every attempt is sent through, called as a RoundTripper:
+	// nothing above it follows a redirect.
+	rt      http.RoundTripper
 	log     zerolog.Logger
 	policy  RetryPolicy
 	limiter Limiter
@@ -96,9 +98,10 @@ func WithRootCAs(pool *x509.CertPool) Option { return func(o *config) { o.rootCA
 // in-memory simulated venue's, or an *http.Transport of the caller's own
 // (an httptest server's Client().Transport). It is used as given, proxy
 // and all: what it, or a proxy it sends through, re-sends is the caller's
-// to vouch for. The Client wraps it in an http.Client of its own that never
-// follows a redirect and sets no timeout of its own (each attempt has its
-// deadline on the injected clock).
+// to vouch for. The Client calls its RoundTrip itself, for one attempt at a
+// time: nothing follows a redirect (a 3xx is an answer like any other),
+// and there is no timeout but each attempt's deadline on the injected
+// clock.
 func WithRoundTripper(rt http.RoundTripper) Option { return func(o *config) { o.rt = rt } }
 
 // WithLogger sets the logger that receives one event per attempt (default:
@@ -199,13 +202,9 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	if cfg.policy.MaxDelay < 0 || cfg.policy.BaseDelay < 0 {
 		return nil, errors.New("transport: retry delays must not be negative")
 	}
-	hc := &http.Client{
-		Transport:     cfg.rt,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		// No Timeout: each attempt has its own deadline on the injected clock.
-	}
-	if hc.Transport == nil {
-		hc.Transport = defaultTransport(cfg.rootCAs)
+	rt := cfg.rt
+	if rt == nil {
+		rt = defaultTransport(cfg.rootCAs)
 	}
 	if cfg.limiter == nil && cfg.learn {
 		cfg.limiter = NewAdaptiveLimiter(cfg.clock, cfg.perMinute, cfg.burst)
@@ -224,7 +223,7 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		host:           removeEmptyPort(base.Host),
 		signer:         signer,
 		clock:          cfg.clock,
-		hc:             hc,
+		rt:             rt,
 		log:            cfg.log,
 		policy:         cfg.policy,
 		limiter:        cfg.limiter,
@@ -619,7 +618,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 	c.signer.SetHeaders(req.Header, signedAt, method, target, body)
 
 	start := c.clock.Now()
-	resp, err := c.hc.Do(req)
+	resp, err := c.roundTrip(req)
 	if err != nil {
 		return answer{elapsed: c.clock.Now().Sub(start), stamp: sst}, c.attemptError(actx, err)
 	}
@@ -640,6 +639,36 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 	}
 	ans.body = data
 	return ans, nil
+}
+
+// roundTrip sends one attempt's request through the client's round
+// tripper, as http.Client.Do would send a request it does not redirect,
+// without the work Do spends on following redirects (a copy of the
+// request's headers for the next hop, and its list of hops): the client
+// never follows one, so a 3xx comes back as an answer. It keeps Do's
+// guarantees about a round tripper's result: a non-nil Response comes with
+// a nil error and a non-nil Body, and an HTTPS request answered in plain
+// HTTP says so (http.ErrSchemeMismatch). Errors are not wrapped in a
+// *url.Error: the client's own errors name the method and path.
+func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(req)
+	if err != nil {
+		// A response that comes with an error is ignored, as Do ignores it.
+		if rh, ok := err.(tls.RecordHeaderError); ok && string(rh.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
+		return nil, err
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("transport: round tripper %T returned neither a response nor an error", c.rt)
+	}
+	if resp.Body == nil {
+		if resp.ContentLength > 0 && req.Method != http.MethodHead {
+			return nil, fmt.Errorf("transport: round tripper %T returned a response of %d bytes with no body", c.rt, resp.ContentLength)
+		}
+		resp.Body = http.NoBody
+	}
+	return resp, nil
 }
 
 func (c *Client) finish(ctx context.Context, method, path string, attempts int, ans answer, retryAfter time.Duration, sendErr error) (*Response, error) {

@@ -428,8 +428,8 @@ func TestWrite2xxUnreadable(t *testing.T) {
 }
 
 // TestRedirectNotFollowed: neither the client's own transport nor a
-// caller's round tripper follows a redirect: the client's http.Client
-// refuses it.
+// caller's round tripper follows a redirect: the client calls RoundTrip
+// itself, and a 3xx is an answer it refuses.
 func TestRedirectNotFollowed(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
@@ -631,5 +631,73 @@ func TestBeforeSendSeesSigningTimeAndCanStop(t *testing.T) {
 	}
 	if n := len(v.requests()); n != 1 {
 		t.Fatalf("a refused request was sent (%d requests)", n)
+	}
+}
+
+// roundTripFunc is a RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRoundTripperResults: the client calls a round tripper itself, and
+// keeps http.Client.Do's guarantees about what it returns: a response with
+// no body reads as empty, one that claims bytes it does not carry is an
+// error, no response and no error is an error, and a response that comes
+// with an error is ignored.
+func TestRoundTripperResults(t *testing.T) {
+	ctx := testContext(t)
+	ok := func(r *http.Request) *http.Response {
+		return &http.Response{StatusCode: 200, Proto: "HTTP/1.1", Header: http.Header{}, ContentLength: -1, Request: r}
+	}
+	tests := []struct {
+		name    string
+		rt      roundTripFunc
+		wantErr string
+	}{
+		{"nil body, no length", func(r *http.Request) (*http.Response, error) { return ok(r), nil }, ""},
+		{"nil body, length 0", func(r *http.Request) (*http.Response, error) {
+			resp := ok(r)
+			resp.ContentLength = 0
+			return resp, nil
+		}, ""},
+		{"nil body, length 5", func(r *http.Request) (*http.Response, error) {
+			resp := ok(r)
+			resp.ContentLength = 5
+			return resp, nil
+		}, "returned a response of 5 bytes with no body"},
+		{"no response, no error", func(*http.Request) (*http.Response, error) { return nil, nil }, "returned neither a response nor an error"},
+		{"response and error", func(r *http.Request) (*http.Response, error) { return ok(r), errors.New("boom") }, "boom"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New("https://venue.example", testSigner(t), WithRoundTripper(tc.rt), WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Get(ctx, "/a/")
+			if tc.wantErr == "" {
+				if err != nil || resp.StatusCode != 200 || len(resp.Body) != 0 {
+					t.Fatalf("got %+v, %v; want an empty 200", resp, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || resp != nil {
+				t.Fatalf("got %+v, %v; want no response and an error saying %q", resp, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestSchemeMismatch: an https base URL answered in plain HTTP says so, as
+// http.Client.Do would.
+func TestSchemeMismatch(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock)
+	c, err := New(strings.Replace(v.srv.URL, "http://", "https://", 1), testSigner(t), WithClock(clock), WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(testContext(t), "/a/"); !errors.Is(err, http.ErrSchemeMismatch) {
+		t.Fatalf("got %v; want http.ErrSchemeMismatch", err)
 	}
 }

@@ -159,8 +159,8 @@
 //     default with Proxy nil, because a proxy can re-send a request it
 //     forwarded. A RoundTripper passed with WithRoundTripper is used as
 //     given; what it, or a proxy it uses, re-sends is the caller's to vouch
-//     for. It always runs inside the client's own http.Client, whose
-//     redirect policy never follows a redirect.
+//     for. The client calls its RoundTrip itself, one attempt at a time, so
+//     nothing above it follows a redirect.
 //
 // A GET is built the ordinary way: net/http may re-send it on a fresh
 // connection, which a read can afford, and this package's own retries

@@ -275,16 +275,16 @@ func TestNoProxyFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, ok := c.hc.Transport.(*http.Transport)
+	tr, ok := c.rt.(*http.Transport)
 	if !ok || tr.Proxy != nil || !tr.ForceAttemptHTTP2 {
-		t.Fatalf("default transport %T: proxy set or HTTP/2 off", c.hc.Transport)
+		t.Fatalf("default transport %T: proxy set or HTTP/2 off", c.rt)
 	}
 	own := &http.Transport{Proxy: http.ProxyFromEnvironment}
 	c, err = New("https://trading.robinhood.com", testSigner(t), WithRoundTripper(own))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.hc.Transport != own {
+	if c.rt != own {
 		t.Fatal("the caller's transport was replaced")
 	}
 }
