@@ -427,6 +427,15 @@ func TestMatrix(t *testing.T) {
 	// the harness (about 10 % of the wall), under a soft cap on the heap.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(matrixMemoryLimit))
+	mt, err := startMemTrace(os.Getenv("TRADEWIRE_SIM_MEMTRACE"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := mt.close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	scenarios := matrixScenarios(seeds, dur, sat, hostile, wire)
 	runs := make([]*Run, len(scenarios))
 	start := time.Now()
@@ -438,6 +447,8 @@ func TestMatrix(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
+				mt.enter(name)
+				defer mt.leave(name)
 				r := run(t, sc)
 				if err := r.Err(); err != nil {
 					t.Error(err)
@@ -451,8 +462,10 @@ func TestMatrix(t *testing.T) {
 	// the adaptive limiter is when capacity comes back decides how soon it
 	// finds it).
 	layouts := ThrottleLayouts()
+	mt.enter("throttle")
 	throttle := throttleRuns(t, layouts, throttleClients, 1, wire)
 	restores := restoreSweep(t, wire)
+	mt.leave("throttle")
 	elapsed := time.Since(start)
 	var done []*Run
 	var simTotal time.Duration
