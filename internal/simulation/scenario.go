@@ -245,7 +245,10 @@ func newTransportCaller(e env) (Caller, error) {
 // and venue ledger joined into Events, the orders the venue created, the
 // figures, and the invariants that failed.
 type Run struct {
-	// Scenario is the scenario as run, defaults filled in.
+	// Scenario is the scenario as run, defaults filled in. Its Steps are
+	// the scenario's: the placement's keyed step, bound to the run's
+	// process, is not among them, so a Scenario kept after the run holds
+	// nothing of it.
 	Scenario Scenario
 	// Calls is the client-side history: one entry per call a bot made,
 	// in the order the calls ended.
