@@ -65,6 +65,8 @@ demo:
 ## SIM_HOSTILE shrink or grow it. It runs over TLS + HTTP/2 on loopback, as
 ## the real venue is served; SIM_WIRE=http runs it over plain HTTP/1.1 on
 ## loopback, SIM_WIRE=memory in memory (the fastest). SIM_TIMEOUT bounds it.
+## It prints its peak resident memory (VmHWM) last; TRADEWIRE_SIM_MEMTRACE=FILE
+## samples its memory and the runs in flight into FILE once a second.
 SIM_SEEDS     ?= 5
 SIM_DURATION  ?= 24h
 SIM_SATURATED ?= 2h

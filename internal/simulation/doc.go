@@ -253,7 +253,13 @@
 // event fires it itself rather than going through the driver (the same
 // order, the same ledger), and the matrix collects garbage less often,
 // under a soft cap on its heap: it keeps of each checked run only the
-// figures it prints, and prints its peak resident memory last.
+// figures it prints (a summary that holds nothing of the run's process,
+// venue or ledger: TestSummaryLetsTheRunGo), so only the runs in flight
+// hold their records, and it prints its peak resident memory last. With
+// TRADEWIRE_SIM_MEMTRACE=FILE the matrix writes to FILE, once a second,
+// its resident memory, the Go runtime's memory classes (runtime/metrics)
+// and the runs in flight, and a heap profile to FILE.heapN at each new
+// peak of the live heap.
 //
 // # Running
 //

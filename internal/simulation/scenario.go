@@ -245,7 +245,10 @@ func newTransportCaller(e env) (Caller, error) {
 // and venue ledger joined into Events, the orders the venue created, the
 // figures, and the invariants that failed.
 type Run struct {
-	// Scenario is the scenario as run, defaults filled in.
+	// Scenario is the scenario as run, defaults filled in. Its Steps are
+	// the scenario's: the placement's keyed step, bound to the run's
+	// process, is not among them, so a Scenario kept after the run holds
+	// nothing of it.
 	Scenario Scenario
 	// Calls is the client-side history: one entry per call a bot made,
 	// in the order the calls ended.
@@ -388,6 +391,11 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 
+	// The bots' steps: the scenario's, and the placement's keyed step. It
+	// stays out of the Scenario the Run keeps: the step is a method of the
+	// run's process, which holds the venue and its whole ledger, and a
+	// record kept after the run (a summary) would keep them all alive.
+	steps := s.Steps
 	var proc *process
 	if s.Placement != nil {
 		tc, ok := caller.(*transport.Client)
@@ -397,7 +405,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		if proc, err = newProcess(s, clk, tc, srv); err != nil {
 			return nil, err
 		}
-		s.Steps = append(slices.Clip(s.Steps), Step{Name: "place_keyed", Weight: s.Placement.Weight, Run: proc.step})
+		steps = append(slices.Clip(steps), Step{Name: "place_keyed", Weight: s.Placement.Weight, Run: proc.step})
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -423,7 +431,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	body := func(id int) {
 		b := bots[id]
 		for ctx.Err() == nil && clk.Now().Before(end) {
-			st := pick(s.Steps, b.Rand)
+			st := pick(steps, b.Rand)
 			b.step = st.Name
 			if err := st.Run(ctx, b); err != nil {
 				fail(id, st.Name, err)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/transport"
@@ -427,6 +428,15 @@ func TestMatrix(t *testing.T) {
 	// the harness (about 10 % of the wall), under a soft cap on the heap.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(matrixMemoryLimit))
+	mt, err := startMemTrace(os.Getenv("TRADEWIRE_SIM_MEMTRACE"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := mt.close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	scenarios := matrixScenarios(seeds, dur, sat, hostile, wire)
 	runs := make([]*Run, len(scenarios))
 	start := time.Now()
@@ -438,6 +448,8 @@ func TestMatrix(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
+				mt.enter(name)
+				defer mt.leave(name)
 				r := run(t, sc)
 				if err := r.Err(); err != nil {
 					t.Error(err)
@@ -451,8 +463,10 @@ func TestMatrix(t *testing.T) {
 	// the adaptive limiter is when capacity comes back decides how soon it
 	// finds it).
 	layouts := ThrottleLayouts()
+	mt.enter("throttle")
 	throttle := throttleRuns(t, layouts, throttleClients, 1, wire)
 	restores := restoreSweep(t, wire)
+	mt.leave("throttle")
 	elapsed := time.Since(start)
 	var done []*Run
 	var simTotal time.Duration
@@ -514,6 +528,33 @@ func summary(r *Run) *Run {
 		s.Placement = &PlacementRun{Restarts: r.Placement.Restarts, Figures: r.Placement.Figures}
 	}
 	return s
+}
+
+// TestSummaryLetsTheRunGo: once a run is summarised, nothing of its record
+// stays reachable from the summary: the matrix keeps a summary of every
+// run until its final report, and a summary that held the run's process
+// (through a step bound to it) held its venue and whole ledger too, so the
+// matrix's memory grew with every run it had finished.
+func TestSummaryLetsTheRunGo(t *testing.T) {
+	t.Parallel()
+	r := run(t, placementScenario(4, placementMixes()[0], brokertest.CreateSecond, 2*time.Minute, time.Minute))
+	if r.Placement == nil || len(r.Placement.Ops) == 0 {
+		t.Fatal("the placement run made no ops: nothing to watch")
+	}
+	// The ops' array is the run's process's own: it lives as long as the
+	// process does.
+	ops := weak.Make(&r.Placement.Ops[0])
+	runtime.GC()
+	if ops.Value() == nil { // the control: held while the run is
+		t.Fatal("the run's ops were collected while the run was held")
+	}
+	s := summary(r)
+	r = nil
+	runtime.GC()
+	if ops.Value() != nil {
+		t.Errorf("the summary of %s keeps the run's process (and its venue) reachable", s.Scenario.Name)
+	}
+	runtime.KeepAlive(s)
 }
 
 // peakRSS is the process's peak resident set size (VmHWM in
