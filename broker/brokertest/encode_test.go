@@ -1,0 +1,117 @@
+package brokertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/shopspring/decimal"
+)
+
+// sameAsMarshal fails unless appendFast writes exactly json.Marshal's bytes for v.
+func sameAsMarshal(t *testing.T, where string, v any) {
+	t.Helper()
+	want, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("%s: Marshal: %v", where, err)
+	}
+	got, ok := appendFast(nil, v)
+	if !ok {
+		t.Fatalf("%s: appendFast does not handle %T", where, v)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s:\n got %s\nwant %s", where, got, want)
+	}
+}
+
+// TestEncodersMatchMarshal holds the append encoders to json.Marshal's
+// bytes for every order of a seeded history (every type and state), the
+// pages of them, and the best bid/ask.
+func TestEncodersMatchMarshal(t *testing.T) {
+	t.Parallel()
+	h := setup(t, engineConfig{History: 300, Seed: 11})
+	h.clock.Advance(90 * 60e9)
+	bid, _, _ := h.v.quote("SOL-USD")
+	h.create(orderBody("31111111-2222-4333-8444-555555555555", "sell", "stop_loss", "SOL-USD",
+		`{"asset_quantity":"1","stop_price":"`+bid.Add(decimal.NewFromInt(1)).String()+`","time_in_force":"gtc"}`), 201)
+	h.create(orderBody("41111111-2222-4333-8444-555555555555", "sell", "stop_loss", "SOL-USD",
+		`{"asset_quantity":"1","stop_price":"1.00","time_in_force":"gfd"}`), 201)
+	now := h.clock.Now()
+	types, states := map[string]bool{}, map[string]bool{}
+	var items []any
+	for _, o := range h.v.orders {
+		j := h.v.orderJSON(o, now)
+		types[o.typ], states[o.state] = true, true
+		sameAsMarshal(t, "order "+o.id, j)
+		items = append(items, j)
+	}
+	// The negative control of the walk above: the seeded history must hold
+	// every type and the open as well as the final states.
+	for _, k := range []string{"market", "limit", "stop_loss", "stop_limit"} {
+		if !types[k] {
+			t.Errorf("the history has no %s order; types %v", k, types)
+		}
+	}
+	if len(states) < 3 {
+		t.Errorf("the history has orders in %d states only: %v", len(states), states)
+	}
+	next, prev := "https://venue.test/api/v2/crypto/trading/orders/?account_number=X&cursor=a%3Db", "p<>&\"\\"
+	raw := withoutClientOrderID(h.v.orderJSON(h.v.orders[0], now))
+	for _, pg := range []pageJSON{
+		{Results: []any{}},
+		{Results: []any(nil)},
+		{Results: items[:1], Next: &next},
+		{Results: items, Next: &next, Previous: &prev},
+		{Results: []any{items[0], raw, items[1]}, Previous: &prev},
+	} {
+		sameAsMarshal(t, "page", pg)
+	}
+	if _, ok := appendFast(nil, pageJSON{Results: []accountJSON{}}); ok {
+		t.Error("appendFast took a page of accounts it has no encoder for")
+	}
+	if _, ok := appendFast(nil, pageJSON{Results: []any{json.RawMessage(`{"a": 1}`)}}); ok {
+		t.Error("appendFast took a raw result that json.Marshal would compact")
+	}
+	sameAsMarshal(t, "bba", bbaPage{Results: []bbaJSON{{"BTC-USD", "t", "1.5", "2"}, {"ETH-USD", "u", "3", "4"}}})
+	sameAsMarshal(t, "bba empty", bbaPage{Results: []bbaJSON{}})
+	sameAsMarshal(t, "bba nil", bbaPage{})
+	for _, d := range []string{"0", "1", "-1.5", "123456789012345678901234567890.000000000000000001", "0.000000001"} {
+		n := num(decimal.RequireFromString(d))
+		sameAsMarshal(t, "num "+d, orderJSON{FeeCharged: n, EstimatedFeeRemaining: n, AveragePrice: &n,
+			Executions: []execJSON{}, Limit: &configJSON{LimitPrice: d, TimeInForce: "gtc"}})
+	}
+	sameAsMarshal(t, "zero order", orderJSON{})
+}
+
+// TestAppendJSONStringMatchesMarshal compares the string encoder with
+// json.Marshal on random strings of the characters that need escaping,
+// control characters, non-ASCII and invalid UTF-8.
+func TestAppendJSONStringMatchesMarshal(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", "Z", "0", " ", "\"", "\\", "/", "<", ">", "&", "\b", "\f", "\n", "\r", "\t", "\x00",
+		"\x1f", "\x7f", "é", "\u2028", "\u2029", "\xff", "\xe2\x80", "😀"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var s string
+		for range r.IntN(12) {
+			s += alphabet[r.IntN(len(alphabet))]
+		}
+		checkString(t, s)
+	}
+}
+
+func checkString(t *testing.T, s string) {
+	t.Helper()
+	want, _ := json.Marshal(s)
+	if got := appendJSONString([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
+		t.Fatalf("appendJSONString(%q) = %s, want %s", s, got[1:], want)
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a<b>&c", "\"\\\b\f\n\r\t\x01", "é\u2028\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkString(t, s) })
+}
