@@ -54,6 +54,18 @@ type order struct {
 	dueAt  time.Time
 	clear  int64
 	held   decimal.Decimal
+	// text caches the order's printed fields for its answers (orderJSON).
+	text orderText
+}
+
+// orderText is what orderJSON printed of an order's fields that do not
+// change once it is created (its creation time, its quantities and
+// prices, its executions so far), so that answering for it again prints
+// only what moved. set is false until the first answer.
+type orderText struct {
+	set                              bool
+	created, qty, quote, limit, stop string
+	execs                            []execJSON
 }
 
 func (o *order) less(p *order) bool {
@@ -547,13 +559,28 @@ type orderJSON struct {
 func fix18(d decimal.Decimal) string { return d.StringFixed(18) }
 
 func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
+	t := &o.text
+	if !t.set {
+		*t = orderText{set: true, created: orderStamp(o.created)}
+		if o.hasQuote {
+			t.quote = fix18(o.quoteAmt)
+		} else {
+			t.qty = fix18(o.qty)
+		}
+		if o.hasLimit {
+			t.limit = fix18(o.limit)
+		}
+		if o.hasStop {
+			t.stop = fix18(o.stop)
+		}
+	}
+	for _, e := range o.execs[len(t.execs):] {
+		t.execs = append(t.execs, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
+	}
 	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
 		AccountNumber: o.account, State: o.state, FilledAssetQuantity: fix18(o.filled),
-		Executions: []execJSON{}, CreatedAt: orderStamp(o.created),
+		Executions: append([]execJSON{}, t.execs...), CreatedAt: t.created,
 		UpdatedAt: orderStamp(o.updated), FeeCharged: num(o.fee)}
-	for _, e := range o.execs {
-		j.Executions = append(j.Executions, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
-	}
 	if o.filled.IsPositive() {
 		avg := num(o.notional.DivRound(o.filled, 8))
 		j.AveragePrice = &avg
@@ -562,18 +589,7 @@ func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
 		rem := o.qty.Sub(o.filled)
 		j.EstimatedFeeRemaining = num(rem.Mul(v.refPrice(o, now)).Mul(o.feeRatio))
 	}
-	c := &configJSON{}
-	if o.hasQuote {
-		c.QuoteAmount = fix18(o.quoteAmt)
-	} else {
-		c.AssetQuantity = fix18(o.qty)
-	}
-	if o.hasLimit {
-		c.LimitPrice = fix18(o.limit)
-	}
-	if o.hasStop {
-		c.StopPrice = fix18(o.stop)
-	}
+	c := &configJSON{AssetQuantity: t.qty, QuoteAmount: t.quote, LimitPrice: t.limit, StopPrice: t.stop}
 	switch o.typ {
 	case "market":
 		j.Market = c

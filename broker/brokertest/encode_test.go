@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
@@ -82,6 +83,36 @@ func TestEncodersMatchMarshal(t *testing.T) {
 			Executions: []execJSON{}, Limit: &configJSON{LimitPrice: d, TimeInForce: "gtc"}})
 	}
 	sameAsMarshal(t, "zero order", orderJSON{})
+
+}
+
+// TestOrderTextCache: an order printed from its cached text, as it fills
+// in parts, prints as it does afresh.
+func TestOrderTextCache(t *testing.T) {
+	t.Parallel()
+	h := setup(t, engineConfig{Seed: 3})
+	_, ask, _ := h.v.quote("BTC-USD") // marketable for a while: fills in parts (TestLimitPartialFills)
+	id := h.create(orderBody("21111111-2222-4333-8444-555555555555", "buy", "limit", "BTC-USD",
+		`{"asset_quantity":"0.004","limit_price":"`+ask.Add(decimal.NewFromInt(5000)).String()+`"}`), 201)["id"].(string)
+	o := h.v.byID[id]
+	grew := 0
+	for range 12 {
+		printed := len(o.text.execs)
+		h.clock.Advance(time.Second)
+		h.getOrder(id) // advances the book and prints from the cache
+		if len(o.execs) > printed {
+			grew++
+		}
+		cached, _ := json.Marshal(h.v.orderJSON(o, h.clock.Now()))
+		o.text = orderText{}
+		fresh, _ := json.Marshal(h.v.orderJSON(o, h.clock.Now()))
+		if !bytes.Equal(cached, fresh) {
+			t.Fatalf("from its cached text:\n got %s\nwant %s", cached, fresh)
+		}
+	}
+	if grew == 0 || o.state != stateFilled {
+		t.Errorf("the order filled %d times after its first answer, now %s: the cache's growth is not tested", grew, o.state)
+	}
 }
 
 // TestAppendJSONStringMatchesMarshal compares the string encoder with
