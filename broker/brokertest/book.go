@@ -577,9 +577,13 @@ func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
 	for _, e := range o.execs[len(t.execs):] {
 		t.execs = append(t.execs, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
 	}
+	execs := t.execs[:len(t.execs):len(t.execs)] // shared: an append copies
+	if execs == nil {
+		execs = []execJSON{}
+	}
 	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
 		AccountNumber: o.account, State: o.state, FilledAssetQuantity: fix18(o.filled),
-		Executions: append([]execJSON{}, t.execs...), CreatedAt: t.created,
+		Executions: execs, CreatedAt: t.created,
 		UpdatedAt: orderStamp(o.updated), FeeCharged: num(o.fee)}
 	if o.filled.IsPositive() {
 		avg := num(o.notional.DivRound(o.filled, 8))

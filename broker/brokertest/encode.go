@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -19,7 +20,7 @@ import (
 func appendFast(b []byte, v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case orderJSON:
-		return x.appendJSON(b), true
+		return x.appendJSON(slices.Grow(b, orderJSONSize)), true
 	case pageJSON:
 		return x.appendJSON(b)
 	case bbaPage:
@@ -107,6 +108,9 @@ func (c *configJSON) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// orderJSONSize is about the length of an order's JSON, and a little more.
+const orderJSONSize = 768
+
 func (j *orderJSON) appendJSON(b []byte) []byte {
 	b = append(b, `{"symbol":`...)
 	b = appendJSONString(b, j.Symbol)
@@ -185,6 +189,7 @@ func (p pageJSON) appendJSON(b []byte) ([]byte, bool) {
 		return b, false
 	}
 	start := len(b)
+	b = slices.Grow(b, 256+orderJSONSize*len(res)) // one allocation for a page
 	b = append(b, `{"next":`...)
 	b = appendOptString(b, p.Next)
 	b = append(b, `,"previous":`...)
@@ -222,6 +227,7 @@ type bbaPage struct {
 }
 
 func (p bbaPage) appendJSON(b []byte) []byte {
+	b = slices.Grow(b, 16+128*len(p.Results))
 	b = append(b, `{"results":`...)
 	if p.Results == nil {
 		return append(b, "null}"...)
