@@ -3,6 +3,7 @@ package brokertest
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -182,10 +183,22 @@ func appendOptString(b []byte, s *string) []byte {
 }
 
 // appendJSON appends a page whose results are orders (or orders already
-// encoded, as json.RawMessage), reporting false for any other results.
+// encoded, as json.RawMessage), holdings, trading pairs or accounts,
+// reporting false for any other results.
 func (p pageJSON) appendJSON(b []byte) ([]byte, bool) {
-	res, ok := p.Results.([]any)
-	if !ok {
+	var res []any
+	switch x := p.Results.(type) {
+	case []any:
+		res = x
+	case []accountJSON:
+		if x == nil {
+			return b, false
+		}
+		res = make([]any, len(x))
+		for i, a := range x {
+			res[i] = a
+		}
+	default:
 		return b, false
 	}
 	start := len(b)
@@ -205,6 +218,12 @@ func (p pageJSON) appendJSON(b []byte) ([]byte, bool) {
 			}
 			switch x := r.(type) {
 			case orderJSON:
+				b = x.appendJSON(b)
+			case holdingJSON:
+				b = x.appendJSON(b)
+			case pairJSON:
+				b = x.appendJSON(b)
+			case accountJSON:
 				b = x.appendJSON(b)
 			case json.RawMessage:
 				// As json.Marshal does for a RawMessage: compact and valid.
@@ -248,4 +267,72 @@ func (p bbaPage) appendJSON(b []byte) []byte {
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)
+}
+
+func (h holdingJSON) appendJSON(b []byte) []byte {
+	b = append(b, `{"account_number":`...)
+	b = appendJSONString(b, h.AccountNumber)
+	b = append(b, `,"asset_code":`...)
+	b = appendJSONString(b, h.AssetCode)
+	b = append(b, `,"total_quantity":`...)
+	b = appendNum(b, decimal.Decimal(h.TotalQuantity))
+	b = append(b, `,"quantity_available_for_trading":`...)
+	b = appendNum(b, decimal.Decimal(h.QuantityAvailableForTrading))
+	return append(b, '}')
+}
+
+func (p pairJSON) appendJSON(b []byte) []byte {
+	b = append(b, `{"symbol":`...)
+	b = appendJSONString(b, p.Symbol)
+	b = append(b, `,"asset_code":`...)
+	b = appendJSONString(b, p.AssetCode)
+	b = append(b, `,"quote_code":`...)
+	b = appendJSONString(b, p.QuoteCode)
+	b = append(b, `,"asset_increment":`...)
+	b = appendJSONString(b, p.AssetIncrement)
+	b = append(b, `,"quote_increment":`...)
+	b = appendJSONString(b, p.QuoteIncrement)
+	b = append(b, `,"max_order_size":`...)
+	b = appendJSONString(b, p.MaxOrderSize)
+	if p.MinOrderAmount != "" {
+		b = append(b, `,"min_order_amount":`...)
+		b = appendJSONString(b, p.MinOrderAmount)
+	}
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, p.Status)
+	b = append(b, `,"is_api_tradable":`...)
+	b = strconv.AppendBool(b, p.IsAPITradable)
+	return append(b, '}')
+}
+
+func appendOptNum(b []byte, n *num) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	return appendNum(b, decimal.Decimal(*n))
+}
+
+func (a accountJSON) appendJSON(b []byte) []byte {
+	b = append(b, `{"account_number":`...)
+	b = appendJSONString(b, a.AccountNumber)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, a.Status)
+	b = append(b, `,"buying_power":`...)
+	b = appendJSONString(b, a.BuyingPower)
+	b = append(b, `,"buying_power_currency":`...)
+	b = appendJSONString(b, a.BuyingPowerCurrency)
+	b = append(b, `,"account_type":`...)
+	b = appendJSONString(b, a.AccountType)
+	b = append(b, `,"is_api_tradable":`...)
+	b = strconv.AppendBool(b, a.IsAPITradable)
+	ft := &a.FeeTierStatus
+	b = append(b, `,"fee_tier_status":{"fee_ratio":`...)
+	b = appendNum(b, decimal.Decimal(ft.FeeRatio))
+	b = append(b, `,"thirty_day_volume":`...)
+	b = appendNum(b, decimal.Decimal(ft.ThirtyDayVolume))
+	b = append(b, `,"next_fee_tier_ratio":`...)
+	b = appendOptNum(b, ft.NextFeeTierRatio)
+	b = append(b, `,"next_fee_tier_threshold":`...)
+	b = appendOptNum(b, ft.NextFeeTierThreshold)
+	return append(b, "}}"...)
 }

@@ -68,9 +68,25 @@ func TestEncodersMatchMarshal(t *testing.T) {
 	} {
 		sameAsMarshal(t, "page", pg)
 	}
-	if _, ok := appendFast(nil, pageJSON{Results: []accountJSON{}}); ok {
-		t.Error("appendFast took a page of accounts it has no encoder for")
+	if _, ok := appendFast(nil, pageJSON{Results: []bbaJSON{}}); ok {
+		t.Error("appendFast took a page of quotes it has no encoder for")
 	}
+	if _, ok := appendFast(nil, pageJSON{Results: []any{estJSON{}}}); ok {
+		t.Error("appendFast took a page of estimates it has no encoder for")
+	}
+	// Pages of holdings, of every trading pair (with and without a minimum
+	// amount) and of accounts (with a next fee tier, and at the top one).
+	for _, p := range h.v.pairs {
+		sameAsMarshal(t, "pair "+p.symbol, pageJSON{Results: []any{pairJSON{p.symbol, p.asset, p.quote, p.assetIncStr,
+			p.quoteIncStr, p.maxSizeStr, p.minAmountStr, p.status, true}, pairJSON{Symbol: "X"}}})
+	}
+	sameAsMarshal(t, "holding", pageJSON{Results: []any{holdingJSON{"A", "BTC", num(decimal.New(15, -1)), num(decimal.New(2, 0))}}})
+	r1, t1 := num(decimal.New(5, -3)), num(decimal.New(1, 5))
+	sameAsMarshal(t, "account", pageJSON{Results: []accountJSON{{AccountNumber: "A", Status: "active", BuyingPower: "1.00",
+		BuyingPowerCurrency: "USD", AccountType: "individual", IsAPITradable: true,
+		FeeTierStatus: feeTierJSON{FeeRatio: num(decimal.New(95, -4)), ThirtyDayVolume: num(decimal.Zero),
+			NextFeeTierRatio: &r1, NextFeeTierThreshold: &t1}}}})
+	sameAsMarshal(t, "account top tier", pageJSON{Results: []accountJSON{{}}})
 	if _, ok := appendFast(nil, pageJSON{Results: []any{json.RawMessage(`{"a": 1}`)}}); ok {
 		t.Error("appendFast took a raw result that json.Marshal would compact")
 	}
