@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"net/http"
 	"testing"
 	"time"
 
@@ -161,4 +162,19 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkString(t, s) })
+}
+
+// TestDateCache: the cached Date header is the time printed afresh, as
+// the clock moves within a second, on to the next, and back (a venue
+// clock offset can move it back).
+func TestDateCache(t *testing.T) {
+	t.Parallel()
+	var d dateCache
+	base := time.Date(2026, 8, 20, 17, 0, 0, 0, time.FixedZone("EDT", -4*3600))
+	for _, off := range []time.Duration{0, 999 * time.Millisecond, time.Second, 1500 * time.Millisecond, -time.Hour, 0, 61 * time.Second} {
+		at := base.Add(off)
+		if got, want := d.format(at), at.UTC().Format(http.TimeFormat); got != want {
+			t.Fatalf("at %v: %q, want %q", off, got, want)
+		}
+	}
 }
