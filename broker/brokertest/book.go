@@ -246,8 +246,8 @@ type fieldErr struct{ detail, attr string }
 // the reference spec: a venue accepts both). A number is read from its
 // text, never through float64.
 func decimalField(raw json.RawMessage, attr string) (decimal.Decimal, *fieldErr) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := plainString(raw)
+	if !ok && json.Unmarshal(raw, &s) != nil {
 		var n json.Number
 		if json.Unmarshal(raw, &n) != nil {
 			return decimal.Zero, &fieldErr{"A valid number is required.", attr}
@@ -279,11 +279,35 @@ func stringField(m map[string]json.RawMessage, key string) (string, *fieldErr) {
 	if !ok {
 		return "", &fieldErr{"This field is required.", key}
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := plainString(raw)
+	if !ok && json.Unmarshal(raw, &s) != nil {
 		return "", &fieldErr{"Not a valid string.", key}
 	}
 	return s, nil
+}
+
+// plainString reads a JSON string of printable ASCII without escapes (as
+// a client_order_id, a side or a decimal is) without json.Unmarshal,
+// which would read it the same; ok is false for any other value.
+func plainString(raw json.RawMessage) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(in), true
+}
+
+// configFields are the fields each order type's config may hold.
+var configFields = map[string]map[string]bool{
+	"market":     {"asset_quantity": true},
+	"limit":      {"asset_quantity": true, "quote_amount": true, "limit_price": true, "time_in_force": true},
+	"stop_loss":  {"asset_quantity": true, "quote_amount": true, "stop_price": true, "time_in_force": true},
+	"stop_limit": {"asset_quantity": true, "quote_amount": true, "limit_price": true, "stop_price": true, "time_in_force": true},
 }
 
 // parseOrder validates a create body strictly and returns the unsaved order.
@@ -350,12 +374,7 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 	if err := json.Unmarshal(raw, &cfg); err != nil || cfg == nil {
 		return nil, &fieldErr{"Expected an object.", cfgKey}
 	}
-	allowed := map[string]map[string]bool{
-		"market":     {"asset_quantity": true},
-		"limit":      {"asset_quantity": true, "quote_amount": true, "limit_price": true, "time_in_force": true},
-		"stop_loss":  {"asset_quantity": true, "quote_amount": true, "stop_price": true, "time_in_force": true},
-		"stop_limit": {"asset_quantity": true, "quote_amount": true, "limit_price": true, "stop_price": true, "time_in_force": true},
-	}[typ]
+	allowed := configFields[typ]
 	for k := range cfg {
 		if !allowed[k] {
 			return nil, &fieldErr{"Unknown field for " + typ + " orders.", cfgKey + "." + k}
@@ -364,7 +383,8 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 	o := &order{clientID: cid, account: a.Number, symbol: sym, side: side, typ: typ, pair: p,
 		feeRatio: a.feeRatioAt(now), state: stateOpen}
 	if r, ok := cfg["time_in_force"]; ok {
-		if json.Unmarshal(r, &o.tif) != nil {
+		var plain bool
+		if o.tif, plain = plainString(r); !plain && json.Unmarshal(r, &o.tif) != nil {
 			return nil, &fieldErr{"Not a valid string.", cfgKey + ".time_in_force"}
 		}
 		if !timesInForce[o.tif] {

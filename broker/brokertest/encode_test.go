@@ -178,3 +178,25 @@ func TestDateCache(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlainString: whatever plainString reads, json.Unmarshal reads the
+// same; and it reads the plain strings a create body carries.
+func FuzzPlainString(f *testing.F) {
+	for _, s := range []string{`"buy"`, `"0.001"`, `"11111111-2222-4333-8444-555555555555"`, `""`, `"a\"b"`, `"\u0041"`,
+		`"é"`, `1.5`, `null`, `"`, `"x\u007f"`} {
+		f.Add(s)
+	}
+	if s, ok := plainString(json.RawMessage(`"buy"`)); !ok || s != "buy" {
+		f.Fatalf(`plainString("buy") = %q, %v`, s, ok)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, ok := plainString(json.RawMessage(raw))
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil || got != want {
+			t.Fatalf("plainString(%s) = %q, json.Unmarshal: %q, %v", raw, got, want, err)
+		}
+	})
+}
