@@ -60,12 +60,17 @@ type order struct {
 
 // orderText is what orderJSON printed of an order's fields that do not
 // change once it is created (its creation time, its quantities and
-// prices, its executions so far), so that answering for it again prints
-// only what moved. set is false until the first answer.
+// prices, its executions so far), and of those that change with them
+// (the quantity filled, with each execution; the update time), so that
+// answering for it again prints only what moved. set is false until the
+// first answer.
 type orderText struct {
 	set                              bool
 	created, qty, quote, limit, stop string
 	execs                            []execJSON
+	filled                           string // at len(execs) executions
+	updatedAt                        time.Time
+	updated                          string // updatedAt printed
 }
 
 func (o *order) less(p *order) bool {
@@ -594,17 +599,23 @@ func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
 			t.stop = fix18(o.stop)
 		}
 	}
-	for _, e := range o.execs[len(t.execs):] {
-		t.execs = append(t.execs, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
+	if len(t.execs) < len(o.execs) || t.filled == "" {
+		for _, e := range o.execs[len(t.execs):] {
+			t.execs = append(t.execs, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
+		}
+		t.filled = fix18(o.filled) // the quantity filled moves with the executions alone
+	}
+	if t.updated == "" || !t.updatedAt.Equal(o.updated) {
+		t.updatedAt, t.updated = o.updated, orderStamp(o.updated)
 	}
 	execs := t.execs[:len(t.execs):len(t.execs)] // shared: an append copies
 	if execs == nil {
 		execs = []execJSON{}
 	}
 	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
-		AccountNumber: o.account, State: o.state, FilledAssetQuantity: fix18(o.filled),
+		AccountNumber: o.account, State: o.state, FilledAssetQuantity: t.filled,
 		Executions: execs, CreatedAt: t.created,
-		UpdatedAt: orderStamp(o.updated), FeeCharged: num(o.fee)}
+		UpdatedAt: t.updated, FeeCharged: num(o.fee)}
 	if o.filled.IsPositive() {
 		avg := num(o.notional.DivRound(o.filled, 8))
 		j.AveragePrice = &avg

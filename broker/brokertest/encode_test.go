@@ -112,6 +112,15 @@ func TestOrderTextCache(t *testing.T) {
 	id := h.create(orderBody("21111111-2222-4333-8444-555555555555", "buy", "limit", "BTC-USD",
 		`{"asset_quantity":"0.004","limit_price":"`+ask.Add(decimal.NewFromInt(5000)).String()+`"}`), 201)["id"].(string)
 	o := h.v.byID[id]
+	// printedAsIs fails unless the answer prints the order's own fields.
+	printedAsIs := func() {
+		t.Helper()
+		j := h.v.orderJSON(o, h.clock.Now())
+		if j.FilledAssetQuantity != fix18(o.filled) || j.UpdatedAt != orderStamp(o.updated) ||
+			j.CreatedAt != orderStamp(o.created) || len(j.Executions) != len(o.execs) {
+			t.Fatalf("answer %+v for an order filled %s, updated %v, with %d executions", j, o.filled, o.updated, len(o.execs))
+		}
+	}
 	grew := 0
 	for range 12 {
 		printed := len(o.text.execs)
@@ -120,6 +129,7 @@ func TestOrderTextCache(t *testing.T) {
 		if len(o.execs) > printed {
 			grew++
 		}
+		printedAsIs()
 		cached, _ := json.Marshal(h.v.orderJSON(o, h.clock.Now()))
 		o.text = orderText{}
 		fresh, _ := json.Marshal(h.v.orderJSON(o, h.clock.Now()))
@@ -129,6 +139,27 @@ func TestOrderTextCache(t *testing.T) {
 	}
 	if grew == 0 || o.state != stateFilled {
 		t.Errorf("the order filled %d times after its first answer, now %s: the cache's growth is not tested", grew, o.state)
+	}
+
+	// A resting order canceled after its first answer: its update time
+	// moves without an execution.
+	id = h.create(orderBody("51111111-2222-4333-8444-555555555555", "buy", "limit", "BTC-USD",
+		`{"asset_quantity":"0.5","limit_price":"1.00"}`), 201)["id"].(string)
+	o = h.v.byID[id]
+	first := h.getOrder(id)["updated_at"]
+	resp, b := h.do("POST", pathOrders+id+"/cancel/", nil)
+	mustStatus(t, resp, b, http.StatusOK)
+	h.clock.Advance(time.Minute)
+	got := h.getOrder(id)
+	printedAsIs()
+	cached, _ := json.Marshal(h.v.orderJSON(o, h.clock.Now()))
+	o.text = orderText{}
+	fresh, _ := json.Marshal(h.v.orderJSON(o, h.clock.Now()))
+	if !bytes.Equal(cached, fresh) {
+		t.Fatalf("canceled, from its cached text:\n got %s\nwant %s", cached, fresh)
+	}
+	if got["state"] != stateCanceled || got["updated_at"] == first {
+		t.Errorf("the canceled order is %v, updated %v (first %v): the update's cache is not tested", got["state"], got["updated_at"], first)
 	}
 }
 
