@@ -54,6 +54,23 @@ type order struct {
 	dueAt  time.Time
 	clear  int64
 	held   decimal.Decimal
+	// text caches the order's printed fields for its answers (orderJSON).
+	text orderText
+}
+
+// orderText is what orderJSON printed of an order's fields that do not
+// change once it is created (its creation time, its quantities and
+// prices, its executions so far), and of those that change with them
+// (the quantity filled, with each execution; the update time), so that
+// answering for it again prints only what moved. set is false until the
+// first answer.
+type orderText struct {
+	set                              bool
+	created, qty, quote, limit, stop string
+	execs                            []execJSON
+	filled                           string // at len(execs) executions
+	updatedAt                        time.Time
+	updated                          string // updatedAt printed
 }
 
 func (o *order) less(p *order) bool {
@@ -234,8 +251,8 @@ type fieldErr struct{ detail, attr string }
 // the reference spec: a venue accepts both). A number is read from its
 // text, never through float64.
 func decimalField(raw json.RawMessage, attr string) (decimal.Decimal, *fieldErr) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := plainString(raw)
+	if !ok && json.Unmarshal(raw, &s) != nil {
 		var n json.Number
 		if json.Unmarshal(raw, &n) != nil {
 			return decimal.Zero, &fieldErr{"A valid number is required.", attr}
@@ -267,11 +284,35 @@ func stringField(m map[string]json.RawMessage, key string) (string, *fieldErr) {
 	if !ok {
 		return "", &fieldErr{"This field is required.", key}
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := plainString(raw)
+	if !ok && json.Unmarshal(raw, &s) != nil {
 		return "", &fieldErr{"Not a valid string.", key}
 	}
 	return s, nil
+}
+
+// plainString reads a JSON string of printable ASCII without escapes (as
+// a client_order_id, a side or a decimal is) without json.Unmarshal,
+// which would read it the same; ok is false for any other value.
+func plainString(raw json.RawMessage) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(in), true
+}
+
+// configFields are the fields each order type's config may hold.
+var configFields = map[string]map[string]bool{
+	"market":     {"asset_quantity": true},
+	"limit":      {"asset_quantity": true, "quote_amount": true, "limit_price": true, "time_in_force": true},
+	"stop_loss":  {"asset_quantity": true, "quote_amount": true, "stop_price": true, "time_in_force": true},
+	"stop_limit": {"asset_quantity": true, "quote_amount": true, "limit_price": true, "stop_price": true, "time_in_force": true},
 }
 
 // parseOrder validates a create body strictly and returns the unsaved order.
@@ -338,12 +379,7 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 	if err := json.Unmarshal(raw, &cfg); err != nil || cfg == nil {
 		return nil, &fieldErr{"Expected an object.", cfgKey}
 	}
-	allowed := map[string]map[string]bool{
-		"market":     {"asset_quantity": true},
-		"limit":      {"asset_quantity": true, "quote_amount": true, "limit_price": true, "time_in_force": true},
-		"stop_loss":  {"asset_quantity": true, "quote_amount": true, "stop_price": true, "time_in_force": true},
-		"stop_limit": {"asset_quantity": true, "quote_amount": true, "limit_price": true, "stop_price": true, "time_in_force": true},
-	}[typ]
+	allowed := configFields[typ]
 	for k := range cfg {
 		if !allowed[k] {
 			return nil, &fieldErr{"Unknown field for " + typ + " orders.", cfgKey + "." + k}
@@ -352,7 +388,8 @@ func (v *engine) parseOrder(a *account, body []byte, now time.Time) (*order, *fi
 	o := &order{clientID: cid, account: a.Number, symbol: sym, side: side, typ: typ, pair: p,
 		feeRatio: a.feeRatioAt(now), state: stateOpen}
 	if r, ok := cfg["time_in_force"]; ok {
-		if json.Unmarshal(r, &o.tif) != nil {
+		var plain bool
+		if o.tif, plain = plainString(r); !plain && json.Unmarshal(r, &o.tif) != nil {
 			return nil, &fieldErr{"Not a valid string.", cfgKey + ".time_in_force"}
 		}
 		if !timesInForce[o.tif] {
@@ -547,13 +584,38 @@ type orderJSON struct {
 func fix18(d decimal.Decimal) string { return d.StringFixed(18) }
 
 func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
-	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
-		AccountNumber: o.account, State: o.state, FilledAssetQuantity: fix18(o.filled),
-		Executions: []execJSON{}, CreatedAt: orderStamp(o.created),
-		UpdatedAt: orderStamp(o.updated), FeeCharged: num(o.fee)}
-	for _, e := range o.execs {
-		j.Executions = append(j.Executions, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
+	t := &o.text
+	if !t.set {
+		*t = orderText{set: true, created: orderStamp(o.created)}
+		if o.hasQuote {
+			t.quote = fix18(o.quoteAmt)
+		} else {
+			t.qty = fix18(o.qty)
+		}
+		if o.hasLimit {
+			t.limit = fix18(o.limit)
+		}
+		if o.hasStop {
+			t.stop = fix18(o.stop)
+		}
 	}
+	if len(t.execs) < len(o.execs) || t.filled == "" {
+		for _, e := range o.execs[len(t.execs):] {
+			t.execs = append(t.execs, execJSON{fix18(e.price), fix18(e.qty), orderStamp(e.at)})
+		}
+		t.filled = fix18(o.filled) // the quantity filled moves with the executions alone
+	}
+	if t.updated == "" || !t.updatedAt.Equal(o.updated) {
+		t.updatedAt, t.updated = o.updated, orderStamp(o.updated)
+	}
+	execs := t.execs[:len(t.execs):len(t.execs)] // shared: an append copies
+	if execs == nil {
+		execs = []execJSON{}
+	}
+	j := orderJSON{Symbol: o.symbol, ClientOrderID: o.clientID, Side: o.side, Type: o.typ, ID: o.id,
+		AccountNumber: o.account, State: o.state, FilledAssetQuantity: t.filled,
+		Executions: execs, CreatedAt: t.created,
+		UpdatedAt: t.updated, FeeCharged: num(o.fee)}
 	if o.filled.IsPositive() {
 		avg := num(o.notional.DivRound(o.filled, 8))
 		j.AveragePrice = &avg
@@ -562,18 +624,7 @@ func (v *engine) orderJSON(o *order, now time.Time) orderJSON {
 		rem := o.qty.Sub(o.filled)
 		j.EstimatedFeeRemaining = num(rem.Mul(v.refPrice(o, now)).Mul(o.feeRatio))
 	}
-	c := &configJSON{}
-	if o.hasQuote {
-		c.QuoteAmount = fix18(o.quoteAmt)
-	} else {
-		c.AssetQuantity = fix18(o.qty)
-	}
-	if o.hasLimit {
-		c.LimitPrice = fix18(o.limit)
-	}
-	if o.hasStop {
-		c.StopPrice = fix18(o.stop)
-	}
+	c := &configJSON{AssetQuantity: t.qty, QuoteAmount: t.quote, LimitPrice: t.limit, StopPrice: t.stop}
 	switch o.typ {
 	case "market":
 		j.Market = c

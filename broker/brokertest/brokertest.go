@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
@@ -351,7 +352,9 @@ func (rt roundTripper) RoundTrip(req *http.Request) (resp *http.Response, err er
 			return nil, err
 		}
 	}
-	in := req.Clone(req.Context())
+	// The venue reads the request and never changes it: a shallow copy
+	// holds the fields the server side sets without cloning the headers.
+	in := req.WithContext(req.Context())
 	in.Body = io.NopCloser(bytes.NewReader(body))
 	in.ContentLength = int64(len(body))
 	in.RequestURI = req.URL.RequestURI()
@@ -362,7 +365,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (resp *http.Response, err er
 		in.TLS = &tls.ConnectionState{HandshakeComplete: true}
 	}
 	in.RemoteAddr = "192.0.2.1:1234"
-	rec := httptest.NewRecorder()
+	w := &memResponse{header: http.Header{}}
 	dropped := false
 	func() {
 		defer func() {
@@ -373,7 +376,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (resp *http.Response, err er
 				dropped = true
 			}
 		}()
-		rt.h.ServeHTTP(rec, in)
+		rt.h.ServeHTTP(w, in)
 	}()
 	if dropped {
 		return nil, io.ErrUnexpectedEOF
@@ -381,7 +384,51 @@ func (rt roundTripper) RoundTrip(req *http.Request) (resp *http.Response, err er
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
-	resp = rec.Result()
+	resp = w.result()
 	resp.Request = req
 	return resp, nil
+}
+
+// memResponse is the in-memory ResponseWriter: httptest.ResponseRecorder's
+// answer (the headers as of WriteHeader, a body sniffed for its
+// Content-Type when it has none), without its copies.
+type memResponse struct {
+	header, sent http.Header // sent: the headers as of WriteHeader
+	status       int
+	body         bytes.Buffer
+}
+
+func (m *memResponse) Header() http.Header { return m.header }
+
+func (m *memResponse) WriteHeader(code int) {
+	if m.sent != nil {
+		return
+	}
+	m.status, m.sent = code, m.header
+	m.header = http.Header{} // later changes are not sent, as on a real server
+}
+
+func (m *memResponse) Write(b []byte) (int, error) {
+	if m.sent == nil {
+		if _, ok := m.header["Content-Type"]; !ok && m.header.Get("Transfer-Encoding") == "" {
+			m.header.Set("Content-Type", http.DetectContentType(b))
+		}
+		m.WriteHeader(http.StatusOK)
+	}
+	return m.body.Write(b)
+}
+
+func (m *memResponse) result() *http.Response {
+	m.WriteHeader(http.StatusOK) // a handler that wrote nothing answered 200
+	resp := &http.Response{
+		Status: strconv.Itoa(m.status) + " " + http.StatusText(m.status), StatusCode: m.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: m.sent,
+		Body: io.NopCloser(bytes.NewReader(m.body.Bytes())), ContentLength: -1,
+	}
+	if cl := m.sent.Get("Content-Length"); cl != "" {
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
+			resp.ContentLength = n
+		}
+	}
+	return resp
 }

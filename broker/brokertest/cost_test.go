@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -71,4 +72,79 @@ func BenchmarkVenueCost(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkVenueRequest times the venue's whole answer to one request of
+// the saturated simulation's mix (accounts, holdings, pairs, best bid/ask,
+// order lists, an order by id, limit and market creates, cancels), served
+// through the in-memory Transport at the run's pace with its signature checked (the client's
+// signing is left out of the time), against the
+// floor of that check in the same iteration: one ed25519.Verify of a
+// message of the same size. It reports us/request (the venue's), and
+// x-verify, the venue's time over the verify's: 1 would be a venue that
+// does nothing but check signatures.
+//
+//	go test -run '^$' -bench VenueRequest -count 5 ./broker/brokertest/
+func BenchmarkVenueRequest(b *testing.B) {
+	h := setup(b, engineConfig{History: 200, Seed: 5, RatePerMinute: -1})
+	rt := roundTripper{h.v}
+	pub := demoPrivateKey().Public().(ed25519.PublicKey)
+	acct := "account_number=" + demoAccountNumber
+	var (
+		open          []string
+		venue, verify time.Duration
+	)
+	n := 0
+	send := func(method, target string, body []byte) []byte {
+		n++
+		r, _ := http.NewRequest(method, InMemoryURL+target, bytes.NewReader(body))
+		r.Header = h.sign(method, target, body, h.clock.Now())
+		start := time.Now()
+		resp, err := rt.RoundTrip(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		venue += time.Since(start)
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusUnauthorized {
+			b.Fatalf("%s %s: %d %s", method, target, resp.StatusCode, out)
+		}
+		return out
+	}
+	since := func(d time.Duration) string { return h.clock.Now().Add(-d).UTC().Format(time.RFC3339) }
+	msg := []byte(demoAPIKey + "1786000000" + ordersTarget + "&symbol=BTC-USD" + http.MethodGet)
+	sig := ed25519.Sign(demoPrivateKey(), msg)
+	i := 0
+	for b.Loop() {
+		h.clock.Advance(6 * time.Second) // 10 requests: the 100 a minute of the saturated run
+		n = 0
+		send(http.MethodGet, pathAccounts, nil)
+		send(http.MethodGet, pathHoldings+"?"+acct, nil)
+		send(http.MethodGet, pathPairs, nil)
+		send(http.MethodGet, pathBBA+"?symbol=BTC-USD&symbol=ETH-USD", nil)
+		send(http.MethodGet, ordersTarget+"&symbol=BTC-USD&created_at_start="+since(time.Minute), nil)
+		send(http.MethodGet, ordersTarget+"&state=open&created_at_start="+since(time.Hour), nil)
+		cid := newID(9, 0x62656e6368, uint64(i))
+		i++
+		created := decode(b, send(http.MethodPost, ordersTarget, orderBody(cid, "buy", "limit", "BTC-USD",
+			`{"asset_quantity":"0.001","limit_price":"1000.00","time_in_force":"gtc"}`)))
+		if id, ok := created["id"].(string); ok {
+			open = append(open, id)
+		}
+		send(http.MethodPost, ordersTarget, orderBody(newID(9, 0x6d6b74, uint64(i)), "sell", "market", "BTC-USD",
+			`{"asset_quantity":"0.00001"}`))
+		send(http.MethodGet, pathOrders+open[0]+"/?"+acct, nil)
+		send(http.MethodPost, pathOrders+open[0]+"/cancel/", nil)
+		open = open[1:]
+		mid := time.Now()
+		for range n {
+			if !ed25519.Verify(pub, msg, sig) {
+				b.Fatal("verify")
+			}
+		}
+		verify += time.Since(mid)
+	}
+	reqs := float64(b.N * 10)
+	b.ReportMetric(float64(venue.Microseconds())/reqs, "us/request")
+	b.ReportMetric(float64(venue)/float64(verify), "x-verify")
 }

@@ -144,6 +144,7 @@ type engineConfig struct {
 // the injected clock: there are no background goroutines or timers. An
 // engine is safe for concurrent use. Create one with newEngine.
 type engine struct {
+	date     dateCache
 	clock    clockwork.Clock
 	seed     uint64
 	pageSize int
@@ -450,7 +451,7 @@ func (v *engine) write(w http.ResponseWriter, rep *reply) {
 		}
 	}
 	if w.Header().Get("Date") == "" {
-		w.Header().Set("Date", v.now().UTC().Format(http.TimeFormat))
+		w.Header()["Date"] = []string{v.date.format(v.now())}
 	}
 	if w.Header().Get("Content-Type") == "" {
 		if rep.text {
@@ -461,6 +462,26 @@ func (v *engine) write(w http.ResponseWriter, rep *reply) {
 	}
 	w.WriteHeader(rep.status)
 	w.Write(rep.body)
+}
+
+// dateCache holds the Date header of the last second answered: answers
+// within one second share it rather than each printing the time. It is
+// safe for concurrent use.
+type dateCache struct {
+	mu   sync.Mutex
+	unix int64
+	text string
+}
+
+// format prints t as a Date header (http.TimeFormat, to the second).
+func (d *dateCache) format(t time.Time) string {
+	sec := t.Unix()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.text == "" || d.unix != sec {
+		d.unix, d.text = sec, t.UTC().Format(http.TimeFormat)
+	}
+	return d.text
 }
 
 // authenticate checks the three headers and the signature exactly as the

@@ -45,6 +45,9 @@ func errReply(status int, typ, detail, attr string) *reply {
 func notFound() *reply { return errReply(http.StatusNotFound, "client_error", "Not found.", "") }
 
 func jsonReply(status int, v any) *reply {
+	if b, ok := appendFast(nil, v); ok {
+		return &reply{status: status, body: b}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return errReply(http.StatusInternalServerError, "server_error", "A server error occurred.", "")
@@ -273,9 +276,7 @@ func (v *engine) bbaReply(r *http.Request, now time.Time) *reply {
 		bid, ask := p.quoteAt(v.seed, now)
 		out = append(out, bbaJSON{s, marketStamp(p.bookTime(v.seed, now)), bid.String(), ask.String()})
 	}
-	return jsonReply(http.StatusOK, struct {
-		Results []bbaJSON `json:"results"`
-	}{out})
+	return jsonReply(http.StatusOK, bbaPage{out})
 }
 
 type estJSON struct {

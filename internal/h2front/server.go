@@ -340,6 +340,7 @@ type conn struct {
 	srv   *Server
 	tc    *tls.Conn
 	state *tls.ConnectionState
+	raddr string // tc's remote address, printed once for every request
 	fr    *http2.Framer
 	ctx   context.Context
 	stop  context.CancelFunc
@@ -374,6 +375,7 @@ func newConn(s *Server, tc *tls.Conn, state *tls.ConnectionState) *conn {
 		srv:           s,
 		tc:            tc,
 		state:         state,
+		raddr:         tc.RemoteAddr().String(),
 		bw:            bw,
 		fr:            http2.NewFramer(bw, tc),
 		ctx:           ctx,
@@ -582,7 +584,7 @@ func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
 		ProtoMajor: 2,
 		Header:     header,
 		Host:       f.PseudoValue("authority"),
-		RemoteAddr: c.tc.RemoteAddr().String(),
+		RemoteAddr: c.raddr,
 		RequestURI: path,
 		TLS:        c.state,
 	}
