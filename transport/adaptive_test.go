@@ -250,13 +250,13 @@ type restoreFigures struct {
 	recovered           time.Duration
 }
 
-// dropAndRestore runs the schedule venue at 100/min, then 30/min from 2
-// min, restored at restore, for 2 min more, through the limiter newL
-// builds.
+// dropAndRestore runs the schedule venue at 100/min in bursts of 100,
+// then 30/min in bursts of 30 from 1 min, restored at restore, for 70 s
+// more, through the limiter newL builds (bursts of 100 keep it short).
 func dropAndRestore(t *testing.T, restore time.Duration, newL func(*skipclock.Clock) Limiter) restoreFigures {
 	t.Helper()
-	full, low := capacity{100, 300}, capacity{30, 90}
-	phases := []phase{{0, 2 * time.Minute, full}, {2 * time.Minute, restore, low}, {restore, restore + 2*time.Minute, full}}
+	full, low := capacity{100, 100}, capacity{30, 30}
+	phases := []phase{{0, time.Minute, full}, {time.Minute, restore, low}, {restore, restore + 70*time.Second, full}}
 	arrivals, rates := simulate(t, phases, newL)
 	f := measure(arrivals, phases[1])
 	rf := restoreFigures{transition: f.throttledFirstMinute, probing: f.throttled - f.throttledFirstMinute, steadyShare: f.steadyShare, recovered: -1}
@@ -269,24 +269,36 @@ func dropAndRestore(t *testing.T, restore time.Duration, newL func(*skipclock.Cl
 	return rf
 }
 
+// sweepRestores runs dropAndRestore at each restore time, in parallel.
+func sweepRestores(t *testing.T, name string, restores []time.Duration, newL func(*skipclock.Clock) Limiter) []restoreFigures {
+	t.Helper()
+	out := make([]restoreFigures, len(restores))
+	t.Run(name, func(t *testing.T) {
+		for i, r := range restores {
+			t.Run(r.String(), func(t *testing.T) {
+				t.Parallel()
+				out[i] = dropAndRestore(t, r, newL)
+			})
+		}
+	})
+	return out
+}
+
 // Over restore times spread across more than one probe cycle, a drop
 // costs at most 2 429s in its first minute and one per probe after, keeps
 // 90 % of the lowered capacity, and the rate is back above 90 % of the
 // restored one within a minute of every restore. The control, the same
 // limiter probing only every 3 minutes, misses that minute.
 func TestAdaptiveFindsEveryRestoreWithinAMinute(t *testing.T) {
-	restores := func(yield func(time.Duration) bool) {
-		for k := 0; k < 14; k++ { // 5 s apart over 65 s, past a cycle of Every and its probe
-			if !yield(6*time.Minute + time.Duration(k)*5*time.Second) {
-				return
-			}
-		}
+	var restores []time.Duration
+	for k := 0; k < 12; k++ { // 5 s apart over 55 s, past a cycle of Every and its probe
+		restores = append(restores, 4*time.Minute+time.Duration(k)*5*time.Second)
 	}
+	figures := sweepRestores(t, "adaptive", restores, func(c *skipclock.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 100) })
 	worst := time.Duration(0)
-	for restore := range restores {
-		f := dropAndRestore(t, restore, func(c *skipclock.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 300) })
-		drop := restore - 2*time.Minute
-		probes := int(drop/adaptive.Every) + 1
+	for i, f := range figures {
+		restore := restores[i]
+		probes := int((restore-time.Minute)/adaptive.Every) + 1
 		if f.transition > 2 || f.probing > probes {
 			t.Errorf("restored at %v: %d 429s in the drop's first minute and %d after, want at most 2 and %d", restore, f.transition, f.probing, probes)
 		}
@@ -298,15 +310,14 @@ func TestAdaptiveFindsEveryRestoreWithinAMinute(t *testing.T) {
 		}
 		worst = max(worst, f.recovered)
 	}
-	t.Logf("worst recovery over 14 restore times 5 s apart: %v", worst)
+	t.Logf("worst recovery over %d restore times 5 s apart: %v", len(restores), worst)
 	// Control: probing every 3 minutes, some restore is found late.
 	late := 0
-	for restore := range restores {
-		f := dropAndRestore(t, restore, func(c *skipclock.Clock) Limiter {
-			l := NewAdaptiveLimiter(c, 100, 300).(*adaptiveLimiter)
-			l.every = 3 * time.Minute
-			return l
-		})
+	for _, f := range sweepRestores(t, "control", []time.Duration{restores[2], restores[6], restores[10]}, func(c *skipclock.Clock) Limiter {
+		l := NewAdaptiveLimiter(c, 100, 100).(*adaptiveLimiter)
+		l.every = 3 * time.Minute
+		return l
+	}) {
 		if f.recovered < 0 || f.recovered > time.Minute {
 			late++
 		}
