@@ -78,16 +78,18 @@ type classBudget struct {
 //   - A cut 10 s to 2 min after the last measures the venue's rate: its
 //     bucket was empty at both 429s, so the requests granted in between
 //     (less the one refused) over the interval are its refill rate. The
-//     class holds just under it, at (admitted-1)/interval, for 50 s, and
+//     class holds just under it, at (admitted-1)/interval, for 55 s, and
 //     then probes: back at the ceiling, it draws one 429 as soon as what
 //     the venue's bucket gained during the hold is spent (the next
 //     measurement), or none if the venue's capacity is back.
 //
 // A drop in the venue's capacity so costs two 429s (the one that reveals
-// it, the one that measures it) and one more each 50 s it lasts, and a
-// restore is back at the ceiling within 50 s of its time; package
-// internal/adaptive states why no budget can find a restore sooner with
-// fewer. A class never goes above the ceiling (Headroom's rate) and,
+// it, the one that measures it) and one more about each 55 s it lasts,
+// and a restore is back at the ceiling within 55 s of its time; package
+// internal/adaptive states why no budget can find restores within a
+// minute with fewer than one 429 a minute. The count of granted requests
+// includes any that never reached the venue (a transport failure after
+// the grant), which the margin of one in (admitted-1) absorbs when rare. A class never goes above the ceiling (Headroom's rate) and,
 // while held, never under 1 % of it; its burst is the ceiling's scaled by
 // its rate.
 //

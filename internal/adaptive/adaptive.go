@@ -18,21 +18,30 @@
 // # The bound: 429s against the time to find a restore
 //
 // Holding under the capacity shows nothing of a restore: every request
-// held is admitted either way. The only requests that tell "still
-// lowered" from "restored" are ones the lowered venue refuses and the
-// restored one admits, so each probe of a venue that is still lowered
-// costs exactly one 429 (no fewer; a budget that stops at the first one
-// spends no more). A budget that must be back at the restored capacity
-// within R of any restore, and needs a ramp of T after its probe
-// succeeds, must probe at least once in every stretch of R-T: over a drop
-// lasting D that is at least ⌊D/(R-T)⌋ 429s, plus the one 429 that
-// reveals the drop. Goals of at most 2 429s per drop and recovery within
-// a minute are therefore both reachable only for drops of up to about
-// 2(R-T) after the first 429; for longer ones one of them must give.
-// This package gives the 429s: it probes every Every, a probe is a
-// return to the ceiling (T is nought), so a restore is found within
-// Every, and a drop of D costs 2 429s in its first minute (the one that
-// reveals it and the one that measures it) and about one per Every after.
+// held is admitted either way. Call a probe a request that the lowered
+// venue refuses and the restored one admits; only a probe tells the two
+// apart, so each probe of a venue that is still lowered costs exactly one
+// 429 (no fewer; a budget that stops at the first one spends no more).
+// Let the capacity stay lowered for D after the 429 that reveals the
+// drop, and let the budget have to be back at the restored capacity
+// within R of a restore at any time in it, where T is the time it needs
+// from a successful probe to get there. A restore just after the reveal
+// or a probe is then found only by the next probe, so probes may be at
+// most R-T apart from the reveal on, and each one sent before the
+// restore is refused: the drop costs at least
+//
+//	1 + ⌊D / (R-T)⌋
+//
+// 429s, the 1 being the reveal (sent before the budget could know). At
+// most 2 429s per drop and recovery within a minute are therefore both
+// reachable only for drops shorter than 2(R-T), under two minutes; a drop of ten minutes costs at least 11 with R = 60 s and
+// T = 0, and a class held under the ceiling for good at least one a
+// minute. This package keeps the recovery and pays the 429s: a probe is
+// a return to the ceiling (T is nought), sent Every after the last 429,
+// so a restore is found within Every; a drop costs 2 429s in its first
+// minute (the one that reveals it and the one that measures it) and one
+// per probe after, one each Every and the few seconds a probe takes to
+// spend what the venue gained during the hold: 12 for ten minutes.
 //
 // # The schedule
 //
@@ -66,7 +75,7 @@ const (
 	Measure = 10 * time.Second
 	// Every is how long a measured class holds under the venue's rate
 	// before it probes again: a restore is back at the ceiling within it.
-	Every = 50 * time.Second
+	Every = 55 * time.Second
 	// Window is the longest interval between two 429s that measures the
 	// venue's rate: over a longer one its capacity may have changed.
 	Window = 2 * time.Minute
