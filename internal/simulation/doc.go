@@ -222,7 +222,7 @@
 // outage's retries at 100, and without it they reach the attempts bound.
 // go test runs TestThrottle, the same with 2-minute phases (two classes
 // of per-class, the outage with the fixed bucket only, and the drop
-// restored at six times 10 s apart), in about 10 s.
+// restored at three times 20 s apart), in about 10 s.
 //
 // Measured (make sim, or go test -run '^TestMatrix$' with
 // TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_WIRE=memory, seed 1): on the drop,

@@ -182,8 +182,8 @@ func checkProbing(layout string, phases []ClassPhase) []string {
 // with phases of 2 simulated minutes instead of 10, the fixed bucket
 // against the adaptive limiter (the outage with the fixed bucket with and
 // without a retry budget only), checked by checkThrottle, and the drop
-// restored at six times, checked by checkRestoreSweep; go test -v prints
-// the figures.
+// restored at two more times, checked by checkRestoreSweep; go test -v
+// prints the figures.
 func TestThrottle(t *testing.T) {
 	t.Parallel()
 	layouts := throttleLayouts(2 * time.Minute)
@@ -196,9 +196,10 @@ func TestThrottle(t *testing.T) {
 		}
 		return throttleClients(l)
 	}, 1, WireMemory)
-	// The drop restored at six times 10 s apart, across a probe's cycle:
-	// each found within maxRecovery.
-	restores := restoreSweepOf(t, layouts[0], 10*time.Second, 2*time.Minute, WireMemory)
+	// The drop restored 20 and 40 s later too, across a probe's cycle of
+	// about a minute: each found within maxRecovery (a restore needs 90 s
+	// after it to show a 30-s window starting within a minute).
+	restores := restoreSweepOf(t, layouts[0], []time.Duration{20 * time.Second, 40 * time.Second}, 90*time.Second, WireMemory)
 	for _, f := range append(checkThrottle(runs), checkRestoreSweep(restores)...) {
 		t.Error(f)
 	}
@@ -292,19 +293,23 @@ func TestThrottleFigures(t *testing.T) {
 // at 20 min and at five times 10 s apart after it.
 func restoreSweep(t *testing.T, wire Wire) []*Run {
 	t.Helper()
-	return restoreSweepOf(t, ThrottleLayouts()[0], 10*time.Second, 5*time.Minute, wire)
+	var moves []time.Duration
+	for k := range 6 {
+		moves = append(moves, time.Duration(k)*10*time.Second)
+	}
+	return restoreSweepOf(t, ThrottleLayouts()[0], moves, 5*time.Minute, wire)
 }
 
 // restoreSweepOf runs layout, a drop, with the adaptive limiter, its
-// restore moved by 0 to 5 times apart, each run ending after the
+// restore moved later by each of moves, each run ending after after the
 // restore.
-func restoreSweepOf(t *testing.T, layout ThrottleLayout, apart, after time.Duration, wire Wire) []*Run {
+func restoreSweepOf(t *testing.T, layout ThrottleLayout, moves []time.Duration, after time.Duration, wire Wire) []*Run {
 	t.Helper()
-	runs := make([]*Run, 6)
+	runs := make([]*Run, len(moves))
 	t.Run("restores", func(t *testing.T) {
 		for k := range runs {
 			l := layout
-			restore := l.Limits.Schedule[1].At + time.Duration(k)*apart
+			restore := l.Limits.Schedule[1].At + moves[k]
 			l.Limits.Schedule = slices.Clone(l.Limits.Schedule)
 			l.Limits.Schedule[1].At = restore
 			l.Duration = restore + after
