@@ -34,14 +34,17 @@
 //
 // 429s, the 1 being the reveal (sent before the budget could know). At
 // most 2 429s per drop and recovery within a minute are therefore both
-// reachable only for drops shorter than 2(R-T), under two minutes; a drop of ten minutes costs at least 11 with R = 60 s and
-// T = 0, and a class held under the ceiling for good at least one a
+// reachable only for drops shorter than 2(R-T), under two minutes; with
+// R = 60 s and T = 0 a drop lasting ten minutes after its reveal costs at
+// least 11, and a class held under the ceiling for good at least one a
 // minute. This package keeps the recovery and pays the 429s: a probe is
 // a return to the ceiling (T is nought), sent Every after the last 429,
 // so a restore is found within Every; a drop costs 2 429s in its first
 // minute (the one that reveals it and the one that measures it) and one
 // per probe after, one each Every and the few seconds a probe takes to
-// spend what the venue gained during the hold: 12 for ten minutes.
+// spend what the venue gained during the hold, about 57 s: 12 where the
+// bound is 10 for a drop of 591 s after its reveal (transport's
+// TestAdaptiveUnderAFluctuatingVenue).
 //
 // # The schedule
 //
