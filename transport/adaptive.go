@@ -36,8 +36,9 @@ type AdaptiveLimiter interface {
 // adaptiveLimiter is the AdaptiveLimiter NewAdaptiveLimiter returns.
 type adaptiveLimiter struct {
 	clock   clockwork.Clock
-	ceiling float64 // requests a second; 0 means unlimited (pauses still apply)
-	burst   float64 // at the ceiling; a class's burst scales with its rate
+	ceiling float64       // requests a second; 0 means unlimited (pauses still apply)
+	burst   float64       // at the ceiling; a class's burst scales with its rate
+	every   time.Duration // adaptive.Every: a measured class's hold before its probe
 
 	mu          sync.Mutex
 	pausedUntil time.Time
@@ -48,33 +49,49 @@ type adaptiveLimiter struct {
 type classBudget struct {
 	tokens float64
 	last   time.Time
-	// cutAt is the last cut, zero before the first (the class is then at
-	// the ceiling); wmax is the rate the cut started from.
-	cutAt time.Time
-	wmax  float64
+	// emptyAt is the class's last cut, when a 429 showed the venue's
+	// bucket empty (zero before the first: the class is at the ceiling);
+	// granted counts the tokens granted since.
+	emptyAt time.Time
+	granted float64
+	// Until probeAt the class holds at hold (nothing at all when 0); from
+	// it on, it is back at the ceiling.
+	hold    float64
+	probeAt time.Time
 	// gen counts cuts: a waiter that reserved before a cut reserves again.
 	gen uint64
-	// sent is the measured sending rate (an exponentially weighted count
-	// of grants, time constant adaptive.Tau), as of sentAt.
-	sent   float64
-	sentAt time.Time
 }
 
 // NewAdaptiveLimiter returns an AdaptiveLimiter on clock (the real clock
 // when nil) that starts every class at the budget NewTokenBucket keeps to
 // for a venue allowing perMinute requests a minute in bursts of burst
-// (Headroom) and learns each class's rate from the venue's answers:
+// (Headroom), its ceiling, and learns each class's rate from the venue's
+// 429s, the one signal the venue gives:
 //
-//   - A 429 cuts the class's rate to half of the lower of its rate and the
-//     rate it was measured sending at, and empties its bucket (the venue's
-//     is empty). Answers to requests granted before that cut do not cut
-//     again: one congestion event, one cut.
-//   - While no 429 comes, the rate grows back along CUBIC's cubic: quickly
-//     at first, slowly near 90 % of the rate that drew the 429, then faster
-//     again to probe for more. Cut from 99 to 49.5 a minute, it is back at
-//     the ceiling 73 s later. It never goes above the ceiling (Headroom's
-//     rate) nor under 1 % of it.
-//   - A class's burst is the ceiling's burst scaled by its rate.
+//   - A 429 to a request granted since the class's last cut cuts it and
+//     empties its bucket (the venue's is empty); 429s to requests granted
+//     before that cut are the same congestion and do not cut again.
+//   - The first cut, or one less than 10 s after the last, holds the
+//     class at nothing for 10 s and then sends at the ceiling: the venue's
+//     bucket gains 10 s of its rate, which the ceiling spends until the
+//     next 429.
+//   - A cut 10 s to 2 min after the last measures the venue's rate: its
+//     bucket was empty at both 429s, so the requests granted in between
+//     (less the one refused) over the interval are its refill rate. The
+//     class holds just under it, at (admitted-1)/interval, for 55 s, and
+//     then probes: back at the ceiling, it draws one 429 as soon as what
+//     the venue's bucket gained during the hold is spent (the next
+//     measurement), or none if the venue's capacity is back.
+//
+// A drop in the venue's capacity so costs two 429s (the one that reveals
+// it, the one that measures it) and one more about each 55 s it lasts,
+// and a restore is back at the ceiling within 55 s of its time; package
+// internal/adaptive states why no budget can find restores within a
+// minute with fewer than one 429 a minute. The count of granted requests
+// includes any that never reached the venue (a transport failure after
+// the grant), which the margin of one in (admitted-1) absorbs when rare. A class never goes above the ceiling (Headroom's rate) and,
+// while held, never under 1 % of it; its burst is the ceiling's scaled by
+// its rate.
 //
 // Classes learn apart: a 429 on market data leaves order writes at their
 // rate. Pause, which the client calls on every 429, still pauses every
@@ -85,49 +102,58 @@ func NewAdaptiveLimiter(clock clockwork.Clock, perMinute float64, burst int) Ada
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	l := &adaptiveLimiter{clock: clock}
+	l := &adaptiveLimiter{clock: clock, every: adaptive.Every}
 	now := clock.Now()
 	if perMinute > 0 && !math.IsInf(perMinute, 1) {
 		rate, n := Headroom(perMinute, burst)
 		l.ceiling, l.burst = rate/60, float64(n)
 	}
 	for i := range l.classes {
-		l.classes[i] = classBudget{tokens: l.burst, last: now, sentAt: now}
+		l.classes[i] = classBudget{tokens: l.burst, last: now}
 	}
 	return l
 }
 
 // rate is the class's rate at now.
 func (l *adaptiveLimiter) rate(cb *classBudget, now time.Time) float64 {
-	if cb.cutAt.IsZero() {
+	if cb.emptyAt.IsZero() || !now.Before(cb.probeAt) {
 		return l.ceiling
 	}
-	return adaptive.Rate(l.ceiling, cb.wmax, now.Sub(cb.cutAt).Seconds())
+	return cb.hold
 }
 
-// refill brings the class's bucket to now.
+// refill brings the class's bucket to now, and returns its rate there.
 func (l *adaptiveLimiter) refill(cb *classBudget, now time.Time) float64 {
-	r := l.rate(cb, now)
 	if now.After(cb.last) {
-		r0 := l.rate(cb, cb.last)
-		cb.tokens += now.Sub(cb.last).Seconds() * (r0 + r) / 2
+		if from := cb.last; from.Before(cb.probeAt) {
+			// The hold, then the ceiling from probeAt.
+			to := now
+			if to.After(cb.probeAt) {
+				to = cb.probeAt
+			}
+			cb.tokens += to.Sub(from).Seconds() * cb.hold
+			cb.tokens += now.Sub(to).Seconds() * l.ceiling
+		} else {
+			cb.tokens += now.Sub(from).Seconds() * l.rate(cb, now)
+		}
 		cb.last = now
 	}
+	r := l.rate(cb, now)
 	cb.tokens = math.Min(cb.tokens, math.Max(1, l.burst*r/l.ceiling))
 	return r
 }
 
-// measured is the class's sending rate at now, counting one more grant
-// when add.
-func (cb *classBudget) measured(now time.Time, add bool) float64 {
-	if now.After(cb.sentAt) {
-		cb.sent *= math.Exp(-now.Sub(cb.sentAt).Seconds() / adaptive.Tau.Seconds())
-		cb.sentAt = now
+// until is how long after now the class's bucket gains need tokens.
+func (l *adaptiveLimiter) until(cb *classBudget, now time.Time, need float64) time.Duration {
+	secs := 0.0
+	if now.Before(cb.probeAt) {
+		held := cb.probeAt.Sub(now).Seconds()
+		if cb.hold > 0 && need <= held*cb.hold {
+			return time.Duration(math.Ceil(need / cb.hold * float64(time.Second)))
+		}
+		secs, need = held, need-held*cb.hold
 	}
-	if add {
-		cb.sent += 1 / adaptive.Tau.Seconds()
-	}
-	return cb.sent
+	return time.Duration(math.Ceil((secs + need/l.ceiling) * float64(time.Second)))
 }
 
 // reserve takes a token of the class (the balance may go negative: a debt
@@ -136,12 +162,11 @@ func (cb *classBudget) measured(now time.Time, add bool) float64 {
 func (l *adaptiveLimiter) reserve(cb *classBudget, now time.Time) (time.Duration, uint64) {
 	var d time.Duration
 	if l.ceiling > 0 {
-		r := l.refill(cb, now)
+		l.refill(cb, now)
 		cb.tokens--
 		if cb.tokens < 0 {
-			d = time.Duration(math.Ceil(-cb.tokens / r * float64(time.Second)))
+			d = l.until(cb, now, -cb.tokens)
 		}
-		cb.measured(now.Add(d), true)
 	}
 	if p := l.pausedUntil.Sub(now); p > d {
 		d = p
@@ -168,6 +193,9 @@ func (l *adaptiveLimiter) wait(ctx context.Context, cb *classBudget) error {
 	l.mu.Lock()
 	now := l.clock.Now()
 	d, gen := l.reserve(cb, now)
+	if d <= 0 {
+		cb.granted++
+	}
 	l.mu.Unlock()
 	for d > 0 {
 		if dl, ok := ctx.Deadline(); ok && now.Add(d).After(dl) {
@@ -190,6 +218,9 @@ func (l *adaptiveLimiter) wait(ctx context.Context, cb *classBudget) error {
 			d, gen = l.reserve(cb, now)
 		} else {
 			d = l.pausedUntil.Sub(now) // a pause may have begun
+		}
+		if d <= 0 {
+			cb.granted++
 		}
 		l.mu.Unlock()
 	}
@@ -216,12 +247,27 @@ func (l *adaptiveLimiter) Answered(method, path string, grantedAt time.Time, sta
 	cb := &l.classes[wire.ClassOf(method, path)]
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !cb.cutAt.IsZero() && !grantedAt.After(cb.cutAt) {
+	if !cb.emptyAt.IsZero() && !grantedAt.After(cb.emptyAt) {
 		return // already cut for this congestion
 	}
-	now := l.clock.Now()
-	cb.wmax = adaptive.Cut(l.ceiling, l.refill(cb, now), cb.measured(now, false))
-	cb.cutAt = now
+	l.cut(cb, l.clock.Now())
+}
+
+// cut is a congestion that began with a 429 answered at now: the class's
+// bucket is empty, as the venue's is, and it holds at what the interval
+// since its last cut measured, or at nothing, until its next probe.
+func (l *adaptiveLimiter) cut(cb *classBudget, now time.Time) {
+	hold, measured := 0.0, false
+	if !cb.emptyAt.IsZero() {
+		hold, measured = adaptive.Hold(l.ceiling, cb.granted, now.Sub(cb.emptyAt).Seconds())
+	}
+	cb.probeAt = now.Add(adaptive.Measure)
+	if measured {
+		cb.probeAt = now.Add(l.every)
+	}
+	cb.hold = hold
+	cb.emptyAt = now
+	cb.granted = 0
 	cb.tokens = 0
 	cb.last = now
 	cb.gen++

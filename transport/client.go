@@ -121,8 +121,9 @@ func WithRateLimit(perMinute float64, burst int) Option {
 
 // WithAdaptiveRateLimit is WithRateLimit with a budget that learns the
 // venue's rate per endpoint class (NewAdaptiveLimiter): each class starts
-// at perMinute and burst (the ceiling it never exceeds), halves its rate
-// on a 429 and grows back while answers are clean. perMinute 0 turns
+// at perMinute and burst (the ceiling it never exceeds), measures the
+// venue's rate between two 429s, holds under it and probes back at the
+// ceiling every 55 s. perMinute 0 turns
 // throttling off; 429 pauses still apply. It is off by default: the
 // client's own bucket keeps to the venue's documented budget for the
 // whole account and learns nothing.

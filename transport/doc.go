@@ -73,19 +73,23 @@
 // WithAdaptiveRateLimit (or NewAdaptiveLimiter, shared with WithLimiter)
 // keeps one budget per endpoint class — market data, account reads, order
 // reads, order writes — each starting at the documented budget (with the
-// headroom above), its ceiling. A 429 halves the class's rate and empties
-// its bucket (429s to requests granted before that cut do not cut again);
-// while answers are clean the rate grows back along CUBIC's cubic, as the
-// AWS SDKs' adaptive retry mode's does, slowing near 90 % of the rate that
-// drew the 429 and then probing past it; the 429 pause still holds every
-// class. It is off by default: the vendor also documents the budget as
-// per account, where four class budgets could spend four times it and
-// learn that only from 429s, and a 429 on a create is an unknown outcome.
+// headroom above), its ceiling. The venue's only signal is a 429, and
+// between two 429s its bucket is empty at both ends, so what it admitted
+// in between measures its rate: after a first 429 a class sends nothing
+// for 10 s and then at its ceiling until the next 429, holds just under
+// the rate that interval measured, and every 55 s probes at its ceiling
+// again, which a still-lowered venue refuses once (and so measures again)
+// and a restored one admits. 429s to requests granted before a cut do not
+// cut again; the 429 pause still holds every class. It is off by default:
+// the vendor also documents the budget as per account, where four class
+// budgets could spend four times it and learn that only from 429s, and a
+// 429 on a create is an unknown outcome.
 // Against a venue endpoint dropping from 100 to 30 a minute for ten
-// minutes, it drew 17 429s where the fixed bucket draws 60 in the first
-// minute alone, kept throughput at the lowered capacity, and was back
-// above 90 a minute 55 s after the restore
-// (TestAdaptiveUnderAFluctuatingVenue).
+// minutes, it drew 12 429s (2 in the drop's first minute, then one a
+// probe) where the fixed bucket draws 60 in the first minute alone, kept
+// throughput at the lowered capacity, and was back above 90 a minute 48 s
+// after the restore, and within 52 s of each of 12 restore times
+// (TestAdaptiveUnderAFluctuatingVenue, TestAdaptiveFindsEveryRestoreWithinAMinute).
 //
 // # Retry budget
 //

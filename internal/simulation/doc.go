@@ -215,23 +215,25 @@
 // restored at six times 10 s apart, and fails if checkThrottle's
 // invariants break: the adaptive limiter draws no more 429s than the
 // fixed bucket in any phase of the drop and none at full capacity, keeps
-// 90 % of every capacity after a phase's first minute, recovers within
-// 2 min; the control floods the lowered venue; the fixed bucket leaves a
+// 90 % of every capacity after a phase's first minute, draws at most 2
+// 429s in a phase's first minute and one per probe after, recovers within
+// a minute; the control floods the lowered venue; the fixed bucket leaves a
 // quarter of the per-class capacity unused; the retry budget bounds an
 // outage's retries at 100, and without it they reach the attempts bound.
 // go test runs TestThrottle, the same with 2-minute phases (two classes
-// of per-class, the outage with the fixed bucket only), in about 10 s.
+// of per-class, the outage with the fixed bucket only, and the drop
+// restored at three times 20 s apart), in about 10 s.
 //
 // Measured (make sim, or go test -run '^TestMatrix$' with
 // TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_WIRE=memory, seed 1): on the drop,
-// the adaptive limiter drew 17 429s while lowered, 4 in its first minute
-// and 13 probing after it, against the fixed bucket's 679; it admitted
+// the adaptive limiter drew 12 429s while lowered, 2 in its first minute
+// and 10 probing after it, against the fixed bucket's 679; it admitted
 // 100 % of the lowered capacity after the first minute and 99 % after the
-// restore, and recovered in 12 s to 65 s depending on the restore time;
+// restore, and recovered in 0 s to 45 s depending on the restore time;
 // on per-class, 99 to 100 % of every class's capacity (the fixed bucket
-// 25 % to 83 %), 38 and 40 429s over 30 min on the two classes under the
-// documented budget (one a probe every 45 s), and recoveries of 55 s and
-// 71 s; in the outage, 100 retries with the retry budget, 740 without
+// 25 % to 83 %), 32 and 33 429s over 30 min on the two classes under the
+// documented budget (one a probe about every 57 s), and recoveries of
+// 45 s and 48 s; in the outage, 100 retries with the retry budget, 740 without
 // (attempts bound 738).
 //
 // # Load and speed

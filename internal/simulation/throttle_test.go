@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -104,9 +105,10 @@ func checkThrottle(runs map[string]map[ThrottleClient]*Run) []string {
 				failf("drop %s: adaptive throughput %.1f%% of capacity after the first minute, want >= 90%%", p.Change, 100*p.SteadyShare)
 			}
 		}
-		if rec := adapt[2].Recovered; rec < 0 || rec > 2*time.Minute {
-			failf("drop: adaptive recovered %v after the restore, want within 2 min", rec)
+		if rec := adapt[2].Recovered; rec < 0 || rec > maxRecovery {
+			failf("drop: adaptive recovered %v after the restore, want within %v", rec, maxRecovery)
 		}
+		fails = append(fails, checkProbing("drop", adapt)...)
 	}
 	// per-class: the adaptive limiter uses each class's own capacity (at
 	// least 90 % after each phase's first minute); the fixed bucket, one
@@ -122,6 +124,12 @@ func checkThrottle(runs map[string]map[ThrottleClient]*Run) []string {
 			servedAdaptive += p.Served
 			if p.SteadyShare < 0.9 {
 				failf("per-class %s %s: adaptive throughput %.1f%% of capacity after the first minute, want >= 90%%", p.Class, p.Change, 100*p.SteadyShare)
+			}
+		}
+		fails = append(fails, checkProbing("per-class", adapt)...)
+		for _, p := range adapt {
+			if p.Change == "restore" && (p.Recovered < 0 || p.Recovered > maxRecovery) {
+				failf("per-class %s: adaptive recovered %v after the restore, want within %v", p.Class, p.Recovered, maxRecovery)
 			}
 		}
 		if 4*servedFixed > 3*servedAdaptive {
@@ -147,10 +155,34 @@ func checkThrottle(runs map[string]map[ThrottleClient]*Run) []string {
 	return fails
 }
 
+// maxRecovery is the goal for the time from a restore to the first
+// 30-s window at 90 % of the restored capacity.
+const maxRecovery = time.Minute
+
+// checkProbing asserts the adaptive limiter's 429s per phase: at most 2
+// in the phase's first minute (the 429 that shows a drop and the one
+// that measures it), and after it at most one per probe, one each
+// adaptive.Every, and the one the minute may have ended in.
+func checkProbing(layout string, phases []ClassPhase) []string {
+	var fails []string
+	for _, p := range phases {
+		probes := 0
+		if steady := p.To - p.From - time.Minute; steady > 0 {
+			probes = int(steady/adaptive.Every) + 1
+		}
+		if p.Transition > 2 || p.Probing > probes {
+			fails = append(fails, fmt.Sprintf("%s %s %s: adaptive drew %d 429s in the first minute and %d after, want at most 2 and %d",
+				layout, p.Class, p.Change, p.Transition, p.Probing, probes))
+		}
+	}
+	return fails
+}
+
 // TestThrottle is the throttle scenarios' fast slice: ThrottleLayouts
 // with phases of 2 simulated minutes instead of 10, the fixed bucket
 // against the adaptive limiter (the outage with the fixed bucket with and
-// without a retry budget only), checked by checkThrottle; go test -v
+// without a retry budget only), checked by checkThrottle, and the drop
+// restored at two more times, checked by checkRestoreSweep; go test -v
 // prints the figures.
 func TestThrottle(t *testing.T) {
 	t.Parallel()
@@ -164,11 +196,17 @@ func TestThrottle(t *testing.T) {
 		}
 		return throttleClients(l)
 	}, 1, WireMemory)
-	for _, f := range checkThrottle(runs) {
+	// The drop restored 20 and 40 s later too, across a probe's cycle of
+	// about a minute: each found within maxRecovery (a restore needs 90 s
+	// after it to show a 30-s window starting within a minute).
+	restores := restoreSweepOf(t, layouts[0], []time.Duration{20 * time.Second, 40 * time.Second}, 90*time.Second, WireMemory)
+	for _, f := range append(checkThrottle(runs), checkRestoreSweep(restores)...) {
 		t.Error(f)
 	}
 	var buf bytes.Buffer
 	WriteThrottleTable(&buf, orderedRuns(layouts, runs))
+	fmt.Fprintln(&buf)
+	writeRestoreSweep(&buf, restores)
 	t.Log("\n" + buf.String())
 }
 
@@ -255,14 +293,26 @@ func TestThrottleFigures(t *testing.T) {
 // at 20 min and at five times 10 s apart after it.
 func restoreSweep(t *testing.T, wire Wire) []*Run {
 	t.Helper()
-	runs := make([]*Run, 6)
+	var moves []time.Duration
+	for k := range 6 {
+		moves = append(moves, time.Duration(k)*10*time.Second)
+	}
+	return restoreSweepOf(t, ThrottleLayouts()[0], moves, 5*time.Minute, wire)
+}
+
+// restoreSweepOf runs layout, a drop, with the adaptive limiter, its
+// restore moved later by each of moves, each run ending after after the
+// restore.
+func restoreSweepOf(t *testing.T, layout ThrottleLayout, moves []time.Duration, after time.Duration, wire Wire) []*Run {
+	t.Helper()
+	runs := make([]*Run, len(moves))
 	t.Run("restores", func(t *testing.T) {
 		for k := range runs {
-			l := ThrottleLayouts()[0]
-			restore := l.Limits.Schedule[1].At + time.Duration(k)*10*time.Second
+			l := layout
+			restore := l.Limits.Schedule[1].At + moves[k]
 			l.Limits.Schedule = slices.Clone(l.Limits.Schedule)
 			l.Limits.Schedule[1].At = restore
-			l.Duration = restore + 5*time.Minute
+			l.Duration = restore + after
 			sc, err := ThrottleScenario(l, AdaptiveBucket, 1, wire)
 			if err != nil {
 				t.Fatal(err)
@@ -278,6 +328,24 @@ func restoreSweep(t *testing.T, wire Wire) []*Run {
 		}
 	})
 	return slices.DeleteFunc(runs, func(r *Run) bool { return r == nil })
+}
+
+// checkRestoreSweep asserts the sweep's drops: 429s as checkProbing
+// says, and every restore recovered within maxRecovery.
+func checkRestoreSweep(runs []*Run) []string {
+	var fails []string
+	for _, r := range runs {
+		ph := r.ThrottleFigures().Phases
+		if len(ph) != 3 {
+			fails = append(fails, fmt.Sprintf("%s: %d phases, want 3", r.Scenario.Name, len(ph)))
+			continue
+		}
+		fails = append(fails, checkProbing(r.Scenario.Name, ph[1:2])...)
+		if rec := ph[2].Recovered; rec < 0 || rec > maxRecovery {
+			fails = append(fails, fmt.Sprintf("%s: recovered %v after the restore, want within %v", r.Scenario.Name, rec, maxRecovery))
+		}
+	}
+	return fails
 }
 
 // writeRestoreSweep prints the drop's 429s and the recovery per restore

@@ -15,14 +15,18 @@ import (
 // WithAdaptive makes the budget learn the venue's rate per endpoint class,
 // as transport.NewAdaptiveLimiter does in one process, with what it learns
 // kept in Redis beside each class's GCRA state, so the fleet shares it: a
-// 429 seen by any process cuts the class's rate for all of them, and the
-// rate grows back for all of them on Redis's clock. Each class starts at
+// 429 seen by any process cuts the class for all of them, the tokens any
+// of them takes count toward the measurement of the venue's rate, and the
+// hold and the probe after it run on Redis's clock. Each class starts at
 // WithRateLimit's budget, its ceiling. Every process on the account must
 // give it alike.
 func WithAdaptive() Option { return func(c *config) { c.adaptive = true } }
 
-// adaptiveLua is the cubic of package internal/adaptive in Lua; every
-// constant comes from Go as an argument.
+// adaptiveLua is package internal/adaptive's schedule in Lua; every
+// constant comes from Go as an argument. A class's hash holds its GCRA
+// arrival time (tat, ms), its last cut (empty, ms), the tokens granted
+// since (granted), the rate it holds at until its probe (hold, a second;
+// 0: nothing) and the probe's time (probe, ms).
 const adaptiveLua = `
 redis.replicate_commands()
 local function now_ms()
@@ -30,17 +34,8 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 local ceiling, burst = tonumber(ARGV[2]), tonumber(ARGV[3])
-local beta, plateau, probe = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local floor, tau, ttl = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local function rate(wmax, secs)
-  local c = ceiling / (probe * probe * probe)
-  local p = wmax * plateau
-  local d = secs - ((p - wmax * beta) / c) ^ (1 / 3)
-  local r = p + c * d * d * d
-  if r < ceiling * floor then r = ceiling * floor end
-  if r > ceiling then r = ceiling end
-  return r
-end
+local measure, every, window = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local floor, ttl = tonumber(ARGV[7]), tonumber(ARGV[8])
 -- tolerance is how far ahead of now the GCRA's arrival time may run at
 -- rate r: the burst, scaled by the rate, of intervals at r.
 local function tolerance(r)
@@ -49,16 +44,14 @@ local function tolerance(r)
   return b * 1000 / r
 end
 local now = now_ms()
-local h = redis.call('HMGET', KEYS[1], 'tat', 'wmax', 'cut', 'sent', 'sent_at')
-local cut = tonumber(h[3])
+local h = redis.call('HMGET', KEYS[1], 'tat', 'empty', 'granted', 'hold', 'probe')
+local empty = tonumber(h[2])
+local granted = tonumber(h[3]) or 0
+local hold = tonumber(h[4]) or 0
+local probe = tonumber(h[5]) or 0
+local held = empty and now < probe
 local r = ceiling
-if cut then r = rate(tonumber(h[2]), (now - cut) / 1000) end
-local sent = tonumber(h[4]) or 0
-local sent_at = tonumber(h[5]) or now
-if now > sent_at then
-  sent = sent * math.exp(-(now - sent_at) / 1000 / tau)
-  sent_at = now
-end
+if held then r = hold end
 `
 
 // adaptiveTake spends one token of a class (KEYS[1]) unless the fleet is
@@ -69,34 +62,48 @@ local pause = redis.call('PTTL', KEYS[2])
 if pause > 0 then
   return {0, pause * 1000, math.floor(now * 1000)}
 end
+if r == 0 then
+  return {0, math.ceil((probe - now) * 1000), math.floor(now * 1000)}
+end
 local tat = tonumber(h[1]) or now
 if tat < now then tat = now end
 local new_tat = tat + 1000 / r
 local ahead = new_tat - now
 local tol = tolerance(r)
 if ahead > tol then
-  return {0, math.ceil((ahead - tol) * 1000), math.floor(now * 1000)}
+  local wait = ahead - tol
+  if held and wait > probe - now then wait = probe - now end
+  return {0, math.ceil(wait * 1000), math.floor(now * 1000)}
 end
-redis.call('HSET', KEYS[1], 'tat', tostring(new_tat), 'sent', tostring(sent + 1 / tau), 'sent_at', tostring(sent_at))
+redis.call('HSET', KEYS[1], 'tat', tostring(new_tat))
+redis.call('HINCRBY', KEYS[1], 'granted', 1)
 redis.call('PEXPIRE', KEYS[1], ttl)
 return {1, 0, math.floor(now * 1000)}
 `)
 
 // adaptiveCut cuts a class (KEYS[1]) for a 429 to a request granted at
 // ARGV[1] (µs, Redis's time), unless the class was cut since: one
-// congestion, one cut. It empties the class's bucket. It returns 1 when
-// it cut.
+// congestion, one cut. It empties the class's bucket and sets its hold
+// (adaptive.Hold) and probe. It returns 1 when it cut.
 var adaptiveCut = redis.NewScript(adaptiveLua + `
-local granted = tonumber(ARGV[1]) / 1000
-if cut and granted <= cut then
+local g = tonumber(ARGV[1]) / 1000
+if empty and g <= empty then
   return 0
 end
-local x = r
-if sent < x * beta then x = sent end
-if x < ceiling * floor then x = ceiling * floor end
-local nr = rate(x, 0)
-redis.call('HSET', KEYS[1], 'wmax', tostring(x), 'cut', tostring(now), 'tat', tostring(now + tolerance(nr)),
-  'sent', tostring(sent), 'sent_at', tostring(sent_at))
+local nh, np = 0, now + measure * 1000
+if empty then
+  local secs = (now - empty) / 1000
+  if secs >= measure and secs <= window then
+    nh = (granted - 2) / secs
+    if nh < ceiling * floor then nh = ceiling * floor end
+    if nh > ceiling then nh = ceiling end
+    np = now + every * 1000
+  end
+end
+local tat = np + tolerance(ceiling)
+if nh > 0 then tat = now + tolerance(nh) end
+redis.call('HSET', KEYS[1], 'tat', tostring(tat), 'empty', tostring(now), 'granted', 0,
+  'hold', tostring(nh), 'probe', tostring(np))
 redis.call('PEXPIRE', KEYS[1], ttl)
 return 1
 `)
@@ -110,8 +117,8 @@ func (b *Budget) classKey(c wire.Class) string {
 }
 
 func (b *Budget) adaptiveArgs(first any) []any {
-	return []any{first, b.ceiling, b.burst, adaptive.Beta, adaptive.Plateau, adaptive.Probe.Seconds(),
-		adaptive.Floor, adaptive.Tau.Seconds(), adaptiveTTL.Milliseconds()}
+	return []any{first, b.ceiling, b.burst, adaptive.Measure.Seconds(), adaptive.Every.Seconds(), adaptive.Window.Seconds(),
+		adaptive.Floor, adaptiveTTL.Milliseconds()}
 }
 
 // WaitFor implements transport.AdaptiveLimiter: with WithAdaptive it takes

@@ -50,43 +50,101 @@ func field(t *testing.T, b *Budget, c wire.Class, name string) float64 {
 	return f
 }
 
-// luaRate is the rate (a second) the script allows a class whose last cut,
-// from wmax, was since ago: read from the wait it asks for when the
-// class's arrival time is far ahead.
-func luaRate(t *testing.T, b *Budget, c wire.Class, wmax float64, since time.Duration) float64 {
+// take runs the take script once for class c and returns whether it
+// granted a token and the wait it asks for otherwise.
+func take(t *testing.T, b *Budget, c wire.Class) (bool, time.Duration) {
 	t.Helper()
-	ctx := context.Background()
-	now := redisNow(t, b)
-	const ahead = 1e6 // ms
-	if err := b.rdb.HSet(ctx, b.classKey(c), "wmax", wmax, "cut", now-float64(since.Milliseconds()), "tat", now+ahead).Err(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := adaptiveTake.Run(ctx, b.rdb, []string{b.classKey(c), b.pauseKey}, b.adaptiveArgs(0)...).Int64Slice()
-	if err != nil || res[0] != 0 {
+	res, err := adaptiveTake.Run(context.Background(), b.rdb, []string{b.classKey(c), b.pauseKey}, b.adaptiveArgs(0)...).Int64Slice()
+	if err != nil || len(res) != 3 {
 		t.Fatalf("take: %v %v", res, err)
 	}
-	// wait = (tat - the script's now) + 1/r - tolerance, the tolerance
-	// burst/ceiling.
-	waitMS, scriptNow := float64(res[1])/1000, float64(res[2])/1000
-	return 1000 / (waitMS - (now + ahead - scriptNow) + b.burst*1000/b.ceiling)
+	return res[0] == 1, time.Duration(res[1]) * time.Microsecond
 }
 
-// The cubic Redis computes is package adaptive's.
-func TestAdaptiveLuaIsTheCubic(t *testing.T) {
+// backdate moves class c's last cut and probe since earlier, as if that
+// much time had passed on Redis's clock.
+func backdate(t *testing.T, b *Budget, c wire.Class, since time.Duration) {
+	t.Helper()
+	ms := float64(since.Milliseconds())
+	ctx := context.Background()
+	for _, f := range []string{"empty", "probe", "tat"} {
+		if err := b.rdb.HSet(ctx, b.classKey(c), f, field(t, b, c, f)-ms).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The schedule Redis runs is package adaptive's: a first 429 holds the
+// class at nothing until Measure; one Measure to Window after the last
+// holds it at adaptive.Hold of the tokens granted between, until Every;
+// one outside that window measures nothing.
+func TestAdaptiveLuaIsTheSchedule(t *testing.T) {
 	t.Parallel()
 	// 60 a minute: a token a second or more, so that the milliseconds
 	// between the test's reading of the time and the script's are small
-	// beside the interval the wait reveals.
+	// beside the intervals the waits reveal.
 	b := adaptiveBudget(t, redistest.Account(t, redistest.URL(t)), 60, 300)
-	wmax := b.ceiling / 3
-	for _, since := range []time.Duration{0, 10 * time.Second, 30 * time.Second, 45 * time.Second, time.Minute, 2 * time.Minute, time.Hour} {
-		got := luaRate(t, b, wire.ClassMarketData, wmax, since)
-		want := adaptive.Rate(b.ceiling, wmax, since.Seconds())
-		// The script reads the time a little later than the test did.
-		later := adaptive.Rate(b.ceiling, wmax, since.Seconds()+0.05)
-		if got < want*0.99 || got > later*1.01 {
-			t.Errorf("%v after a cut from %.2f/s: Redis allows %.4f/s, want %.4f (to %.4f)", since, wmax, got, want, later)
+	c := wire.ClassMarketData
+	for i := 0; i < 5; i++ {
+		if ok, _ := take(t, b, c); !ok {
+			t.Fatalf("token %d of the burst refused", i+1)
 		}
+	}
+	b.Answered("GET", pathBBA, time.Now(), 429)
+	before := redisNow(t, b)
+	if got := field(t, b, c, "hold"); got != 0 {
+		t.Fatalf("a first 429 holds at %v/s, want nothing", got)
+	}
+	if got := field(t, b, c, "probe") - before; math.Abs(got-float64(adaptive.Measure.Milliseconds())) > 50 {
+		t.Fatalf("a first 429's probe is %.0f ms on, want Measure", got)
+	}
+	if ok, wait := take(t, b, c); ok || math.Abs(wait.Seconds()-adaptive.Measure.Seconds()) > 0.05 {
+		t.Fatalf("held at nothing, take: %v, wait %v; want refused for Measure", ok, wait)
+	}
+	// Measure later, the class is at the ceiling with an empty bucket.
+	backdate(t, b, c, adaptive.Measure)
+	if ok, wait := take(t, b, c); ok || math.Abs(wait.Seconds()-1/b.ceiling) > 0.05 {
+		t.Fatalf("at the probe, take: %v, wait %v; want one interval of the ceiling", ok, wait)
+	}
+	// 30 granted (by any process) over the 25 s to the next 429.
+	if err := b.rdb.HSet(context.Background(), b.classKey(c), "granted", 30).Err(); err != nil {
+		t.Fatal(err)
+	}
+	backdate(t, b, c, 15*time.Second)
+	b.Answered("GET", pathBBA, time.Now(), 429)
+	want, _ := adaptive.Hold(b.ceiling, 30, 25)
+	if got := field(t, b, c, "hold"); math.Abs(got-want) > 0.01*want {
+		t.Fatalf("30 granted in 25 s: holds at %.4f/s, want adaptive.Hold's %.4f", got, want)
+	}
+	now := redisNow(t, b)
+	if got := field(t, b, c, "probe") - now; math.Abs(got-float64(adaptive.Every.Milliseconds())) > 50 {
+		t.Fatalf("a measured 429's probe is %.0f ms on, want Every", got)
+	}
+	if got := field(t, b, c, "granted"); got != 0 {
+		t.Fatalf("granted %v after a cut, want 0", got)
+	}
+	// Empty at the hold's rate: a token is an interval of the hold away.
+	if ok, wait := take(t, b, c); ok || math.Abs(wait.Seconds()-1/want) > 0.05 {
+		t.Fatalf("held, take: %v, wait %v; want %.3fs", ok, wait, 1/want)
+	}
+	// Every later, the probe: the ceiling again.
+	backdate(t, b, c, adaptive.Every)
+	if err := b.rdb.HSet(context.Background(), b.classKey(c), "tat", redisNow(t, b)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if ok, wait := take(t, b, c); !ok {
+			t.Fatalf("at the probe, token %d refused (wait %v)", i+1, wait)
+		}
+	}
+	if got := field(t, b, c, "granted"); got != 3 {
+		t.Fatalf("granted %v, want the 3 taken", got)
+	}
+	// A 429 after more than Window measures nothing.
+	backdate(t, b, c, adaptive.Window)
+	b.Answered("GET", pathBBA, time.Now(), 429)
+	if got := field(t, b, c, "hold"); got != 0 {
+		t.Fatalf("a 429 past Window holds at %v/s, want nothing", got)
 	}
 }
 
@@ -106,15 +164,9 @@ func TestAdaptiveFleetSharesTheCut(t *testing.T) {
 	}
 	granted := time.Now()
 	a.Answered("GET", pathBBA, granted, 429)
-	// The burst went out at once: the measured rate (275 grants with a
-	// 10 s time constant, 27.5 a second) is what the cut starts from.
-	wmax := field(t, a, wire.ClassMarketData, "wmax")
-	if wmax < 25 || wmax > 27.6 {
-		t.Fatalf("cut from %.2f/s, want the measured ~27.5", wmax)
-	}
-	cut := field(t, a, wire.ClassMarketData, "cut")
-	// The other process sees the cut: its bucket is empty, a token is
-	// 1/(13.75/s) = 73 ms away, and a 20 ms deadline is refused at once.
+	cut := field(t, a, wire.ClassMarketData, "empty")
+	// The other process sees the cut: the class holds at nothing for
+	// Measure, and a 20 ms deadline is refused at once.
 	dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	if err := b.WaitFor(dctx, "GET", "/api/v1/crypto/marketdata/best_bid_ask/"); !errors.Is(err, context.DeadlineExceeded) {
@@ -129,47 +181,38 @@ func TestAdaptiveFleetSharesTheCut(t *testing.T) {
 	// A 429 to a request granted before the cut, from either process, is
 	// the same congestion.
 	b.Answered("GET", pathBBA, granted.Add(-time.Millisecond), 429)
-	if got := field(t, a, wire.ClassMarketData, "cut"); got != cut {
+	if got := field(t, a, wire.ClassMarketData, "empty"); got != cut {
 		t.Fatalf("a 429 to a request granted before the cut cut again")
 	}
 	// Other answers never cut; a later 429 does.
 	b.Answered("GET", pathBBA, time.Now(), 200)
-	if got := field(t, a, wire.ClassMarketData, "cut"); got != cut {
+	if got := field(t, a, wire.ClassMarketData, "empty"); got != cut {
 		t.Fatalf("a 200 cut")
 	}
 	b.Answered("GET", pathBBA, time.Now(), 429)
-	if got := field(t, a, wire.ClassMarketData, "cut"); got == cut {
+	if got := field(t, a, wire.ClassMarketData, "empty"); got == cut {
 		t.Fatalf("a 429 to a request granted after the cut did not cut")
-	}
-	// The second cut starts from the rate since the first (half of wmax,
-	// grown a little while the test ran), not from wmax.
-	if got := field(t, a, wire.ClassMarketData, "wmax"); got > wmax*0.6 {
-		t.Fatalf("second cut from %.2f/s, want from about half of %.2f", got, wmax)
 	}
 }
 
-// The rate grows back, for the fleet, to the ceiling and no further.
-func TestAdaptiveFleetProbesBackToTheCeiling(t *testing.T) {
+// The tokens every process takes count toward the measurement.
+func TestAdaptiveFleetCountsEveryGrant(t *testing.T) {
 	t.Parallel()
-	b := adaptiveBudget(t, redistest.Account(t, redistest.URL(t)), 60, 300)
-	wmax := b.ceiling / 2
-	prev := 0.0
-	for _, since := range []time.Duration{0, 20 * time.Second, 40 * time.Second, time.Minute, 90 * time.Second, 10 * time.Minute} {
-		r := luaRate(t, b, wire.ClassOrderReads, wmax, since)
-		if r < prev*0.99 {
-			t.Fatalf("at +%v the rate fell to %.3f/s with no 429", since, r)
+	acct := redistest.Account(t, redistest.URL(t))
+	a := adaptiveBudget(t, acct, 6000, 300)
+	b := adaptiveBudget(t, acct, 6000, 300)
+	a.Answered("GET", pathOrders, time.Now(), 429)
+	backdate(t, a, wire.ClassOrderReads, adaptive.Measure)
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		for _, m := range []*Budget{a, b} {
+			if err := m.WaitFor(ctx, "GET", pathOrders); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if r > b.ceiling*1.01 {
-			t.Fatalf("at +%v the rate %.3f/s is above the ceiling %.3f", since, r, b.ceiling)
-		}
-		prev = r
 	}
-	if math.Abs(prev-b.ceiling) > 0.01*b.ceiling {
-		t.Fatalf("10 min after a cut the rate is %.3f/s, not the ceiling %.3f", prev, b.ceiling)
-	}
-	// Control: the cut's own rate is half.
-	if r := luaRate(t, b, wire.ClassOrderReads, wmax, 0); math.Abs(r-wmax*adaptive.Beta) > 0.01*wmax {
-		t.Fatalf("just after the cut: %.3f/s, want %.3f", r, wmax*adaptive.Beta)
+	if got := field(t, a, wire.ClassOrderReads, "granted"); got != 8 {
+		t.Fatalf("granted %v after 4 tokens each from two processes, want 8", got)
 	}
 }
 

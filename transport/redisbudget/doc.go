@@ -36,15 +36,17 @@
 // With WithAdaptive, the budget is one GCRA per endpoint class (market
 // data, account reads, order reads, order writes, and one for Wait), each
 // at a rate the fleet learns as transport.NewAdaptiveLimiter does in one
-// process: the rate a class was cut from, when and the measured sending
-// rate are kept in Redis beside its GCRA state, in one hash. Taking a
-// token is one Lua step that reads the pause and computes the class's
-// rate on Redis's clock (one round trip instead of two); a 429 seen by any
-// member cuts the class for all (Answered, one more step, only on a 429),
-// unless the request was granted before the class's last cut. The rate
-// grows back for the whole fleet on Redis's clock, never above
-// WithRateLimit's budget. Without WithAdaptive, WaitFor is Wait and
-// Answered does nothing.
+// process: a class's last cut, the tokens granted since by every member,
+// the rate it holds at and when it probes are kept in Redis beside its
+// GCRA state, in one hash. Taking a token is one Lua step that reads the
+// pause and computes the class's rate on Redis's clock and counts the
+// token (one round trip instead of two); a 429 seen by any member cuts the
+// class for all (Answered, one more step, only on a 429), unless the
+// request was granted before the class's last cut, and measures the
+// venue's rate from the tokens the whole fleet was granted since the cut
+// before. The hold and the probe run for the whole fleet on Redis's
+// clock, never above WithRateLimit's budget. Without WithAdaptive, WaitFor
+// is Wait and Answered does nothing.
 //
 // # Keys
 //
