@@ -45,6 +45,12 @@ type lockstep struct {
 	// direct is set once every bot has started: from then on a bot that
 	// parks on the very next event fires it itself (see park).
 	direct bool
+	// idle, when set (before drive), is called between the bots' steps
+	// once every bot has started, while every bot is parked: by the
+	// driver before it fires the next event, and by a bot about to park
+	// (see park). It must touch neither this clock nor the bots; the run
+	// samples its floor there (floorMeter.idle).
+	idle func()
 }
 
 type park struct {
@@ -87,6 +93,11 @@ func (c *lockstep) NewTimer(d time.Duration) clockwork.Timer {
 // driver.
 func (c *lockstep) park(t *simTimer, owner int) {
 	c.mu.Lock()
+	if c.direct && c.idle != nil {
+		c.mu.Unlock()
+		c.idle()
+		c.mu.Lock()
+	}
 	if c.direct && c.queue.Len() > 0 && c.queue[0] == t {
 		heap.Pop(&c.queue)
 		c.fire(t)
@@ -233,6 +244,9 @@ func (c *lockstep) drive(ctx context.Context, n int, body func(id int), stop fun
 	c.direct = true
 	c.mu.Unlock()
 	for live > 0 {
+		if c.idle != nil {
+			c.idle()
+		}
 		c.mu.Lock()
 		if c.queue.Len() == 0 {
 			c.mu.Unlock()

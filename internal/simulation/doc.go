@@ -241,8 +241,9 @@
 // A run's cost is its requests: each is signed (Ed25519) by the client and
 // verified by the venue, about 120 µs of wall time in all on a loaded
 // two-core machine. That floor is timed in every run (Figures.Floor, on the
-// run's wall clock, before and after its bots), and make sim prints the
-// saturated runs' wall time per request against it. The default
+// run's wall clock, sampled between the bots' steps while they are parked,
+// the sampling's time taken out of the run's wall), and make sim prints
+// the saturated runs' wall time per request against it. The default
 // Think keeps four bots at the limit of the 100-a-minute budget (about
 // 3,000 to 4,500 simulated seconds a wall second); RealisticLoad is a
 // fleet at about a quarter of its budget on average, with a burst of twice

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -57,11 +58,15 @@ type Figures struct {
 	// PerRequest is the wall time of the run per request the venue
 	// received (Wall / Requests). Floor is what no run can go under per
 	// request: the client's Ed25519 signature and the venue's
-	// verification of it, timed on the run's wall clock in the same run
-	// (half before the bots start, half after they end; see floorMeter).
+	// verification of it, timed on the run's wall clock in the same run,
+	// sampled between the bots' steps (see floorMeter). The time spent
+	// sampling during the run is not in Wall. FloorSamples is how many
+	// samples Floor is of, FloorInRun of them taken during the run (the
+	// rest after its bots ended, in a run too short for floorMinSamples).
 	// FloorRatio is PerRequest / Floor; 0 when either is unknown.
-	PerRequest, Floor time.Duration
-	FloorRatio        float64
+	PerRequest, Floor        time.Duration
+	FloorRatio               float64
+	FloorSamples, FloorInRun int
 }
 
 func figures(r *Run, simulated, wall, floor time.Duration, events int64) Figures {
@@ -252,32 +257,124 @@ func statusSummary(m map[int]int) string {
 // floorMeter times the floor of a request's cost: one signature by the
 // run's signer and the venue's verification of it (the base64 decoding
 // and ed25519.Verify against the venue's public key), back to back on
-// one goroutine, on the run's wall clock. A run measures it in two
-// halves, before its bots start and after they end, so that the floor is
-// taken under the load the run itself ran under (other runs in parallel,
-// other work on the machine).
+// one goroutine, on the run's wall clock.
+//
+// The floor is sampled through the run, under the load the run itself
+// meets (its own garbage collection, other runs in parallel, other work
+// on the machine): the lockstep driver calls idle between the bots'
+// steps, while every bot is parked, and idle takes one sample once every
+// has passed on the wall since the last. The time spent sampling during
+// the run (inRunTook) is taken out of the run's wall. By default every
+// is floorDuty samples' worth of wall, timed before the bots start
+// (calibrate; those samples are not in the floor), so that sampling
+// takes about 1/floorDuty of a run's wall on any machine, the race
+// detector's included. A run too short to reach floorMinSamples during
+// its bots' steps is topped up after they end (topUp). Sampling touches
+// neither the simulated clock nor the bots, so the lockstep's history
+// does not depend on it.
+//
+// A floorMeter is safe for concurrent use (a run torn down on error may
+// have several bots unwinding at once).
 type floorMeter struct {
 	signer *signing.Signer
 	apiKey string
 	pub    ed25519.PublicKey
 	wall   clockwork.Clock
-	n      int
-	took   time.Duration
+	every  time.Duration
+
+	mu        sync.Mutex
+	last      time.Time     // the end of the last sample, on wall
+	n         int           // samples in the floor: in the run and after it
+	took      time.Duration // their wall time
+	inRun     int           // samples taken during the run (idle)
+	inRunTook time.Duration // their wall time
+	err       error         // a sample taken in the run that did not verify
 }
 
-// floorSamples is how many requests' worth of signing and verifying a run
-// times, half in each half: about 10 ms of wall.
-const floorSamples = 128
+const (
+	// floorDuty is how many samples' worth of wall pass between two
+	// samples during a run: sampling takes about 1/40 of its wall, some
+	// 900 samples in a 4 h saturated run in memory (about 5 s of wall).
+	floorDuty = 40
+	// floorMinEvery is the least wall time between two samples.
+	floorMinEvery = 2 * time.Millisecond
+	// floorCalibration is how many samples calibrate times.
+	floorCalibration = 16
+	// floorMinSamples is how many samples a run's floor is of at least:
+	// a run whose steps took fewer is topped up after its bots end.
+	floorMinSamples = 128
+)
 
-// measure times n signatures and verifications.
+// newFloorMeter returns a meter that samples once every of wall during
+// the run; with every 0, call calibrate to set it.
+func newFloorMeter(signer *signing.Signer, apiKey string, pub ed25519.PublicKey, wall clockwork.Clock, every time.Duration) *floorMeter {
+	return &floorMeter{signer: signer, apiKey: apiKey, pub: pub, wall: wall, every: every, last: wall.Now()}
+}
+
+// calibrate times floorCalibration samples, outside the floor, and sets
+// the interval between samples during the run to floorDuty times their
+// mean, at least floorMinEvery.
+func (m *floorMeter) calibrate() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	start := m.wall.Now()
+	for i := range floorCalibration {
+		if _, err := m.sample(start, start.Add(time.Duration(i)*time.Second)); err != nil {
+			return err
+		}
+	}
+	m.last = m.wall.Now()
+	m.every = max(floorMinEvery, floorDuty*m.last.Sub(start)/floorCalibration)
+	return nil
+}
+
+// floorTarget is the request the floor signs: a GET of the saturated
+// run's mix.
+const floorTarget = "/api/v2/crypto/trading/orders/?symbol=BTC-USD"
+
+// sample signs and verifies once, at, and returns the wall time it took
+// from start.
+func (m *floorMeter) sample(start, at time.Time) (time.Duration, error) {
+	sig, err := base64.StdEncoding.DecodeString(m.signer.Sign(at, http.MethodGet, floorTarget, nil))
+	if err != nil || !ed25519.Verify(m.pub, signing.Message(m.apiKey, at.Unix(), floorTarget, http.MethodGet, nil), sig) {
+		return 0, fmt.Errorf("simulation: the floor's signature does not verify")
+	}
+	return m.wall.Since(start), nil
+}
+
+// idle takes one sample during the run when every has passed on the wall
+// since the last. The driver calls it while every bot is parked.
+func (m *floorMeter) idle() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.wall.Now()
+	if m.err != nil || now.Sub(m.last) < m.every {
+		return
+	}
+	d, err := m.sample(now, now)
+	if err != nil {
+		m.err = err
+		return
+	}
+	m.last = now.Add(d)
+	m.n++
+	m.took += d
+	m.inRun++
+	m.inRunTook += d
+}
+
+// measure times n signatures and verifications back to back, outside the
+// run, and reports a sample taken in the run that did not verify.
 func (m *floorMeter) measure(n int) error {
-	const target = "/api/v2/crypto/trading/orders/?symbol=BTC-USD"
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
 	start := m.wall.Now()
 	for i := range n {
-		at := start.Add(time.Duration(i) * time.Second)
-		sig, err := base64.StdEncoding.DecodeString(m.signer.Sign(at, http.MethodGet, target, nil))
-		if err != nil || !ed25519.Verify(m.pub, signing.Message(m.apiKey, at.Unix(), target, http.MethodGet, nil), sig) {
-			return fmt.Errorf("simulation: the floor's signature does not verify")
+		if _, err := m.sample(start, start.Add(time.Duration(i)*time.Second)); err != nil {
+			return err
 		}
 	}
 	m.took += m.wall.Since(start)
@@ -285,9 +382,19 @@ func (m *floorMeter) measure(n int) error {
 	return nil
 }
 
-// perRequest is the floor per request; 0 before any measure, or on a
+// topUp measures what the run's samples lack of floorMinSamples.
+func (m *floorMeter) topUp() error {
+	m.mu.Lock()
+	n := floorMinSamples - m.n
+	m.mu.Unlock()
+	return m.measure(max(0, n))
+}
+
+// perRequest is the floor per request; 0 before any sample, or on a
 // wall clock that did not move.
 func (m *floorMeter) perRequest() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.n == 0 {
 		return 0
 	}

@@ -107,6 +107,9 @@ type Scenario struct {
 	newCaller func(env) (Caller, error)
 	// wall measures wall time (default the real clock).
 	wall clockwork.Clock
+	// floorEvery, when set, is the wall time between two floor samples
+	// during the run (default: calibrated, see floorMeter).
+	floorEvery time.Duration
 }
 
 // Window is a stretch of a run, From to To after its start.
@@ -446,10 +449,15 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 			}
 		}
 	}
-	floor := &floorMeter{signer: signer, apiKey: srv.APIKey, pub: key.Public(), wall: s.wall}
-	if err := floor.measure(floorSamples / 2); err != nil {
-		return nil, err
+	// The floor is sampled between the bots' steps (clk.idle), and the
+	// time it took is taken out of the run's wall.
+	floor := newFloorMeter(signer, srv.APIKey, key.Public(), s.wall, s.floorEvery)
+	if s.floorEvery == 0 {
+		if err := floor.calibrate(); err != nil {
+			return nil, err
+		}
 	}
+	clk.idle = floor.idle
 	wallStart := s.wall.Now()
 	err = clk.drive(ctx, s.Workers, body, cancel, s.wall, s.Watchdog)
 	wall := s.wall.Since(wallStart)
@@ -459,7 +467,8 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := floor.measure(floorSamples / 2); err != nil {
+	wall -= floor.inRunTook
+	if err := floor.topUp(); err != nil {
 		return nil, err
 	}
 
@@ -473,6 +482,7 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		}
 	}
 	run.Figures = figures(run, clk.Now().Sub(s.Start), wall, floor.perRequest(), clk.fired)
+	run.Figures.FloorSamples, run.Figures.FloorInRun = floor.n, floor.inRun
 	if run.Placement != nil {
 		run.Placement.Figures = placementFigures(run)
 	}
