@@ -130,24 +130,15 @@ func (j *orderJSON) appendJSON(b []byte) []byte {
 	b = append(b, `,"filled_asset_quantity":`...)
 	b = appendJSONString(b, j.FilledAssetQuantity)
 	b = append(b, `,"executions":`...)
-	if j.Executions == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, e := range j.Executions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"effective_price":`...)
-			b = appendJSONString(b, e.EffectivePrice)
-			b = append(b, `,"quantity":`...)
-			b = appendJSONString(b, e.Quantity)
-			b = append(b, `,"timestamp":`...)
-			b = appendJSONString(b, e.Timestamp)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendArray(b, j.Executions, func(b []byte, e execJSON) []byte {
+		b = append(b, `{"effective_price":`...)
+		b = appendJSONString(b, e.EffectivePrice)
+		b = append(b, `,"quantity":`...)
+		b = appendJSONString(b, e.Quantity)
+		b = append(b, `,"timestamp":`...)
+		b = appendJSONString(b, e.Timestamp)
+		return append(b, '}')
+	})
 	b = append(b, `,"average_price":`...)
 	if j.AveragePrice == nil {
 		b = append(b, "null"...)
@@ -248,14 +239,7 @@ type bbaPage struct {
 func (p bbaPage) appendJSON(b []byte) []byte {
 	b = slices.Grow(b, 16+128*len(p.Results))
 	b = append(b, `{"results":`...)
-	if p.Results == nil {
-		return append(b, "null}"...)
-	}
-	b = append(b, '[')
-	for i, q := range p.Results {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	b = appendArray(b, p.Results, func(b []byte, q bbaJSON) []byte {
 		b = append(b, `{"symbol":`...)
 		b = appendJSONString(b, q.Symbol)
 		b = append(b, `,"timestamp":`...)
@@ -264,9 +248,25 @@ func (p bbaPage) appendJSON(b []byte) []byte {
 		b = appendJSONString(b, q.Bid)
 		b = append(b, `,"ask":`...)
 		b = appendJSONString(b, q.Ask)
-		b = append(b, '}')
+		return append(b, '}')
+	})
+	return append(b, '}')
+}
+
+// appendArray appends xs as json.Marshal writes a slice: null when nil,
+// else its elements, each appended by each, in brackets.
+func appendArray[T any](b []byte, xs []T, each func([]byte, T) []byte) []byte {
+	if xs == nil {
+		return append(b, "null"...)
 	}
-	return append(b, "]}"...)
+	b = append(b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = each(b, x)
+	}
+	return append(b, ']')
 }
 
 func (h holdingJSON) appendJSON(b []byte) []byte {
