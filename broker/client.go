@@ -38,8 +38,9 @@ const (
 // finding (OrderByKey, OrderByClientOrderID), canceling (CancelOrder) and
 // recovering (Recover) orders.
 //
-// A Client is safe for concurrent use by many goroutines; Places of one
-// key run one at a time. It caches the account number (resolved once) and
+// A Client is safe for concurrent use by many goroutines; its Places of one
+// key run one at a time, and a Place of a key that another Client sharing
+// the intent store (or another process) is placing answers ErrInProgress. It caches the account number (resolved once) and
 // trading pairs (per symbol, for Preview); it opens the intent store on
 // the first Place or Recover, and starts no goroutines. Construct it with
 // New or NewFromTransport; the zero value is not usable. Close releases

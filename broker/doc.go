@@ -89,7 +89,7 @@
 //	switch {
 //	case err == nil: // placed: o is the order
 //	case errors.Is(err, broker.ErrRecordedOrder): // placed; o is the recorded copy
-//	case errors.Is(err, broker.ErrInProgress): // another process: same key later
+//	case errors.Is(err, broker.ErrInProgress): // another holder: same key later
 //	case errors.Is(err, broker.ErrUnknownOutcome): // may exist: same key later, or Recover
 //	case errors.Is(err, broker.ErrRejected): // the venue said no: nothing is live
 //	case errors.Is(err, broker.ErrNotPlaced): // nothing placed: same key is safe

@@ -94,8 +94,9 @@ func pathOf(target string) string {
 // gives it too), the reason and the cause, so a bot needs no other
 // import to act on it.
 var (
-	// ErrInProgress: another process sharing the intent store holds the
-	// key. Place again later with the same key. It also matches
+	// ErrInProgress: another Place or Recover sharing the intent store (in
+	// this process or another) holds the key. Place again later with the
+	// same key. It also matches
 	// ErrUnknownOutcome: check it first.
 	ErrInProgress = idempotency.ErrInProgress
 	// ErrUnknownOutcome: the create (or cancel) may have taken effect.

@@ -32,8 +32,8 @@ type RecoverReport struct {
 	// it is not known): Recover again later, or Place with the same key;
 	// never a new key.
 	Unresolved []idempotency.Record
-	// InProgress: another process sharing the intent store holds the
-	// intent; it is left to that process.
+	// InProgress: another Place or Recover sharing the intent store holds
+	// the intent; it is left to that holder.
 	InProgress []idempotency.Record
 }
 

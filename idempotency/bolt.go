@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,10 +22,15 @@ var bucketIntents = []byte("intents")
 // returning ErrLocked.
 const lockWait = 250 * time.Millisecond
 
-// boltStore is the Store Open returns.
+// boltStore is the Store Open returns. Its claims live in memory: one
+// process holds the file at a time, so every holder of a claim is in this
+// process, and a claim of an earlier process ended with it.
 type boltStore struct {
 	db   *bolt.DB
 	path string
+
+	mu     sync.Mutex // guards claims, and orders each write against them
+	claims claims
 }
 
 // DefaultPath returns where the intent store lives unless told otherwise:
@@ -74,7 +80,7 @@ func Open(path string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
-	return &boltStore{db: db, path: path}, nil
+	return &boltStore{db: db, path: path, claims: claims{}}, nil
 }
 
 func lockedError(path string) error {
@@ -111,21 +117,25 @@ func openBolt(path string) (db *bolt.DB, err error) {
 
 // Create implements Store.
 func (s *boltStore) Create(_ context.Context, rec Record) (Record, bool, error) {
-	var existing Record
-	created := false
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketIntents)
-		if v := b.Get([]byte(rec.ClientOrderID)); v != nil {
-			return json.Unmarshal(v, &existing)
-		}
-		created = true
-		existing = rec
-		return put(b, rec)
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The lock orders every write of this process, and no other process
+	// holds the file: a record not found here is not written before the
+	// put below.
+	existing, err := s.Get(context.Background(), rec.ClientOrderID)
+	switch {
+	case err == nil:
+		got, err := s.claims.take(rec, existing)
+		return got, false, err
+	case !errors.Is(err, ErrNotFound):
+		return Record{}, false, err
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error { return put(tx.Bucket(bucketIntents), rec) })
 	if err != nil {
 		return Record{}, false, s.wrap(err)
 	}
-	return existing, created, nil
+	s.claims.set(rec.ClientOrderID, rec.Holder, rec.State)
+	return rec, true, nil
 }
 
 // Get implements Store.
@@ -146,13 +156,31 @@ func (s *boltStore) Get(_ context.Context, id string) (Record, error) {
 
 // Update implements Store.
 func (s *boltStore) Update(_ context.Context, rec Record) error {
-	return s.wrap(s.db.Update(func(tx *bolt.Tx) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketIntents)
 		if b.Get([]byte(rec.ClientOrderID)) == nil {
 			return ErrNotFound
 		}
+		if err := s.claims.check(rec); err != nil {
+			return err
+		}
 		return put(b, rec)
-	}))
+	})
+	if err != nil {
+		return s.wrap(err)
+	}
+	s.claims.set(rec.ClientOrderID, rec.Holder, rec.State)
+	return nil
+}
+
+// Release implements Store.
+func (s *boltStore) Release(_ context.Context, id, holder string) error {
+	s.mu.Lock()
+	s.claims.release(id, holder)
+	s.mu.Unlock()
+	return nil
 }
 
 // List implements Store.
@@ -192,7 +220,7 @@ func (s *boltStore) wrap(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrClaimLost):
 		return err
 	case errors.Is(err, bolterrors.ErrDatabaseNotOpen):
 		return ErrClosed

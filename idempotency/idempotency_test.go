@@ -75,7 +75,7 @@ func TestStoreContract(t *testing.T) {
 	for name, s := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			rec := Record{ClientOrderID: "ae6ec0cf-288b-51fc-ba4f-34c2c5b23ed0", Key: "order-1", State: Pending,
-				Fingerprint: "f1", Body: []byte(`{"a":1}`), CreatedAt: t0}
+				Fingerprint: "f1", Body: []byte(`{"a":1}`), CreatedAt: t0, Holder: "h"}
 			got, created, err := s.Create(ctx, rec)
 			if err != nil || !created || got.Key != "order-1" {
 				t.Fatalf("Create = %+v, %v, %v", got, created, err)
@@ -84,7 +84,7 @@ func TestStoreContract(t *testing.T) {
 			other.Fingerprint = "f2"
 			got, created, err = s.Create(ctx, other)
 			if err != nil || created || got.Fingerprint != "f1" {
-				t.Fatalf("second Create = %+v, %v, %v; want the first record back", got, created, err)
+				t.Fatalf("second Create by the holder = %+v, %v, %v; want the first record back", got, created, err)
 			}
 			rec.State = Acknowledged
 			rec.OrderID = "o-1"
@@ -99,7 +99,7 @@ func TestStoreContract(t *testing.T) {
 			if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("Get(missing) err = %v", err)
 			}
-			if err := s.Update(ctx, Record{ClientOrderID: "nope"}); !errors.Is(err, ErrNotFound) {
+			if err := s.Update(ctx, Record{ClientOrderID: "nope", Holder: "h"}); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("Update(missing) err = %v", err)
 			}
 			second := Record{ClientOrderID: "b", State: Unknown, CreatedAt: t0.Add(time.Minute)}

@@ -75,6 +75,10 @@ type Record struct {
 	// LastSignedAt is the time of the latest signature.
 	LastSignedAt time.Time `json:"last_signed_at,omitzero"`
 	UpdatedAt    time.Time `json:"updated_at"`
+	// Holder is the claim a Create or Update is made under: a token the
+	// caller draws afresh for each piece of work on the intent (one Place,
+	// one Recover), never shared with another. See Store.
+	Holder string `json:"-"`
 }
 
 // Errors a Store returns.
@@ -85,27 +89,55 @@ var (
 	ErrLocked = errors.New("idempotency: store is in use by another process")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("idempotency: store is closed")
-	// ErrInProgress: a store shared by several processes refused a Create
-	// because another process holds the intent's claim.
-	ErrInProgress = errors.New("idempotency: the intent is in progress in another process")
-	// ErrClaimLost: a store shared by several processes refused an Update
-	// because this process no longer holds the intent's claim.
-	ErrClaimLost = errors.New("idempotency: this process no longer holds the intent's claim")
+	// ErrInProgress: Create refused because another holder (another
+	// Place or Recover, in this process or another) holds the intent's
+	// claim.
+	ErrInProgress = errors.New("idempotency: the intent is in progress elsewhere")
+	// ErrClaimLost: Update refused because the caller no longer holds the
+	// intent's claim.
+	ErrClaimLost = errors.New("idempotency: the caller no longer holds the intent's claim")
 )
 
 // Store keeps intents. Implementations are safe for concurrent use and
-// make every successful Create and Update durable before returning.
+// make every successful Create, Update and Release durable before
+// returning.
+//
+// # Claims
+//
+// The store, not its callers, keeps two holders off one intent, whoever
+// they are: goroutines, Placers and Clients sharing one Store value, or
+// processes sharing one database. Every Create and Update names its
+// holder (Record.Holder, a token drawn afresh for each piece of work):
+//
+//   - Create of a new ClientOrderID writes the record, held by the caller.
+//   - Create of an existing, open or not placed intent hands its claim to
+//     the caller only when nobody holds it: its holder released it,
+//     settled it, or is known to be gone (a process that held a bbolt
+//     file and ended; a Redis claim whose lease lapsed once every
+//     signature it sent has expired). Otherwise it writes nothing and
+//     returns an error matching ErrInProgress. An acknowledged or
+//     rejected record is returned to anyone and claimed by nobody.
+//   - Update succeeds only for the holder; anyone else gets ErrClaimLost.
+//     An update to a final state (acknowledged, rejected, not placed)
+//     releases the claim.
+//   - Release drops the caller's claim and leaves the record as it is.
+//
+// So a record held by nobody was last written by a holder that can write
+// no more: whatever it sent is recorded in it (every signature is
+// recorded before it is sent).
 type Store interface {
-	// Create records rec unless a record with its ClientOrderID exists,
-	// in which case it returns that record and created == false. A store
-	// shared by several processes also claims the record for the caller,
-	// or returns an error matching ErrInProgress when another holds it.
+	// Create records rec, held by rec.Holder, unless a record with its
+	// ClientOrderID exists; then it returns that record with created ==
+	// false, claimed for rec.Holder as described above, or an error
+	// matching ErrInProgress.
 	Create(ctx context.Context, rec Record) (existing Record, created bool, err error)
 	// Get returns the record for a client_order_id, or ErrNotFound.
 	Get(ctx context.Context, clientOrderID string) (Record, error)
-	// Update replaces an existing record, or returns ErrNotFound (or, in a
-	// shared store, ErrClaimLost when the caller no longer holds it).
+	// Update replaces an existing record held by rec.Holder, or returns
+	// ErrNotFound or an error matching ErrClaimLost.
 	Update(ctx context.Context, rec Record) error
+	// Release drops holder's claim on the intent, if it holds it.
+	Release(ctx context.Context, clientOrderID, holder string) error
 	// List returns the records in the given states (all when none are
 	// given), oldest first.
 	List(ctx context.Context, states ...State) ([]Record, error)

@@ -117,7 +117,7 @@
 // transport.ErrRejected.
 //
 //	Kind (errors.Is)             also matches                 meaning
-//	idempotency.ErrInProgress    transport.ErrUnknownOutcome  another process holds the key, or took it
+//	idempotency.ErrInProgress    transport.ErrUnknownOutcome  another holder has the key, or took it
 //	                                                          over: Place again later with the same key
 //	transport.ErrUnknownOutcome                               may have taken effect: same key later, or
 //	                                                          Recover; never a new key
@@ -128,8 +128,9 @@
 //	                                                          create of the key is not ruled out: Place
 //	                                                          again later with the same key only
 //	transport.ErrInvalidRequest                               the key names another request: refused
-//	                                                          offline, nothing sent: fix the request
-//	                                                          or the key
+//	                                                          offline, nothing sent; the *Error's
+//	                                                          State and OrderID say what the key
+//	                                                          names (its order may be live)
 //
 // Check them in this order; treat anything else as unknown:
 //
@@ -138,7 +139,8 @@
 //	case err == nil:
 //		// placed: o is the order
 //	case errors.Is(err, idempotency.ErrInProgress):
-//		// another process is placing it: Place again later with the same key
+//		// another Place or Recover (here or in another process) holds it:
+//		// Place again later with the same key
 //	case errors.Is(err, transport.ErrUnknownOutcome):
 //		// it may exist: Place again later with the same key, never a new one
 //	case errors.Is(err, transport.ErrRejected):
@@ -148,7 +150,8 @@
 //	case errors.Is(err, transport.ErrNotSent):
 //		// nothing was sent this time: retry later with the same key only
 //	case errors.Is(err, transport.ErrInvalidRequest):
-//		// nothing was sent: fix the request
+//		// nothing was sent: the key already names another request (see
+//		// the *Error's State and OrderID); it is that request's key
 //	default:
 //		// treat as unknown
 //	}

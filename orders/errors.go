@@ -27,7 +27,7 @@ var ErrNotPlaced = errors.New("orders: not placed")
 //
 //	Kind                         the outcome
 //	transport.ErrUnknownOutcome  the create may or may not have taken effect
-//	idempotency.ErrInProgress    another process holds the intent
+//	idempotency.ErrInProgress    another holder has the intent
 //	transport.ErrRejected        the venue said no; nothing is live
 //	ErrNotPlaced                 nothing placed: the same key again is safe
 //	transport.ErrNotSent         nothing sent by this call
@@ -42,14 +42,14 @@ var ErrNotPlaced = errors.New("orders: not placed")
 // random id. Look the order up by ClientOrderID, or call Place again with
 // the same Key; never place it again under a new key.
 //
-// Kind idempotency.ErrInProgress: the intent is held by another process
-// sharing the store (or, when the context ended while waiting, by another
-// Place of the key in this process), or this process lost its claim on it
-// (the store refused a write with idempotency.ErrClaimLost): the intent is
-// its holder's to settle, and this process sends nothing more for it.
-// What this process sent before, if anything, may have taken effect, and
-// the holder may send it again: the outcome is not known here. Place
-// again later returns the settled order.
+// Kind idempotency.ErrInProgress: the intent is held by another Place or
+// Recover sharing the store, in this process or another (the store's
+// claim, idempotency.Store), or this call lost its claim on it (the store
+// refused a write with idempotency.ErrClaimLost): the intent is its
+// holder's to settle, and this call sends nothing more for it. What this
+// call sent before, if anything, may have taken effect, and the holder may
+// send it again: the outcome is not known here. Place again later returns
+// the settled order.
 //
 // Kind transport.ErrRejected: the venue refused the create, or reports
 // its order failed. Err, when set, is the venue's *transport.StatusError
@@ -68,7 +68,12 @@ var ErrNotPlaced = errors.New("orders: not placed")
 // here: Place again later with the same key, never a new one.
 //
 // Kind transport.ErrInvalidRequest: the idempotency key was used for a
-// different request (a key names one order). Nothing was sent.
+// different request (a key names one order). Nothing was sent. State and
+// OrderID say what the key names, as the store knows it: an order the
+// venue holds (acknowledged), one it refused (rejected), none (not
+// placed), or a create whose outcome is not settled (pending, unknown):
+// then Recover, OrderByKey or Place with the original request settles it,
+// and a new key would risk a second order.
 //
 // # Matching
 //
@@ -99,6 +104,10 @@ type Error struct {
 	// Reason says what happened, in words (Kinds ErrNotPlaced,
 	// transport.ErrRejected and transport.ErrNotSent).
 	Reason string
+	// State and OrderID (Kind transport.ErrInvalidRequest only) are the
+	// state of the intent the key names and its order's id, if known.
+	State   idempotency.State
+	OrderID string
 	// Err is the cause; see Matching for when it is unwrapped.
 	Err error
 }
@@ -113,7 +122,7 @@ func (e *Error) Error() string {
 		}
 		return fmt.Sprintf("orders: outcome unknown for %s (it may have been placed; do not place it under a new key): %v", id, e.Err)
 	case idempotency.ErrInProgress:
-		return fmt.Sprintf("orders: %s is in progress in another process (its outcome is not known here): %v", id, e.Err)
+		return fmt.Sprintf("orders: %s is in progress elsewhere (its outcome is not known here): %v", id, e.Err)
 	case transport.ErrRejected:
 		msg := fmt.Sprintf("orders: %s rejected: %s", id, e.Reason)
 		if e.Err != nil && !strings.Contains(e.Reason, e.Err.Error()) { // the placer's Reason is the venue's answer
@@ -125,9 +134,22 @@ func (e *Error) Error() string {
 	case transport.ErrNotSent:
 		return withCause(fmt.Sprintf("orders: %s: nothing was sent: %s", id, e.Reason), e.Err)
 	case transport.ErrInvalidRequest:
-		return fmt.Sprintf("orders: idempotency key %q already names a different order (client_order_id %s); use a new key (nothing was sent)", e.Key, e.ClientOrderID)
+		return fmt.Sprintf("orders: idempotency key %q already names a different request (client_order_id %s), %s; nothing was sent", e.Key, e.ClientOrderID, e.named())
 	}
 	return withCause(fmt.Sprintf("orders: %s: %v: %s", id, e.Kind, e.Reason), e.Err)
+}
+
+// named says what a key used for another request names.
+func (e *Error) named() string {
+	switch e.State {
+	case idempotency.Acknowledged:
+		return fmt.Sprintf("whose order %s the venue holds", e.OrderID)
+	case idempotency.Rejected:
+		return "whose create the venue rejected (no order)"
+	case idempotency.NotPlaced:
+		return "whose create was settled as not placed (no order)"
+	}
+	return "whose create may have been placed (outcome not settled: Recover or look the key up before placing anything else for it)"
 }
 
 // subject names the order: by client_order_id, or by key before one is

@@ -27,14 +27,20 @@ type listing struct {
 	// found holds the orders it found, by client_order_id: each is an
 	// answer, however the rest of the read went.
 	found map[string]sighting
-	// asOf is when the read began, on the venue's clock (the local start
-	// time corrected by the offset measured once the read was done).
-	asOf time.Time
+	// asOf is when the read began.
+	asOf readTime
 	// err is nil when the read saw every order of its window. Otherwise
 	// an id it did not find is not known to be absent: err matches
 	// ErrLookupIncomplete when the list could not be read whole, or is
 	// the venue's or the transport's failure.
 	err error
+}
+
+// readTime is when a read of the orders list began, in two frames that
+// are never mixed: on the venue's clock (at the latest), and on this
+// Placer's clock.
+type readTime struct {
+	venue, local time.Time
 }
 
 // incomplete reports whether the read failed because the list could not
@@ -59,21 +65,44 @@ func (l listing) incomplete() bool { return errors.Is(l.err, ErrLookupIncomplete
 // a complete one.)
 func (p *Placer) find(ctx context.Context, symbol string, since time.Time, want map[string]bool) listing {
 	start := p.clock.Now()
-	l := p.read(ctx, symbol, since, want)
+	g := &datedGetter{Client: p.tc}
+	l := p.read(ctx, g, symbol, since, want)
 	var status *transport.StatusError
 	if symbol != "" && errors.As(l.err, &status) && status.StatusCode == http.StatusBadRequest && hasField(status, "symbol") {
 		// The venue does not list that symbol (any more): list them all.
-		l = p.read(ctx, "", since, want)
+		l = p.read(ctx, g, "", since, want)
 	}
-	// When the read began on the venue's clock, with the offset as the
-	// read itself left it: VenueNow before the read could apply an
-	// offset its first answer has yet to measure.
+	// The start on this clock, with the offset as the read itself left
+	// it; or the Date of its first answer, if earlier: a step of this
+	// clock moves the one and not the other, a Date stamped late (by a
+	// proxy holding the answer) the other and not the one.
 	off, _ := p.tc.ClockOffset()
-	l.asOf = start.Add(off)
+	l.asOf = readTime{venue: start.Add(off), local: start}
+	if g.dated && g.date.Before(l.asOf.venue) {
+		l.asOf.venue = g.date
+	}
 	return l
 }
 
-func (p *Placer) read(ctx context.Context, symbol string, since time.Time, want map[string]bool) listing {
+// datedGetter reads pages through the transport and keeps the Date of the
+// first answer: the venue's clock when it began serving the read.
+type datedGetter struct {
+	*transport.Client
+	date  time.Time
+	dated bool
+	seen  bool
+}
+
+func (g *datedGetter) Get(ctx context.Context, target string) (*transport.Response, error) {
+	r, err := g.Client.Get(ctx, target)
+	if err == nil && !g.seen {
+		g.seen = true
+		g.date, g.dated = r.Date()
+	}
+	return r, err
+}
+
+func (p *Placer) read(ctx context.Context, g pages.Getter, symbol string, since time.Time, want map[string]bool) listing {
 	q := url.Values{}
 	q.Set("account_number", p.account)
 	q.Set("created_at_start", since.UTC().Format(time.RFC3339))
@@ -82,7 +111,7 @@ func (p *Placer) read(ctx context.Context, symbol string, since time.Time, want 
 	}
 	l := listing{found: map[string]sighting{}}
 	var blind error // why the read may have missed an order, if it did
-	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
+	err := pages.Walk(ctx, g, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
 		for i, raw := range rows {
 			o, err := p.codec.Facts(raw)
 			if err != nil {
@@ -117,8 +146,8 @@ func (p *Placer) read(ctx context.Context, symbol string, since time.Time, want 
 // lookup looks one intent's order up: the orders created since since, for
 // its symbol. It returns the order's facts and JSON when found, nil when
 // a read that saw every order did not find it, and otherwise the reason
-// it could not tell; and when the read began, on the venue's clock.
-func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Facts, []byte, time.Time, error) {
+// it could not tell; and when the read began.
+func (p *Placer) lookup(ctx context.Context, rec *idempotency.Record, since time.Time) (*Facts, []byte, readTime, error) {
 	l := p.find(ctx, rec.Symbol, since, map[string]bool{rec.ClientOrderID: true})
 	if s, ok := l.found[rec.ClientOrderID]; ok {
 		return &s.facts, s.raw, l.asOf, nil

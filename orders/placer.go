@@ -43,7 +43,9 @@ const ordersPath = wire.PathOrders
 
 // Placer places orders so that calling Place again after any failure
 // never leaves two orders for one key. A Placer is safe for concurrent
-// use; Places with the same key run one at a time. Construct it with New.
+// use. Places of one key in one Placer run one at a time; across Placers,
+// Clients and processes sharing its store, the store's claim keeps a
+// second Place of a key off it (idempotency.Store). Construct it with New.
 type Placer struct {
 	tc        *transport.Client
 	codec     Codec
@@ -61,7 +63,8 @@ type Placer struct {
 	locks map[string]*keyLock
 
 	amu      sync.Mutex
-	answered map[string]bool // client_order_ids a 2xx answered, whatever the store recorded
+	answered map[string]bool      // client_order_ids a 2xx answered, whatever the store recorded
+	signed   map[string]time.Time // client_order_id → when this Placer last signed its create, on its clock
 }
 
 // Codec is what the engine needs of the package that owns the order
@@ -131,7 +134,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, co
 	p := &Placer{
 		tc: tc, codec: codec, store: store, clock: tc.Clock(), account: accountNumber, log: zerolog.Nop(),
 		maxSends: DefaultMaxSends, skew: DefaultSkewMargin, lookback: DefaultLookback, pageCap: DefaultLookupPageCap,
-		locks: map[string]*keyLock{}, answered: map[string]bool{},
+		locks: map[string]*keyLock{}, answered: map[string]bool{}, signed: map[string]time.Time{},
 	}
 	for _, o := range opts {
 		o(p)
@@ -197,10 +200,12 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 	defer unlock()
 
 	now := p.clock.Now()
+	holder := uuid.NewString()
 	rec, created, err := p.store.Create(ctx, idempotency.Record{
 		ClientOrderID: cid, Key: key, Namespace: p.namespace, AccountNumber: p.account, Symbol: c.Symbol,
 		Fingerprint: fingerprint(body), State: idempotency.Pending, Body: body,
 		Target: ordersPath + "?account_number=" + url.QueryEscape(p.account), CreatedAt: now, UpdatedAt: now,
+		Holder: holder,
 	})
 	if errors.Is(err, idempotency.ErrInProgress) {
 		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: cid, Key: key, Err: err}
@@ -208,9 +213,10 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 	if err != nil {
 		return nil, &Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Key: key, Reason: "the intent could not be recorded", Err: err}
 	}
+	defer p.release(ctx, &rec, holder)
 	if !created {
 		if rec.Fingerprint != fingerprint(body) {
-			return nil, &Error{Kind: transport.ErrInvalidRequest, ClientOrderID: cid, Key: key}
+			return nil, p.conflict(key, rec)
 		}
 		switch rec.State {
 		case idempotency.Acknowledged:
@@ -222,6 +228,8 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 		case idempotency.Rejected:
 			return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: cid, Key: key, Reason: rec.Reason}
 		case idempotency.Pending, idempotency.Unknown:
+			// The store handed this call the claim: whoever wrote the record
+			// before can write, so send, no more.
 			p.log.Info().Str("client_order_id", cid).Str("state", string(rec.State)).Msg("resuming an open intent")
 			return p.reconcile(ctx, &rec, 0)
 		case idempotency.NotPlaced:
@@ -232,6 +240,25 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 		// NotPlaced: nothing can be at the venue; send afresh.
 	}
 	return p.send(ctx, &rec, 1)
+}
+
+// release gives up the claim holder took on rec, unless a write of a
+// final state released it already (setState clears rec.Holder then): the
+// next Place or Recover of the intent takes it up at once. It runs
+// whatever became of ctx.
+func (p *Placer) release(ctx context.Context, rec *idempotency.Record, holder string) {
+	if holder == "" || rec.Holder != holder {
+		return
+	}
+	if err := p.store.Release(context.WithoutCancel(ctx), rec.ClientOrderID, holder); err != nil {
+		p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("error", err.Error()).Msg("releasing the intent's claim")
+	}
+}
+
+// conflict is the answer to a key whose intent was recorded for a
+// different request: what the key names, as far as the store knows it.
+func (p *Placer) conflict(key string, rec idempotency.Record) *Error {
+	return &Error{Kind: transport.ErrInvalidRequest, ClientOrderID: rec.ClientOrderID, Key: key, State: rec.State, OrderID: rec.OrderID}
 }
 
 // noResend reports whether the Placer sends each intent at most once:
@@ -287,6 +314,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 			return err
 		}
 		*rec = next
+		p.noteSigned(rec.ClientOrderID)
 		return nil
 	}
 	resp, err := p.tc.Send(ctx, http.MethodPost, rec.Target, rec.Body, hook)
@@ -402,7 +430,7 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 			// the venue (send looks first if the store cannot vouch).
 			return p.send(ctx, rec, sends+1)
 		}
-		o, raw, asOf, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
+		o, raw, read, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 		if err != nil {
 			return nil, unknown(err)
 		}
@@ -412,16 +440,13 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 		if p.wasAnswered(rec) {
 			return nil, unknown(errors.New("the venue acknowledged the create with a 2xx; a lookup does not show its order yet"))
 		}
-		if p.expiry(*rec).After(asOf) {
+		if wait := p.untilExpired(*rec, read); wait > 0 {
 			// The read began while a signature could still land: an order
 			// created behind it, after it read the first page, would not
-			// be on it. Wait for the expiry, if it is still ahead, and
-			// read again.
-			if wait := p.expiry(*rec).Sub(p.tc.VenueNow()); wait > 0 {
-				p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
-				if err := p.sleep(ctx, wait); err != nil {
-					return nil, unknown(err)
-				}
+			// be on it. Wait for the expiry and read again.
+			p.log.Info().Str("client_order_id", rec.ClientOrderID).Dur("wait", wait).Msg("not found; waiting until every signature has expired")
+			if err := p.sleep(ctx, wait); err != nil {
+				return nil, unknown(err)
 			}
 			continue
 		}
@@ -474,6 +499,45 @@ func (p *Placer) expiry(rec idempotency.Record) time.Time {
 	return rec.LastSignedAt.Add(signing.ValidFor + p.margin())
 }
 
+// untilExpired says how long to wait before a read can show that no
+// signature of rec's create can still land, given a read that found
+// nothing: 0 when that read already began after every signature expired.
+//
+// Expiry is judged in one frame at a time, never across two: a
+// signature's time is the timestamp the venue checks, so it is compared
+// with the venue's own clock as the read's first answer showed it (its
+// Date), not with this machine's clock corrected by an offset measured at
+// another moment; and a create this Placer signed must also have been
+// signed validity + margin before the read began on this Placer's clock
+// (monotonic in a real process), so neither a step of the wall clock nor
+// a new offset estimate nor a venue whose answers disagree on the time
+// can shorten the wait.
+func (p *Placer) untilExpired(rec idempotency.Record, r readTime) time.Duration {
+	var wait time.Duration
+	if left := p.expiry(rec).Sub(r.venue); left > 0 {
+		// The venue's clock runs as fast as this one: after left, a read's
+		// Date shows the expiry passed (a second more for its truncation).
+		wait = left + time.Second
+	}
+	p.amu.Lock()
+	at, ok := p.signed[rec.ClientOrderID]
+	p.amu.Unlock()
+	if ok {
+		if left := signing.ValidFor + p.margin() - r.local.Sub(at); left > wait {
+			wait = left
+		}
+	}
+	return wait
+}
+
+// noteSigned remembers, on this Placer's clock, that it just signed a
+// create of cid.
+func (p *Placer) noteSigned(cid string) {
+	p.amu.Lock()
+	p.signed[cid] = p.clock.Now()
+	p.amu.Unlock()
+}
+
 // acknowledge records that the venue holds o. An order in state failed
 // is a rejection. A failure to record an acknowledgement still
 // returns the order (it exists; a later Place finds it again by lookup);
@@ -499,9 +563,17 @@ func (p *Placer) setState(ctx context.Context, rec *idempotency.Record, s idempo
 	rec.State = s
 	rec.Reason = reason
 	rec.UpdatedAt = p.clock.Now()
+	if !s.Open() {
+		p.amu.Lock()
+		delete(p.signed, rec.ClientOrderID)
+		p.amu.Unlock()
+	}
 	if err := p.store.Update(ctx, *rec); err != nil {
 		p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("state", string(s)).Str("error", err.Error()).Msg("recording the intent")
 		return err
+	}
+	if !s.Open() {
+		rec.Holder = "" // the store released the claim with this write
 	}
 	return nil
 }

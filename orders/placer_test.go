@@ -31,6 +31,9 @@ type env struct {
 	tc     *transport.Client
 	store  idempotency.Store
 	placer *broker.Client
+	// procs are the processes started on the env's store with process;
+	// starting one ends those before it (see procStore).
+	procs []*procStore
 }
 
 // envConfig is what a test changes about an env.

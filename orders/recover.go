@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -32,9 +34,9 @@ import (
 //   - nil: settled; the record's State is Acknowledged (the venue holds
 //     the order), Rejected (the venue reports it failed) or NotPlaced (no
 //     order, recorded so).
-//   - an *Error of Kind idempotency.ErrInProgress: another process
+//   - an *Error of Kind idempotency.ErrInProgress: another holder
 //     sharing the store holds the intent, or took it over while Recover
-//     worked on it; it is left to that process.
+//     worked on it; it is left to that holder.
 //   - an *Error of Kind transport.ErrUnknownOutcome: unresolved, and it may
 //     have an order at the venue: a lookup failed or could not see every
 //     order, the context ended while waiting for signatures to expire, a
@@ -65,11 +67,13 @@ func (p *Placer) Recover(ctx context.Context, each func(rec idempotency.Record, 
 		bySymbol[rec.Symbol] = append(bySymbol[rec.Symbol], i)
 	}
 	results := make([]*recovered, len(mine))
+	holder := uuid.NewString() // this Recover's claims
 	var ended error
 	for _, sym := range symbols {
 		group := make([]*recovered, len(bySymbol[sym]))
 		for k, i := range bySymbol[sym] {
 			group[k] = &recovered{rec: mine[i]}
+			group[k].rec.Holder = holder
 			results[i] = group[k]
 		}
 		p.recoverGroup(ctx, sym, group)
@@ -148,11 +152,16 @@ var errUnread = errors.New("a 2xx answered the create, and its order is not list
 // began before its last signature expired waits for the expiry and is
 // looked up again, with the others still waiting, in one more read.
 func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recovered) {
+	holder := ""
+	if len(group) > 0 {
+		holder = group[0].rec.Holder
+	}
 	defer func() { // every path finishes each intent; this releases any left
 		for _, r := range group {
 			if !r.done {
 				r.finish(errors.New("recover: left unsettled"))
 			}
+			p.release(ctx, &r.rec, holder)
 		}
 	}()
 	// Lock in client_order_id order, so that two Recovers of one process
@@ -189,7 +198,7 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 		}
 		answers := p.lookupAll(ctx, symbol, active)
 		var waiting []*recovered
-		var latest time.Time // the last expiry among the waiting
+		var wait time.Duration // the longest wait among the waiting
 		for k, r := range active {
 			a, rec := answers[k], &r.rec
 			switch {
@@ -208,11 +217,9 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 				r.finish(p.setState(ctx, rec, idempotency.NotPlaced, "recorded but never sent, and not found at the venue"))
 			case p.wasAnswered(rec):
 				r.finish(errUnread)
-			case p.expiry(*rec).After(a.asOf):
+			case p.untilExpired(*rec, a.asOf) > 0:
 				waiting = append(waiting, r)
-				if e := p.expiry(*rec); e.After(latest) {
-					latest = e
-				}
+				wait = max(wait, p.untilExpired(*rec, a.asOf))
 			case p.noResend():
 				r.finish(fmt.Errorf("recover: not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends))
 			default:
@@ -220,7 +227,7 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 				r.finish(p.setState(ctx, rec, idempotency.NotPlaced, reason))
 			}
 		}
-		if wait := latest.Sub(p.tc.VenueNow()); len(waiting) > 0 && wait > 0 {
+		if len(waiting) > 0 {
 			if err := p.sleep(ctx, wait); err != nil {
 				for _, r := range waiting {
 					r.finish(err)
@@ -260,7 +267,7 @@ func (p *Placer) claim(ctx context.Context, r *recovered) bool {
 // when that read began), or why they could not tell (err).
 type answer struct {
 	found *sighting
-	asOf  time.Time
+	asOf  readTime
 	err   error
 }
 

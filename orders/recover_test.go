@@ -113,7 +113,12 @@ func (e *env) process(t *testing.T, store idempotency.Store, wrap func(http.Roun
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newPlacer(tc, store, e.srv.AccountNumber, opts...)
+	for _, old := range e.procs {
+		old.kill()
+	}
+	ps := newProcStore(store)
+	e.procs = append(e.procs, ps)
+	p, err := newPlacer(tc, ps, e.srv.AccountNumber, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

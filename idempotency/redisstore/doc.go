@@ -11,13 +11,17 @@
 //
 // # Claims
 //
-// Create is one atomic Lua step that writes the record and a claim on it
-// (the Store's owner id and a lease). While a live claim is held by another
-// process, Create writes nothing and returns an error matching
+// The claim rules are idempotency.Store's, the same for every store. Here
+// Create is one atomic Lua step that writes the record and a claim on it:
+// the holder (the Store's owner id, then the caller's Record.Holder, so
+// every Place and Recover is a holder of its own, whichever process or
+// goroutine it runs in) and a lease. While a live claim is held by another
+// holder, Create writes nothing and returns an error matching
 // idempotency.ErrInProgress (its message names the holder, when its claim
 // lapses and when its signatures expire; broker.ErrInProgress is the same
-// value): the second process does not create, send or look up anything.
-// An acknowledged or rejected intent is returned to anyone.
+// value): the second holder does not create, send or look up anything.
+// An acknowledged or rejected intent is returned to anyone; a released
+// one is handed to the next Create at once.
 //
 // Update is a compare-and-set on the owner: only the claim holder may
 // change an intent; anyone else gets idempotency.ErrClaimLost. Each update

@@ -73,7 +73,8 @@ return {1, ARGV[1], 0}
 //	{1, seq}                               created; the caller holds the claim
 //	{0, rec, seq}                          exists; resolved, or the caller
 //	                                       already held the claim (renewed)
-//	{3, rec, seq}                          exists; taken over from a lapsed claim
+//	{3, rec, seq}                          exists; taken over from a released
+//	                                       or lapsed claim
 //	{2, rec, owner, lease, signexp, seq}   held elsewhere (or its signatures live)
 var createScript = redis.NewScript(`local G = KEYS[3]` + guard + `
 local t = redis.call('TIME')
@@ -99,8 +100,9 @@ if owner == me then
   return {0, rec, seq}
 end
 local busy = owner ~= '' and held > now
-if not busy and (state == 'pending' or state == 'unknown') then
+if not busy and owner ~= '' and (state == 'pending' or state == 'unknown') then
   -- A lapsed claim on an open intent: its owner may be stalled, not dead.
+  -- (A released one was given up: its owner sends nothing more.)
   -- Take it over only once no signature it sent can be accepted, on both
   -- Redis's clock and the caller's.
   busy = signexp > math.min(now, tonumber(ARGV[8]))
@@ -138,6 +140,19 @@ else
 end
 local signexp = math.max(tonumber(redis.call('HGET', KEYS[1], 'signexp') or '0') or 0, tonumber(ARGV[7]))
 redis.call('HSET', KEYS[1], 'rec', ARGV[5], 'state', state, 'owner', me, 'lease', lease, 'signexp', signexp)
+wrote()
+return {1, seq}
+`)
+
+// releaseScript drops the caller's claim on an intent, leaving its record.
+// KEYS: intent, generation. ARGV: generation id, last seq, owner.
+// Replies, besides guard's: {1, seq} released, {0, seq} not held by the
+// caller.
+var releaseScript = redis.NewScript(`local G = KEYS[2]` + guard + `
+if (redis.call('HGET', KEYS[1], 'owner') or '') ~= ARGV[3] then
+  return {0, seq}
+end
+redis.call('HSET', KEYS[1], 'owner', '', 'lease', 0)
 wrote()
 return {1, seq}
 `)

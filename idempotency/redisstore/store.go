@@ -128,11 +128,11 @@ func (e *inProgressError) Error() string {
 func (e *inProgressError) Is(target error) bool { return target == idempotency.ErrInProgress }
 
 // Store is an idempotency.Store kept in Redis and shared by every process
-// that trades one account, with claims that keep two processes from
-// working on one intent at once. It is safe for concurrent use; the zero
-// value is not usable: construct one with New or Open. One Store is one
-// claimant: goroutines sharing it share its claims (orders.Placer keeps
-// them apart per key), so give each process its own Store.
+// that trades one account, with claims that keep two holders (Places or
+// Recovers, in one process or several) from working on one intent at
+// once. It is safe for concurrent use and may be shared by every Client of
+// a process; the zero value is not usable: construct one with New or
+// Open.
 type Store struct {
 	rdb     redis.UniversalClient
 	owned   bool
@@ -481,7 +481,7 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 		return idempotency.Record{}, false, fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
 	}
 	v, err := s.guarded(ctx, "claiming "+rec.ClientOrderID, createScript, []string{s.key(rec.ClientOrderID), s.index, s.genKey},
-		s.owner, s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec),
+		s.holder(rec.Holder), s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec),
 		s.clock.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.ClientOrderID)
 	if err != nil {
 		return idempotency.Record{}, false, err
@@ -505,7 +505,25 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 		}
 		return idempotency.Record{}, false, e
 	}
+	if !existing.State.Resolved() {
+		existing.Holder = rec.Holder
+	}
 	return existing, false, nil
+}
+
+// holder is the claim owner a caller's holder token is written as: this
+// Store's owner id, then the token, so that the holder names its process.
+func (s *Store) holder(token string) string { return s.owner + "/" + token }
+
+// Release implements idempotency.Store: it drops holder's claim on the
+// intent, leaving the record as it is, so that another Create takes it up
+// at once rather than when the lease lapses.
+func (s *Store) Release(ctx context.Context, id, holder string) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	_, err := s.guarded(ctx, "releasing "+id, releaseScript, []string{s.key(id), s.genKey}, s.holder(holder))
+	return err
 }
 
 func decode(cid string, v any) (idempotency.Record, error) {
@@ -550,7 +568,7 @@ func (s *Store) Update(ctx context.Context, rec idempotency.Record) error {
 		return fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
 	}
 	v, err := s.guarded(ctx, "updating "+rec.ClientOrderID, updateScript, []string{s.key(rec.ClientOrderID), s.genKey},
-		s.owner, s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec))
+		s.holder(rec.Holder), s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/internal/storetest"
 )
 
 // setup returns a Redis client and a fresh account namespace in it.
@@ -50,6 +51,16 @@ func signed(rec idempotency.Record, at time.Time) idempotency.Record {
 	return rec
 }
 
+// TestClaims: the claim rules every store keeps, on Redis, with the
+// holders sharing one Store (as the goroutines, Placers and Clients of one
+// process do).
+func TestClaims(t *testing.T) {
+	storetest.Claims(t, func(t *testing.T) (idempotency.Store, string) {
+		rdb, acct := setup(t)
+		return newStore(t, rdb, acct), acct
+	})
+}
+
 func TestCreateClaimsOnce(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
@@ -65,7 +76,7 @@ func TestCreateClaimsOnce(t *testing.T) {
 	if !errors.As(err, &ip) || !errors.Is(err, idempotency.ErrInProgress) || created {
 		t.Fatalf("second process's Create: created %v, err %v; want *InProgressError", created, err)
 	}
-	if ip.Owner != a.Owner() || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
+	if !strings.HasPrefix(ip.Owner, a.Owner()+"/") || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
 		t.Fatalf("InProgressError = %+v, want held by %s", ip, a.Owner())
 	}
 	if msg := err.Error(); !strings.Contains(msg, a.Owner()) || !strings.Contains(msg, "c1") ||

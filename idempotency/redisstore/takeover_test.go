@@ -63,7 +63,8 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	forgetIntents(t, url, srv.AccountNumber, []string{cid})
 
 	// A's create is committed, and its answer held back on the venue's
-	// clock; A dies (its context ends) while waiting.
+	// clock; A dies while waiting: its connection to Redis goes first, so
+	// it cannot release its claim, then its work ends.
 	if err := srv.Inject(brokertest.Fault{Kind: brokertest.FaultLatency, Method: "POST", Delay: time.Minute, AfterCommit: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +74,11 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	for len(srv.Ledger().OrdersByClientID(cid)) == 0 {
 		runtime.Gosched()
 	}
+	aStore.Close()
 	kill()
 	if err := <-errc; err == nil {
 		t.Fatal("A's Place returned an order after its context ended")
 	}
-	aStore.Close()
 	posts := func() int {
 		n := 0
 		for _, r := range srv.Ledger().Requests() {

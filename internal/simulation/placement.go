@@ -208,16 +208,45 @@ var errCrashed = errors.New("simulation: the process was restarted (its store re
 
 // fencedStore is one process generation's view of the store: from the
 // generation's end on it refuses everything, as a dead process writes
-// nothing.
+// nothing. It notes the claims the generation takes (holders), so that a
+// store that outlives the process (the memory store standing in for a
+// file) loses them when the generation ends, as a reopened file does.
 type fencedStore struct {
 	idempotency.Store
-	dead func() bool
+	dead    func() bool
+	holders *claimLog
+}
+
+// claimLog is the claims one generation took: client_order_id → holder.
+type claimLog struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *claimLog) note(rec idempotency.Record) {
+	if rec.Holder == "" {
+		return
+	}
+	c.mu.Lock()
+	c.m[rec.ClientOrderID] = rec.Holder
+	c.mu.Unlock()
+}
+
+// releaseAll drops, on s, every claim the generation took.
+func (c *claimLog) releaseAll(s idempotency.Store) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, h := range c.m {
+		_ = s.Release(context.Background(), id, h)
+	}
+	c.m = map[string]string{}
 }
 
 func (f fencedStore) Create(ctx context.Context, rec idempotency.Record) (idempotency.Record, bool, error) {
 	if f.dead() {
 		return idempotency.Record{}, false, errCrashed
 	}
+	f.holders.note(rec)
 	return f.Store.Create(ctx, rec)
 }
 
@@ -226,6 +255,13 @@ func (f fencedStore) Update(ctx context.Context, rec idempotency.Record) error {
 		return errCrashed
 	}
 	return f.Store.Update(ctx, rec)
+}
+
+func (f fencedStore) Release(ctx context.Context, id, holder string) error {
+	if f.dead() {
+		return errCrashed
+	}
+	return f.Store.Release(ctx, id, holder)
 }
 
 func (f fencedStore) Get(ctx context.Context, id string) (idempotency.Record, error) {
@@ -264,7 +300,9 @@ type keyState struct {
 // generation is one life of the process, from a start to a restart.
 type generation struct {
 	n      int
-	deadAt time.Time // when it is cut off
+	deadAt time.Time
+	// holders are the claims it took on the store.
+	holders *claimLog // when it is cut off
 	// crashes are the crash timers of its Places and Recovers under way.
 	crashes []*simTimer
 }
@@ -339,9 +377,13 @@ func (p *process) restart(until time.Time) error {
 	if err := p.openStore(); err != nil {
 		return err
 	}
-	g := &generation{n: p.gen.n + 1, deadAt: until}
+	if p.cfg.StorePath == "" && p.gen.holders != nil {
+		// The memory store outlives the process here; its claims do not.
+		p.gen.holders.releaseAll(p.base)
+	}
+	g := &generation{n: p.gen.n + 1, deadAt: until, holders: &claimLog{m: map[string]string{}}}
 	p.gen = g
-	store := fencedStore{Store: p.base, dead: func() bool {
+	store := fencedStore{Store: p.base, holders: g.holders, dead: func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return !p.clock.Now().Before(g.deadAt)

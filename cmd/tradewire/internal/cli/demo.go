@@ -334,9 +334,9 @@ func demoRefusedCreate(ctx context.Context, d *demoRun) {
 	}
 	off, _ := d.b.Transport().ClockOffset()
 	d.say("The lookup found nothing, but the first signature was valid for %v: it could still land. Place waited until "+
-		"it had expired on the venue's clock (from the Date headers: %v from ours) plus %v, looked again, and only then "+
+		"it had expired on the venue's clock (from the Date headers: %v from ours, to the second) plus %v, looked again, and only then "+
 		"sent the same bytes, %v after the first. Even this venue holds one order.", signing.ValidFor, off,
-		orders.DefaultSkewMargin, creates[1].Sub(creates[0]))
+		orders.DefaultSkewMargin, creates[1].Sub(creates[0]).Round(time.Second))
 	c := must(d.b.CancelOrder(ctx, o.ID))
 	d.placed("entry-3", "CancelOrder(%s) -> state %s", o.ID, c.State)
 	d.clock.Sleep(2 * time.Second) // the venue settles a cancel about a second later

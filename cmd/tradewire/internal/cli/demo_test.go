@@ -104,7 +104,7 @@ func TestDemo(t *testing.T) {
 	refused := chapter(t, out, titles[4])
 	containsAll(t, "chapter 5", refused,
 		"Place(key \"entry-3\") -> order ", ", state open\n    creates sent: 2; lookups: 2; ",
-		"valid for 30s", "plus 10s", "40s after the first",
+		"valid for 30s", "plus 10s", "41s after the first",
 		"/cancel/ -> 200 over HTTP/2.0\n", "Place(key \"entry-3\") again, 2s later -> order ",
 		", state canceled\n    creates sent: 0; lookups: 0; ")
 
@@ -144,7 +144,7 @@ func TestDemo(t *testing.T) {
 	containsAll(t, "the ledger", ledger,
 		"requests: 57; by status: 200 ×46, 201 ×1, 429 ×1, 503 ×9\n",
 		"401 answers (bad signatures): 0; 429 answers: 1; dropped connections: 0\n",
-		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m32.253s\n", demoWallTimeTag)
+		"orders created: 3; client_order_ids used twice: 0\n", "simulated time: 1m33.475s\n", demoWallTimeTag)
 	ledgerIDs := perClientOrderID.FindAllStringSubmatch(ledger, -1)
 	if len(ledgerIDs) != 3 {
 		t.Errorf("the ledger lists %d orders, want 3:\n%s", len(ledgerIDs), ledger)

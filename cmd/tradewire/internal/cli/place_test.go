@@ -58,7 +58,7 @@ func TestOrderPlace_KeyMakesItIdempotent(t *testing.T) {
 	// The same key with another request is refused offline.
 	other := append(append([]string{}, args...), "--quantity", "0.002")
 	r := runCLI(t, env, "", other...)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "already names a different order") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "already names a different request") {
 		t.Errorf("exit %d, stderr %q; want 2 and the conflict", r.code, r.stderr)
 	}
 	// intents shows it, acknowledged, with the venue's order id.

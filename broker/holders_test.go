@@ -1,0 +1,125 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/orders"
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
+)
+
+// TestTwoHoldersOneStore: two Clients in one process share one intent
+// store, as a bot with several clients must (a bbolt file opens once per
+// process), and a job re-delivered to a second worker places the same key
+// from both at once, on a venue that creates a second order for a reused
+// client_order_id. The store's claim lets one of them send; the other is
+// told the key is in progress, or gets the order once it is placed. No
+// key gets two orders, with the bbolt, memory and Redis stores alike.
+func TestTwoHoldersOneStore(t *testing.T) {
+	const keys, batch = 1000, 50
+	kinds := map[string]func(t *testing.T, account string) idempotency.Store{
+		"bolt": func(t *testing.T, _ string) idempotency.Store {
+			s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"memory": func(*testing.T, string) idempotency.Store { return idempotency.NewMemoryStore() },
+		"redis": func(t *testing.T, account string) idempotency.Store {
+			// The fleet's store: one redisstore.Store per process, shared by
+			// its clients.
+			url := redistest.URL(t)
+			s, err := redisstore.Open(context.Background(), url, account)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+	for name, open := range kinds {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
+			srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0),
+				brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			store := open(t, srv.AccountNumber)
+			key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns := fmt.Sprintf("holders-%d", time.Now().UnixNano())
+			var clients [2]*broker.Client
+			for i := range clients {
+				c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+					broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk),
+					broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store),
+					broker.WithTransportOptions(transport.WithRateLimit(0, 0)),
+					// A namespace of this run's: a shared Redis keeps earlier runs' keys.
+					broker.WithPlacerOptions(orders.WithNamespace(ns)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				clients[i] = c
+			}
+			ctx := context.Background()
+			req := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+				AssetQuantity: decimal.RequireFromString("0.0001"), LimitPrice: decimal.RequireFromString("1000")}
+			inProgress := 0
+			var mu sync.Mutex
+			for start := 0; start < keys; start += batch {
+				var wg sync.WaitGroup
+				for k := start; k < start+batch; k++ {
+					for _, c := range clients {
+						wg.Go(func() {
+							key := fmt.Sprintf("job-%d", k)
+							o, err := c.Place(ctx, key, req)
+							switch {
+							case err == nil:
+								if got := srv.Ledger().OrdersByClientID(c.ClientOrderID(key)); len(got) != 1 || got[0].ID != o.ID {
+									t.Errorf("Place(%s) returned order %s; the venue holds %+v", key, o.ID, got)
+								}
+							case errors.Is(err, broker.ErrInProgress):
+								mu.Lock()
+								inProgress++
+								mu.Unlock()
+							default:
+								t.Errorf("Place(%s): %v", key, err)
+							}
+						})
+					}
+				}
+				wg.Wait()
+				// The next batch's lookups reach back past this one.
+				clk.Advance(5 * time.Minute)
+			}
+			if dup := srv.Ledger().DuplicateClientIDs(); len(dup) != 0 {
+				t.Fatalf("%d of %d keys got two orders, such as client_order_id %s", len(dup), keys, dup[0])
+			}
+			if n := len(srv.Ledger().Orders()); n != keys {
+				t.Fatalf("%d orders for %d keys", n, keys)
+			}
+			t.Logf("%s: %d keys placed from two clients: one order each; %d Places answered in progress", name, keys, inProgress)
+		})
+	}
+}
