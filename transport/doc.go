@@ -175,9 +175,10 @@
 // (after a refused stream or a GOAWAY, or on a dead kept-alive
 // connection); each such send first waits for a token of its own from the
 // same rate budget (the attempt's httptrace hooks see it coming), and one
-// the budget refuses ends the attempt before it is written. Against a
-// venue that refuses every stream, a GET under a budget of N tokens opens
-// at most N streams; Attempt.Replays counts the sends admitted.
+// the budget refuses, or a fifth in one attempt, ends the attempt before
+// it is written. Against a venue that refuses every stream, a GET under a
+// budget of N tokens opens at most N streams; Attempt.Replays counts the
+// sends admitted.
 //
 // # Safety of the wire
 //

@@ -35,8 +35,21 @@ import (
 //     carries this request alone, is closed first, and the write fails
 //     having written nothing.
 //
+// An attempt's replays are also capped at maxReplays, budget or no
+// budget: net/http tries again at once (or after a second, over one
+// HTTP/2 connection), where the client's own retries back off and draw
+// on the retry budget, so a venue that refuses every stream does not
+// spend a shared rate budget on one read.
+//
 // A trace the caller put on the context is composed with this one
 // (httptrace.WithClientTrace): its hooks still fire.
+
+// maxReplays is how many times net/http may send one attempt again by
+// itself. A graceful GOAWAY or a dead kept-alive connection costs one.
+const maxReplays = 4
+
+// errReplayLimit is the refusal of a replay beyond maxReplays.
+var errReplayLimit = fmt.Errorf("an attempt is sent again by net/http at most %d times", maxReplays)
 
 // guardsReplays reports whether net/http may replay a request with method
 // by itself, so that its attempts carry the replay guard.
@@ -66,7 +79,7 @@ func (st *attemptState) gotConn(info httptrace.GotConnInfo) {
 }
 
 // try counts a try and, after the first, waits for the rate budget for
-// it, or ends the attempt. net/http calls the hooks on the goroutine that
+// it, or ends the attempt (as it does beyond maxReplays). net/http calls the hooks on the goroutine that
 // called RoundTrip, before RoundTrip returns.
 func (st *attemptState) try() {
 	st.tries++
@@ -75,15 +88,21 @@ func (st *attemptState) try() {
 	}
 	c := st.client
 	var err error
-	if c.adaptive != nil {
+	switch {
+	case st.replays >= maxReplays:
+		err = errReplayLimit
+	case c.adaptive != nil:
 		err = c.adaptive.WaitFor(st.actx, st.method, st.path)
-	} else {
+	default:
 		err = c.limiter.Wait(st.actx)
 	}
 	if err == nil {
 		st.replays++
 		st.grantedAt = c.clock.Now()
 		return
+	}
+	if err != errReplayLimit {
+		err = fmt.Errorf("the rate budget did not admit it: %w", err)
 	}
 	st.refused = &replayRefusedError{Replays: st.replays, Err: err}
 	if st.dl.actx != nil {
@@ -114,7 +133,8 @@ func plainHTTP2(rt http.RoundTripper) bool {
 }
 
 // replayRefusedError is an attempt that net/http would have sent again,
-// which the rate budget did not admit. It unwraps to the budget's error.
+// which the rate budget did not admit, or beyond maxReplays. It unwraps
+// to the budget's error, or errReplayLimit.
 type replayRefusedError struct {
 	// Replays is how many such sends the budget admitted first.
 	Replays int
@@ -122,7 +142,7 @@ type replayRefusedError struct {
 }
 
 func (e *replayRefusedError) Error() string {
-	return fmt.Sprintf("net/http would send the request again by itself (after a refused stream, a GOAWAY or a dead connection; %d such sends admitted) and the rate budget refused it: %v",
+	return fmt.Sprintf("net/http would send the request again by itself (after a refused stream, a GOAWAY or a dead connection; %d times already): refused: %v",
 		e.Replays, e.Err)
 }
 

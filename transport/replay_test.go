@@ -120,7 +120,7 @@ func TestGETAgainstARefusingServerCostsItsBudget(t *testing.T) {
 			if !errors.As(err, &rr) || !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotSent) || errors.Is(err, ErrUnknownOutcome) {
 				t.Fatalf("err = %v, want a refused replay matching ErrUnavailable only", err)
 			}
-			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "rate budget refused it") {
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "rate budget did not admit it") {
 				t.Errorf("err = %v, want the budget's refusal in it", err)
 			}
 			if rr.Replays != tc.tokens-1 {
@@ -542,5 +542,46 @@ func TestReplayDrawsOnTheAdaptiveBudget(t *testing.T) {
 	}
 	if lim.waitFor != 2 || len(lim.answered) != 1 || !lim.answered[0].Equal(t0) {
 		t.Errorf("WaitFor %d times, answered %v; want 2 and one answer granted at %v", lim.waitFor, lim.answered, t0)
+	}
+}
+
+// TestReplaysPerAttemptAreCapped: however large the budget, net/http sends
+// one attempt at most 1+maxReplays times; then the attempt fails and the
+// client's own retries (here 3 attempts, with no delay) take over. Against
+// servers that refuse every stream, a GET costs at most 3×(1+maxReplays)
+// tokens and streams.
+func TestReplaysPerAttemptAreCapped(t *testing.T) {
+	t.Parallel()
+	for _, tc := range refusingCases[:2] { // MAX_CONCURRENT_STREAMS 0, GOAWAY: no real waits in net/http
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clock := clockwork.NewFakeClockAt(t0)
+			srv := h2front.NewServer(newWireVenue(clock), tc.opts...)
+			t.Cleanup(srv.Close)
+			if tc.abort != h2front.Deliver {
+				srv.AbortMethod(http.MethodGet, tc.abort, -1)
+			}
+			lim := &countingLimiter{}
+			var seen []Attempt
+			c, err := New(srv.URL, testSigner(t), WithClock(clock), WithRoundTripper(srv.Client().Transport), WithLimiter(lim),
+				WithRetryPolicy(RetryPolicy{MaxAttempts: 3}), WithObserver(func(a Attempt) { seen = append(seen, a) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Get(testContext(t), replayTarget)
+			const perAttempt = 1 + maxReplays
+			t.Logf("%d tokens, %d streams on %d connections; %v", lim.taken(), srv.Streams(), srv.Conns(), err)
+			if !errors.Is(err, errReplayLimit) || !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("err = %v, want the replay limit, matching ErrUnavailable", err)
+			}
+			if lim.taken() != 3*perAttempt || srv.Streams() > 3*perAttempt {
+				t.Errorf("%d tokens, %d streams; want %d tokens and at most as many streams", lim.taken(), srv.Streams(), 3*perAttempt)
+			}
+			for _, a := range seen {
+				if a.Replays != maxReplays {
+					t.Errorf("observed %+v, want %d replays in every attempt", a, maxReplays)
+				}
+			}
+		})
 	}
 }
