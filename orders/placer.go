@@ -201,12 +201,24 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 
 	now := p.clock.Now()
 	holder := uuid.NewString()
-	rec, created, err := p.store.Create(ctx, idempotency.Record{
+	fresh := idempotency.Record{
 		ClientOrderID: cid, Key: key, Namespace: p.namespace, AccountNumber: p.account, Symbol: c.Symbol,
 		Fingerprint: fingerprint(body), State: idempotency.Pending, Body: body,
 		Target: ordersPath + "?account_number=" + url.QueryEscape(p.account), CreatedAt: now, UpdatedAt: now,
 		Holder: holder,
-	})
+	}
+	if _, measured := p.tc.ClockOffset(); measured && p.vouches() {
+		// The store vouches for newness and the venue's clock is known: a
+		// key the store has never seen is recorded, claimed and stamped
+		// with its signature's time in one durable write, just before the
+		// create leaves.
+		if _, err := p.store.Get(ctx, cid); errors.Is(err, idempotency.ErrNotFound) {
+			rec := fresh
+			defer p.release(ctx, &rec, holder)
+			return p.send(ctx, &rec, 1, true)
+		}
+	}
+	rec, created, err := p.store.Create(ctx, fresh)
 	if errors.Is(err, idempotency.ErrInProgress) {
 		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: cid, Key: key, Err: err}
 	}
@@ -214,32 +226,40 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 		return nil, &Error{Kind: transport.ErrNotSent, ClientOrderID: cid, Key: key, Reason: "the intent could not be recorded", Err: err}
 	}
 	defer p.release(ctx, &rec, holder)
-	if !created {
-		if rec.Fingerprint != fingerprint(body) {
-			return nil, p.conflict(key, rec)
-		}
-		switch rec.State {
-		case idempotency.Acknowledged:
-			if _, err := p.facts(rec.Order); err != nil {
-				return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
-					Err: fmt.Errorf("the intent is acknowledged (order %s) but the stored order does not decode: %w", rec.OrderID, err)}
-			}
-			return rec.Order, nil
-		case idempotency.Rejected:
-			return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: cid, Key: key, Reason: rec.Reason}
-		case idempotency.Pending, idempotency.Unknown:
-			// The store handed this call the claim: whoever wrote the record
-			// before can write, so send, no more.
-			p.log.Info().Str("client_order_id", cid).Str("state", string(rec.State)).Msg("resuming an open intent")
-			return p.reconcile(ctx, &rec, 0)
-		case idempotency.NotPlaced:
-			if rec.Sends > 0 && p.noResend() {
-				return nil, &Error{Kind: ErrNotPlaced, ClientOrderID: cid, Key: key, Reason: "settled as not placed earlier, and re-sends are forbidden (WithMaxSends(1)): not sent again"}
-			}
-		}
-		// NotPlaced: nothing can be at the venue; send afresh.
+	if created {
+		return p.send(ctx, &rec, 1, false)
 	}
-	return p.send(ctx, &rec, 1)
+	return p.resume(ctx, &rec, fresh.Fingerprint)
+}
+
+// resume answers a Place whose intent the store already held, as it
+// handed it over: claimed by this call, or settled.
+func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string) ([]byte, error) {
+	cid, key := rec.ClientOrderID, rec.Key
+	if rec.Fingerprint != fp {
+		return nil, p.conflict(key, *rec)
+	}
+	switch rec.State {
+	case idempotency.Acknowledged:
+		if _, err := p.facts(rec.Order); err != nil {
+			return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
+				Err: fmt.Errorf("the intent is acknowledged (order %s) but the stored order does not decode: %w", rec.OrderID, err)}
+		}
+		return rec.Order, nil
+	case idempotency.Rejected:
+		return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: cid, Key: key, Reason: rec.Reason}
+	case idempotency.Pending, idempotency.Unknown:
+		// The store handed this call the claim: whoever wrote the record
+		// before can write, so send, no more.
+		p.log.Info().Str("client_order_id", cid).Str("state", string(rec.State)).Msg("resuming an open intent")
+		return p.reconcile(ctx, rec, 0)
+	case idempotency.NotPlaced:
+		if rec.Sends > 0 && p.noResend() {
+			return nil, &Error{Kind: ErrNotPlaced, ClientOrderID: cid, Key: key, Reason: "settled as not placed earlier, and re-sends are forbidden (WithMaxSends(1)): not sent again"}
+		}
+	}
+	// NotPlaced: nothing can be at the venue; send afresh.
+	return p.send(ctx, rec, 1, false)
 }
 
 // release gives up the claim holder took on rec, unless a write of a
@@ -261,6 +281,9 @@ func (p *Placer) conflict(key string, rec idempotency.Record) *Error {
 	return &Error{Kind: transport.ErrInvalidRequest, ClientOrderID: rec.ClientOrderID, Key: key, State: rec.State, OrderID: rec.OrderID}
 }
 
+// errHeld stops a fresh create whose intent another holder recorded first.
+var errHeld = errors.New("orders: the intent was recorded by another holder first")
+
 // noResend reports whether the Placer sends each intent at most once:
 // WithMaxSends(1).
 func (p *Placer) noResend() bool { return p.maxSends == 1 }
@@ -275,9 +298,14 @@ func (p *Placer) vouches() bool {
 // resolves its answer. Before the first send of a call there is a lookup
 // first when the store does not vouch for newness, or when the transport
 // has not yet read the venue's clock.
-func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) ([]byte, error) {
+//
+// fresh: the store does not hold rec yet; the hook creates it, claimed and
+// stamped with the signature's time, in the one durable write before the
+// create leaves. Should another holder have recorded it meanwhile, nothing
+// is sent and the Place goes on with the intent as the store holds it.
+func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, fresh bool) ([]byte, error) {
 	_, measured := p.tc.ClockOffset()
-	if sends == 1 && ((rec.Key != "" && !p.vouches()) || !measured) {
+	if !fresh && sends == 1 && ((rec.Key != "" && !p.vouches()) || !measured) {
 		// The lookup also shows the venue's clock (its Date header), so
 		// the create is stamped on it and its expiry judged by it.
 		since := p.tc.VenueNow().Add(-(signing.ValidFor + p.margin() + p.lookbackFor()))
@@ -300,6 +328,8 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 	}
 
 	var hookErr error
+	var held *idempotency.Record // fresh, and another holder recorded it first
+	stored := !fresh             // the store holds the intent
 	hook := func(at time.Time) error {
 		next := *rec
 		if next.FirstSentAt.IsZero() {
@@ -309,15 +339,30 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		next.Sends++
 		next.State = idempotency.Pending
 		next.UpdatedAt = at
-		if err := p.store.Update(ctx, next); err != nil {
+		var err error
+		if fresh {
+			var got idempotency.Record
+			var created bool
+			if got, created, err = p.store.Create(ctx, next); err == nil && !created {
+				held, err = &got, errHeld
+			}
+		} else {
+			err = p.store.Update(ctx, next)
+		}
+		if err != nil {
 			hookErr = err
 			return err
 		}
-		*rec = next
+		*rec, stored = next, true
 		p.noteSigned(rec.ClientOrderID)
 		return nil
 	}
 	resp, err := p.tc.Send(ctx, http.MethodPost, rec.Target, rec.Body, hook)
+	if held != nil {
+		fp := rec.Fingerprint
+		*rec = *held
+		return p.resume(ctx, rec, fp)
+	}
 	p.log.Info().Str("client_order_id", rec.ClientOrderID).Int("send", sends).Bool("answered", err == nil).Msg("create sent")
 
 	var status *transport.StatusError
@@ -337,6 +382,8 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 		// off): the venue made an order. The transport returns the
 		// answer with the unknown outcome in this case only.
 		return p.answered2xx(ctx, rec, err)
+	case errors.Is(hookErr, idempotency.ErrInProgress):
+		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: hookErr}
 	case errors.Is(hookErr, idempotency.ErrClaimLost):
 		// Another process took the intent over while this one waited:
 		// it is theirs to settle; this one sends nothing.
@@ -344,7 +391,9 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int) (
 	case errors.Is(err, transport.ErrNotSent):
 		// Nothing left this time. Earlier sends, if any, were already
 		// resolved as not placed, or this is the first.
-		if serr := p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+err.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
+		if !stored {
+			// Nor was anything recorded.
+		} else if serr := p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+err.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
 			return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: serr}
 		}
 		cause := err
@@ -428,7 +477,7 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 		if rec.Sends == 0 {
 			// Recorded but never signed: nothing of this intent can be at
 			// the venue (send looks first if the store cannot vouch).
-			return p.send(ctx, rec, sends+1)
+			return p.send(ctx, rec, sends+1, false)
 		}
 		o, raw, read, err := p.lookup(ctx, rec, rec.FirstSentAt.Add(-p.lookbackFor()))
 		if err != nil {
@@ -468,7 +517,7 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 			return nil, &Error{Kind: ErrNotPlaced, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: reason}
 		}
 		p.log.Info().Str("client_order_id", rec.ClientOrderID).Msg("not placed; sending the same create again")
-		return p.send(ctx, rec, sends+1)
+		return p.send(ctx, rec, sends+1, false)
 	}
 }
 
