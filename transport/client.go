@@ -736,6 +736,13 @@ func (c *Client) finish(ctx context.Context, method, path string, attempts int, 
 	}
 	if status == http.StatusUnauthorized {
 		serr.ClockOffset = c.clockDiagnosis(ans)
+		if serr.ClockOffset != 0 && ans.hasSample {
+			// The venue refused the stamp, and its own Date shows by how
+			// much the estimate is off: this machine's clock was stepped.
+			// Sign with what the venue says from now on, rather than
+			// wait for the median of older samples to follow.
+			c.skew.restart(ans.sample)
+		}
 	}
 	if write && (status == http.StatusTooManyRequests || status >= 500 || (status >= 300 && status < 400)) {
 		return unknownWrite(method, path, attempts, ans, serr)

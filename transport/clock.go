@@ -176,6 +176,19 @@ func (s *clockSkew) observeLocked(sample time.Duration) (before, after time.Dura
 	return before, s.offset
 }
 
+// restart drops every sample but this one, which becomes the estimate: a
+// 401 showed the old samples describe a clock that has since been stepped.
+// A sample further off than MaxClockOffset is ignored.
+func (s *clockSkew) restart(sample time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sample > MaxClockOffset || sample < -MaxClockOffset {
+		return
+	}
+	s.n, s.next = 0, 0
+	s.observeLocked(sample)
+}
+
 // estimate is the median of the first n of samples (the mean of the
 // middle two for an even count), or zero when it is within the Date
 // header's resolution.

@@ -92,6 +92,15 @@ func TestClockSkewCorrectsNextRequests(t *testing.T) {
 		{"absurd Date", []reply{{status: 200, venueClock: -30 * 24 * time.Hour}}, 0, false},
 		{"a 401 is a sample too", []reply{{status: 401, venueClock: -3 * m, body: `{}`}}, -3 * m, true},
 		{"a 503 is a sample too", []reply{{status: 503, venueClock: 25 * s, body: `{}`}}, 25 * s, true},
+		// Four answers measured the venue 40 s behind this machine; then
+		// this machine's clock was stepped back 40 s, and the venue
+		// refuses the stamp: its 401 alone sets the estimate, where the
+		// median of five would take three more refusals to follow.
+		{"a 401 the clock explains restarts the estimate", []reply{
+			{status: 200, venueClock: -40 * s}, {status: 200, venueClock: -40 * s},
+			{status: 200, venueClock: -40 * s}, {status: 200, venueClock: -40 * s},
+			{status: 401, venueClock: 0, body: `{}`},
+		}, 0, true},
 		{"one absurd among good", []reply{
 			{status: 200, venueClock: -3 * m}, {status: 200, venueClock: -3 * m},
 			{status: 200, venueClock: 7 * 24 * time.Hour}, {status: 200, venueClock: -3 * m},
