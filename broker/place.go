@@ -342,11 +342,18 @@ func (orderCodec) Facts(raw []byte) (orders.Facts, error) {
 	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == StateFailed}, nil
 }
 
-// decodeOrder decodes an order in the venue's shape.
+// decodeOrder decodes an order in the venue's shape, strictly: besides
+// what every order read refuses (wireOrder.checkJSON), an order without
+// an id or a state is unreadable.
 func decodeOrder(raw []byte) (*Order, error) {
 	o, err := decodeAs[wireOrder](raw)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
+	case o.ID == "":
+		return nil, errors.New("the order has no id")
+	case o.State == "":
+		return nil, errors.New("the order has no state")
 	}
 	return &o, nil
 }
