@@ -158,27 +158,27 @@ func TestFindFullLastPage(t *testing.T) {
 	tests := []struct {
 		name     string
 		rows     int
+		ties     int // how many of the oldest rows share one creation time
 		size     int
 		edit     func(int, bool, []listRow, *string) ([]listRow, *string)
 		complete bool
 		requests int
 	}{
-		{"two full pages, the list's end", 4, 2, nil, true, 3},
-		{"a single full page, the list's end", venuePageSize, venuePageSize, nil, true, 2},
-		{"a short last page", 5, 2, nil, true, 3},
-		{"a short single page", 7, venuePageSize, nil, true, 1},
-		{"the second page's link dropped", 6, 2, dropNext(func(n int, _ bool) bool { return n == 2 }), false, 3},
-		{"the single page's link dropped", venuePageSize + 1, venuePageSize, dropNext(func(n int, _ bool) bool { return n == 1 }), false, 2},
-		{"a page's worth share the last row's creation time", 4, 2, nil, false, 3},
+		{"two full pages, the list's end", 4, 0, 2, nil, true, 3},
+		{"a single full page, the list's end", venuePageSize, 0, venuePageSize, nil, true, 2},
+		{"a short last page", 5, 0, 2, nil, true, 3},
+		{"a short single page", 7, 0, venuePageSize, nil, true, 1},
+		{"the second page's link dropped", 6, 0, 2, dropNext(func(n int, _ bool) bool { return n == 2 }), false, 3},
+		{"the single page's link dropped", venuePageSize + 1, 0, venuePageSize, dropNext(func(n int, _ bool) bool { return n == 1 }), false, 2},
+		{"three rows share the last row's creation time", 4, 3, 2, nil, true, 4},
+		{"a page's multiple share the last row's creation time", 4, 4, 2, nil, false, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rows := rowsOf(tt.rows)
-			if tt.name == "a page's worth share the last row's creation time" {
-				for i := range rows {
-					rows[i].CreatedAt = since.Add(time.Minute)
-				}
+			for i := len(rows) - tt.ties; i < len(rows); i++ {
+				rows[i].CreatedAt = since.Add(time.Minute)
 			}
 			s := &scriptedList{rows: rows, size: tt.size, edit: tt.edit}
 			l := findOn(t, s, 50, "absent")

@@ -67,10 +67,10 @@ const venuePageSize = 100
 // next link, or the page cap. A last page without a next link that holds
 // as many rows as every full page before it (or a single page of
 // venuePageSize rows) may have lost its link, or end a list whose size is
-// a multiple of the page size: one more read, one page of the orders
-// created no later than the oldest row seen, tells them apart. The list
-// is incomplete only if that read shows an order not yet seen, or more
-// than a page of them (as when a page's worth share that creation time).
+// a multiple of the page size: one more read, of the orders created no
+// later than the oldest row seen, tells them apart (one page, or as many
+// as hold the rows sharing that row's creation time). The list is
+// incomplete only if that read shows an order not yet seen.
 func (p *Placer) find(ctx context.Context, symbol string, since time.Time, want map[string]bool) listing {
 	start := p.clock.Now()
 	l := p.read(ctx, symbol, since, want)
@@ -206,9 +206,10 @@ func (p *Placer) read(ctx context.Context, symbol string, since time.Time, want 
 }
 
 // confirmEnd reads the orders created no later than the oldest row of
-// the last page, one page of them: a list that ended there shows only
-// rows already seen. It returns the read's failure; rows not seen before
-// make r blind.
+// the last page: a list that ended there shows only rows already seen
+// (one page, unless more than a page of them share that creation time).
+// It stops at the first row not seen before, which makes r blind, and
+// returns the read's failure.
 func (p *Placer) confirmEnd(ctx context.Context, q url.Values, r *reading) error {
 	var oldest time.Time
 	for _, raw := range r.last {
@@ -223,13 +224,17 @@ func (p *Placer) confirmEnd(ctx context.Context, q url.Values, r *reading) error
 		}
 	}
 	q.Set("created_at_end", oldest.UTC().Format(time.RFC3339Nano))
-	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), 1, func(page int, _ string, rows []json.RawMessage) (bool, error) {
+	blind := r.blind
+	r.blind = nil
+	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
 		r.visit(page, rows, true)
-		return true, nil
+		return r.blind == nil, nil
 	})
-	var capErr *pages.CapError
-	if errors.As(err, &capErr) {
-		return fmt.Errorf("%w: the last page has no next link, and more than a page of orders was created before its last row", ErrLookupIncomplete)
+	if r.blind == nil {
+		r.blind = blind
+	}
+	if err != nil && pages.Own(err) {
+		return fmt.Errorf("%w: the last page has no next link, and the read that confirms its end: %v", ErrLookupIncomplete, err)
 	}
 	return err
 }

@@ -196,3 +196,49 @@ func TestListedTwice(t *testing.T) {
 		}
 	})
 }
+
+// TestShiftedPages: a store that does not vouch looks a key up before its
+// first send, and the key's order is already at the venue (its record was
+// lost), on the list's second page. That page comes back as a repeat of
+// the first, as when the pages shift under a read: the repeated rows make
+// the read incomplete, so nothing is sent (the venue would make a second
+// order), where a read taken as whole would say "absent".
+func TestShiftedPages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cid string
+		shift := false
+		var first []map[string]json.RawMessage
+		e := newEnvWith(t, envConfig{store: boltStore(t), venue: []brokertest.Option{brokertest.WithPageSize(2)},
+			wrap: editLists(func(_ int, pg *listPage) []byte {
+				if pg.Previous == nil {
+					first = append(first[:0], pg.Results...)
+					return nil
+				}
+				for _, row := range pg.Results {
+					if shift && string(row["client_order_id"]) == `"`+cid+`"` {
+						pg.Results = append([]map[string]json.RawMessage(nil), first...)
+						break
+					}
+				}
+				return nil
+			})})
+		ctx := context.Background()
+		cid = e.placer.ClientOrderID("k")
+		for _, key := range []string{"older", "k", "newer-1", "newer-2", "newer-3"} {
+			if _, err := e.placer.Place(ctx, key, limitBuy("0.001")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+		}
+		amnesiac, err := newPlacer(e.tc, idempotency.NewMemoryStore(), e.srv.AccountNumber)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shift = true
+		o, err := amnesiac.Place(ctx, "k", limitBuy("0.001"))
+		e.checkTruth(t, cid, o, err)
+		if !errors.Is(err, transport.ErrNotSent) || !errors.Is(err, orders.ErrLookupIncomplete) {
+			t.Fatalf("Place = %v, want not sent after an incomplete lookup", err)
+		}
+	})
+}
