@@ -274,39 +274,39 @@ func TestDecodeOrderLenient(t *testing.T) {
 		name, body string
 		check      func(t *testing.T, o Order)
 	}{
-		{"unknown state kept, unknown fields ignored", `{"state":"expired","brand_new":{"x":[1,2]},"type":"trailing"}`, func(t *testing.T, o Order) {
+		{"unknown state kept, unknown fields ignored", `{"id":"o-1","state":"expired","brand_new":{"x":[1,2]},"type":"trailing"}`, func(t *testing.T, o Order) {
 			if o.State != "expired" || o.Type != "trailing" || o.State.Final() {
 				t.Errorf("state %q type %q", o.State, o.Type)
 			}
 		}},
-		{"pending and partially_filled", `{"state":"pending"}`, func(t *testing.T, o Order) {
+		{"pending and partially_filled", `{"id":"o-1","state":"pending"}`, func(t *testing.T, o Order) {
 			if o.State != StatePending {
 				t.Errorf("state %q", o.State)
 			}
 		}},
-		{"bare and quoted in one object, exponent form", `{"fee_charged":1e-05,"estimated_fee_remaining":"2.5E+2","average_price":"123456789012345678.123456789012345678"}`, func(t *testing.T, o Order) {
+		{"bare and quoted in one object, exponent form", `{"id":"o-1","state":"open","fee_charged":1e-05,"estimated_fee_remaining":"2.5E+2","average_price":"123456789012345678.123456789012345678"}`, func(t *testing.T, o Order) {
 			if exact(o.FeeCharged) != "0.00001" || o.EstimatedFeeRemaining.String() != "250" || exactNull(o.AveragePrice) != "123456789012345678.123456789012345678" {
 				t.Errorf("fee %s remaining %s avg %s", exact(o.FeeCharged), o.EstimatedFeeRemaining, exactNull(o.AveragePrice))
 			}
 		}},
-		{"null and empty money", `{"fee_charged":null,"average_price":"","executions":null}`, func(t *testing.T, o Order) {
+		{"null and empty money", `{"id":"o-1","state":"open","fee_charged":null,"average_price":"","executions":null}`, func(t *testing.T, o Order) {
 			if !o.FeeCharged.IsZero() || o.AveragePrice.Valid || o.Executions != nil {
 				t.Errorf("%+v", o)
 			}
 		}},
-		{"offset and nanosecond timestamps", `{"created_at":"2026-08-20T13:26:18.409035-04:00","updated_at":"2026-08-19T19:20:41.579217945Z"}`, func(t *testing.T, o Order) {
+		{"offset and nanosecond timestamps", `{"id":"o-1","state":"open","created_at":"2026-08-20T13:26:18.409035-04:00","updated_at":"2026-08-19T19:20:41.579217945Z"}`, func(t *testing.T, o Order) {
 			if o.CreatedAt.UTC().Format(time.RFC3339Nano) != "2026-08-20T17:26:18.409035Z" || o.UpdatedAt.Nanosecond() != 579217945 {
 				t.Errorf("%v %v", o.CreatedAt, o.UpdatedAt)
 			}
 		}},
-		{"one instant in the offset forms", `{"created_at":"2026-08-20T17:26:18.409035+00:00","updated_at":"2026-08-20T17:26:18.409035Z","executions":[{"effective_price":"1","quantity":"1","timestamp":"2026-01-20T12:26:18.409035-05:00"}]}`, func(t *testing.T, o Order) {
+		{"one instant in the offset forms", `{"id":"o-1","state":"open","created_at":"2026-08-20T17:26:18.409035+00:00","updated_at":"2026-08-20T17:26:18.409035Z","executions":[{"effective_price":"1","quantity":"1","timestamp":"2026-01-20T12:26:18.409035-05:00"}]}`, func(t *testing.T, o Order) {
 			want := time.Date(2026, 8, 20, 17, 26, 18, 409035000, time.UTC)
 			if !o.CreatedAt.Equal(want) || !o.UpdatedAt.Equal(want) || len(o.Executions) != 1 ||
 				!o.Executions[0].Timestamp.Equal(time.Date(2026, 1, 20, 17, 26, 18, 409035000, time.UTC)) {
 				t.Errorf("%v %v %v", o.CreatedAt, o.UpdatedAt, o.Executions)
 			}
 		}},
-		{"stop_limit config", `{"type":"stop_limit","stop_limit_order_config":{"quote_amount":"10.00","limit_price":"1.5","stop_price":1.4,"time_in_force":"gtc"}}`, func(t *testing.T, o Order) {
+		{"stop_limit config", `{"id":"o-1","state":"open","type":"stop_limit","stop_limit_order_config":{"quote_amount":"10.00","limit_price":"1.5","stop_price":1.4,"time_in_force":"gtc"}}`, func(t *testing.T, o Order) {
 			c := o.Config()
 			if c == nil || exactNull(c.QuoteAmount) != "10.00" || exactNull(c.StopPrice) != "1.4" || c.TimeInForce != "gtc" || c.AssetQuantity.Valid {
 				t.Errorf("%+v", c)
@@ -332,6 +332,7 @@ func FuzzDecodeOrder(f *testing.F) {
 	}
 	f.Add([]byte(`{"fee_charged":1e-05,"state":"weird","executions":[{"quantity":"1e64","effective_price":null}]}`))
 	f.Add([]byte(`{"results":[{"id":1}],"next":"x"}`))
+	f.Add([]byte(`{"id":"a","state":"open","st\u0061te":"failed","executions":[{"quantity":"1","Quantity":"-1"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if o, err := decodeAs[wireOrder](b); err == nil {
 			_ = o.FilledNotional() // bounded decimals: cheap, never panics
@@ -355,4 +356,59 @@ func FuzzDecodeOrder(f *testing.F) {
 			_ = values(e.Results)
 		}
 	})
+}
+
+// TestDecodeOrderStrict: an order that contradicts itself is unreadable,
+// never a fact: json.Unmarshal alone would keep the last of a repeated
+// key and read a key whatever its case, so a "failed" could hide in an
+// open order's JSON.
+func TestDecodeOrderStrict(t *testing.T) {
+	t.Parallel()
+	open := string(readFixture(t, "order_open.json"))
+	edit := func(old, new string) string {
+		if !strings.Contains(open, old) {
+			t.Fatalf("the fixture lacks %s", old)
+		}
+		return strings.Replace(open, old, new, 1)
+	}
+	tests := []struct{ name, body, want string }{
+		{"state twice", edit(`"state": "open"`, `"state": "open", "state": "failed"`), "twice"},
+		{"state twice, escaped", edit(`"state": "open"`, `"state": "open", "st\u0061te": "failed"`), "twice"},
+		{"STATE", edit(`"state": "open"`, `"state": "open", "STATE": "failed"`), "case"},
+		{"State with a long s", edit(`"state": "open"`, `"state": "open", "ſtate": "failed"`), "case"},
+		{"ID", edit(`"id": "6a8738ba`, `"ID": "00000000-0000-4000-8000-000000000000", "id": "6a8738ba`), "case"},
+		{"id twice", edit(`"id": "6a8738ba`, `"id": "00000000-0000-4000-8000-000000000000", "id": "6a8738ba`), "twice"},
+		{"no id", edit(`"id": "6a8738ba-836d-4afd-abd8-483d7e4d01c9"`, `"order_id": "6a8738ba-836d-4afd-abd8-483d7e4d01c9"`), "no id"},
+		{"null id", edit(`"id": "6a8738ba-836d-4afd-abd8-483d7e4d01c9"`, `"id": null`), "no id"},
+		{"no state", edit(`"state": "open"`, `"status": "open"`), "no state"},
+		{"a config key twice", edit(`"limit_price"`, `"limit_price": "1", "limit_price"`), "twice"},
+		{"a config key in upper case", edit(`"limit_price"`, `"LIMIT_PRICE": "1", "limit_price"`), "case"},
+		{"negative filled_asset_quantity", edit(`"filled_asset_quantity": "0.000000000000000000"`, `"filled_asset_quantity": "-0.5"`), "negative"},
+		{"negative asset_quantity", edit(`"asset_quantity": "0.000100000000000000"`, `"asset_quantity": "-0.0001"`), "negative"},
+		{"negative execution quantity", edit(`"executions": []`, `"executions": [{"effective_price": "1", "quantity": -1, "timestamp": "2026-08-20T13:26:18Z"}]`), "negative"},
+		{"an execution key twice", edit(`"executions": []`, `"executions": [{"quantity": "1", "quantity": "2"}]`), "twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := decodeOrder([]byte(tt.body))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("decodeOrder = %+v, %v; want an error saying %q", o, err, tt.want)
+			}
+			if _, err := (orderCodec{}).Facts([]byte(tt.body)); err == nil {
+				t.Fatal("the engine's codec read it")
+			}
+		})
+	}
+	// Repeated keys in different objects, and keys the order does not
+	// read, are not contradictions.
+	for _, body := range []string{
+		open,
+		edit(`"executions": []`, `"executions": [{"quantity": "1", "effective_price": "2"}, {"quantity": "1", "effective_price": "2"}]`),
+		edit(`"state": "open"`, `"state": "open", "extra": {"state": 1, "id": [{"id": 2}]}`),
+	} {
+		if _, err := decodeOrder([]byte(body)); err != nil {
+			t.Errorf("decodeOrder refused a consistent order: %v\n%s", err, body)
+		}
+	}
 }

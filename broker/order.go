@@ -150,7 +150,8 @@ func (w *wireOrderConfig) config() *OrderConfig {
 
 // wireOrder is the venue's order: money as strings or numbers, timestamps
 // in RFC 3339 with offsets or nanoseconds, unknown fields ignored, unknown
-// states kept.
+// states kept. An order that contradicts itself does not decode (see
+// checkJSON).
 type wireOrder struct {
 	ID                    string           `json:"id"`
 	ClientOrderID         string           `json:"client_order_id"`
@@ -177,6 +178,68 @@ type wireExecution struct {
 	EffectivePrice wire.Decimal `json:"effective_price"`
 	Quantity       wire.Decimal `json:"quantity"`
 	Timestamp      time.Time    `json:"timestamp"`
+}
+
+// orderFields are the names wireOrder, its configs and its executions
+// read.
+var orderFields = map[string]bool{
+	"id": true, "client_order_id": true, "account_number": true, "symbol": true, "side": true, "type": true,
+	"state": true, "filled_asset_quantity": true, "executions": true, "average_price": true, "created_at": true,
+	"updated_at": true, "fee_charged": true, "estimated_fee_remaining": true, "market_order_config": true,
+	"limit_order_config": true, "stop_loss_order_config": true, "stop_limit_order_config": true,
+	"asset_quantity": true, "quote_amount": true, "limit_price": true, "stop_price": true, "time_in_force": true,
+	"effective_price": true, "quantity": true, "timestamp": true,
+}
+
+// checkJSON refuses an order that contradicts itself, decoded from raw
+// into w: a key repeated within one object (at any depth), a key that
+// differs only in case from a field it reads ("STATE", "ID"), or a
+// negative quantity, amount or price. Such an order is unreadable, never
+// a fact. (decodeOrder, which the placement engine reads, also refuses an
+// order without an id or a state.)
+func (w *wireOrder) checkJSON(raw []byte) error {
+	if err := checkKeys(raw, orderFields); err != nil {
+		return err
+	}
+	return w.check()
+}
+
+// check refuses the values no order can hold.
+func (w *wireOrder) check() error {
+	if err := notNegative("filled_asset_quantity", w.FilledAssetQuantity); err != nil {
+		return err
+	}
+	if err := notNegative("average_price", w.AveragePrice); err != nil {
+		return err
+	}
+	for _, c := range [...]*wireOrderConfig{w.Market, w.Limit, w.StopLoss, w.StopLimit} {
+		if c == nil {
+			continue
+		}
+		for _, err := range [...]error{notNegative("asset_quantity", c.AssetQuantity), notNegative("quote_amount", c.QuoteAmount),
+			notNegative("limit_price", c.LimitPrice), notNegative("stop_price", c.StopPrice)} {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range w.Executions {
+		if err := notNegative("executions.quantity", e.Quantity); err != nil {
+			return err
+		}
+		if err := notNegative("executions.effective_price", e.EffectivePrice); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notNegative refuses a negative quantity, amount or price.
+func notNegative(field string, d wire.Decimal) error {
+	if v := d.Val(); v.IsNegative() {
+		return fmt.Errorf("%s is negative (%s)", field, v)
+	}
+	return nil
 }
 
 func (w wireOrder) value() Order {

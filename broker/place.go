@@ -217,7 +217,16 @@ func (c *Client) ClientOrderID(key string) string {
 	return idempotency.ClientOrderID(n, c.place.namespace, key)
 }
 
-// OrderByKey returns the order Place placed under key; see
+// OrderByKey returns the order Place placed under key, read afresh from
+// the venue. It opens the Client's intent store as Place does (the store
+// given with WithIntentStore, the fleet's Redis, or the bolt file, held
+// until Close) and asks it first. A store that vouches for newness
+// (idempotency.Witness; the bolt file does) and holds no record of the key
+// answers at once, with nothing read from the venue: a
+// *NoSuchClientOrderError, matching ErrNoSuchOrder, since every Place of
+// the key through that store records it before anything is sent. A store
+// that does not vouch, or a bolt file another process holds
+// (idempotency.ErrLocked), leaves the answer to the venue: see
 // OrderByClientOrderID.
 func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
 	if key == "" {
@@ -227,33 +236,62 @@ func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.OrderByClientOrderID(ctx, idempotency.ClientOrderID(n, c.place.namespace, key))
+	id := idempotency.ClientOrderID(n, c.place.namespace, key)
+	store := c.intentStore(ctx)
+	if w, ok := store.(idempotency.Witness); ok && w.VouchesNew() {
+		if _, err := store.Get(ctx, id); errors.Is(err, idempotency.ErrNotFound) {
+			return nil, &NoSuchClientOrderError{ClientOrderID: id}
+		}
+	}
+	return c.orderByClientOrderID(ctx, id, store)
+}
+
+// intentStore returns the Client's intent store, opened as Place opens
+// it; nil when it cannot be (the bolt file held by another process).
+func (c *Client) intentStore(ctx context.Context) idempotency.Store {
+	if _, err := c.placer(ctx); err != nil {
+		c.log.Debug().Str("error", err.Error()).Msg("the intent store is not available; reading the venue alone")
+	}
+	c.place.mu.Lock()
+	defer c.place.mu.Unlock()
+	return c.place.store
 }
 
 // OrderByClientOrderID returns the order with client_order_id id, read
 // afresh from the venue. It asks the intent store first — a store given
-// with WithIntentStore, or one already opened by Place or Recover (a
-// lookup never opens the default file) — for the order's id, and
-// otherwise lists the account's orders (created since the intent's first
-// send when the store knows it; every page up to the page cap) for it.
-// None found is a *NoSuchClientOrderError, matching ErrNoSuchOrder; its
-// Intent says what the store knew (an open intent may still land).
+// with WithIntentStore, or one already opened by Place, Recover or
+// OrderByKey (this lookup never opens the default file) — for the order's
+// id, and reads that order; when the store knows no id, or the venue has
+// no order by the id it recorded, it lists the account's orders (created
+// since the intent's first send when the store knows it; every page up to
+// the page cap) for it. None found is a *NoSuchClientOrderError, matching
+// ErrNoSuchOrder; its Intent says what the store knew (an open intent may
+// still land).
 func (c *Client) OrderByClientOrderID(ctx context.Context, id string) (*Order, error) {
 	if id == "" || len(id) > 64 {
 		return nil, &ArgumentError{Field: "client_order_id", Value: id, Reason: "must be 1 to 64 characters"}
 	}
-	var filter OrderFilter
-	var intent idempotency.State
 	c.place.mu.Lock()
 	store := c.place.store
 	c.place.mu.Unlock()
+	return c.orderByClientOrderID(ctx, id, store)
+}
+
+func (c *Client) orderByClientOrderID(ctx context.Context, id string, store idempotency.Store) (*Order, error) {
+	var filter OrderFilter
+	var intent idempotency.State
 	if store != nil {
 		rec, err := store.Get(ctx, id)
 		switch {
 		case err == nil:
 			intent = rec.State
 			if rec.OrderID != "" {
-				return c.Order(ctx, rec.OrderID)
+				o, err := c.Order(ctx, rec.OrderID)
+				if !errors.Is(err, ErrNoSuchOrder) {
+					return o, err
+				}
+				// The id recorded is not one the venue holds (a 2xx
+				// may have named another): the list tells.
 			}
 			if !rec.FirstSentAt.IsZero() {
 				filter.CreatedAtStart = rec.FirstSentAt.Add(-orders.DefaultLookback - transport.MaxClockOffset)
@@ -342,11 +380,18 @@ func (orderCodec) Facts(raw []byte) (orders.Facts, error) {
 	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == StateFailed}, nil
 }
 
-// decodeOrder decodes an order in the venue's shape.
+// decodeOrder decodes an order in the venue's shape, strictly: besides
+// what every order read refuses (wireOrder.checkJSON), an order without
+// an id or a state is unreadable.
 func decodeOrder(raw []byte) (*Order, error) {
 	o, err := decodeAs[wireOrder](raw)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
+	case o.ID == "":
+		return nil, errors.New("the order has no id")
+	case o.State == "":
+		return nil, errors.New("the order has no state")
 	}
 	return &o, nil
 }

@@ -116,8 +116,9 @@ func TestPlaceCancelLookUp(t *testing.T) {
 	}
 }
 
-// TestReadOnlyClientOpensNoStore: reading never opens or locks the intent
-// store; Close releases the one Place opened.
+// TestReadOnlyClientOpensNoStore: reading the venue never opens or locks
+// the intent store; OrderByKey, which asks the store about a key, opens
+// it as Place does; Close releases it.
 func TestReadOnlyClientOpensNoStore(t *testing.T) {
 	t.Parallel()
 	c, _, path, _ := placing(t)
@@ -128,11 +129,14 @@ func TestReadOnlyClientOpensNoStore(t *testing.T) {
 	if _, err := broker.Collect(c.Orders(ctx, broker.OrderFilter{})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.OrderByKey(ctx, "k"); !errors.Is(err, broker.ErrNoSuchOrder) {
-		t.Errorf("OrderByKey: %v", err)
+	if _, err := c.OrderByClientOrderID(ctx, "9c8ecd0f-6842-5d7c-a156-fb5db925cc6d"); !errors.Is(err, broker.ErrNoSuchOrder) {
+		t.Errorf("OrderByClientOrderID: %v", err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a reading client touched the store: %v", err)
+	}
+	if _, err := c.OrderByKey(ctx, "k"); !errors.Is(err, broker.ErrNoSuchOrder) {
+		t.Errorf("OrderByKey: %v", err)
 	}
 	if _, err := c.Place(ctx, "k", limitBuy()); err != nil {
 		t.Fatal(err)

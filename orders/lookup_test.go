@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -84,5 +87,52 @@ func TestReadStraddlingTheExpiry(t *testing.T) {
 		if n := len(e.creates()); n != 2 {
 			t.Fatalf("the venue received %d creates, want 2 (the warm-up's and the held one): the key's was sent again", n)
 		}
+	})
+}
+
+// TestBurstOfOneSymbol: a store that does not vouch (memory) looks every
+// key up before its first send, so each Place reads the symbol's list of
+// the last few minutes. 250 Places of one symbol in a burst, within the
+// venue's rate budget, fill that list to exactly 100 and 200 rows (full
+// last pages without a next link) on the way: each is confirmed by one
+// narrower read, and every Place succeeds with one order per key. Each
+// Place costs the create and the pages its window holds.
+func TestBurstOfOneSymbol(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, idempotency.NewMemoryStore())
+		ctx := context.Background()
+		const n = 250
+		perPlace := make([]int, n)
+		for i := range n {
+			before := len(e.srv.Ledger().Requests())
+			key := fmt.Sprintf("burst-%d", i)
+			cid := e.placer.ClientOrderID(key)
+			o, err := e.placer.Place(ctx, key, limitBuy("0.001"))
+			e.checkTruth(t, cid, o, err)
+			if err != nil {
+				t.Fatalf("Place #%d = %v", i+1, err)
+			}
+			perPlace[i] = len(e.srv.Ledger().Requests()) - before
+			// A bot's Places are a round trip apart at least, so no two
+			// orders share a creation time.
+			time.Sleep(20 * time.Millisecond)
+		}
+		if c := len(e.creates()); c != n {
+			t.Fatalf("%d creates for %d keys", c, n)
+		}
+		total, most, confirmations := 0, 0, 0
+		for _, r := range e.srv.Ledger().Requests() {
+			if strings.Contains(r.Target, "created_at_end=") {
+				confirmations++
+			}
+		}
+		for _, k := range perPlace {
+			total += k
+			most = max(most, k)
+		}
+		if confirmations == 0 {
+			t.Fatal("no full last page was confirmed: the burst did not reach a multiple of the page size")
+		}
+		t.Logf("%d Places: %d requests (%.2f a Place, at most %d), %d of them confirming reads", n, total, float64(total)/n, most, confirmations)
 	})
 }

@@ -369,14 +369,17 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, f
 	switch {
 	case err == nil:
 		o, derr := p.facts(resp.Body)
-		if derr == nil && o.ClientOrderID == rec.ClientOrderID {
-			return p.acknowledge(ctx, rec, o, resp.Body)
+		switch {
+		case derr != nil:
+			return p.answered2xx(ctx, rec, derr)
+		case o.ClientOrderID != rec.ClientOrderID:
+			return p.answered2xx(ctx, rec, fmt.Errorf("the %d answer names client_order_id %q", resp.StatusCode, o.ClientOrderID))
+		case o.Failed:
+			// "Rejected" invites a second order under a new key: it is
+			// said only once a lookup shows the order failed.
+			return p.answered2xx(ctx, rec, fmt.Errorf("the %d answer reports order %s failed", resp.StatusCode, o.ID))
 		}
-		cause := derr
-		if cause == nil {
-			cause = fmt.Errorf("the %d answer names client_order_id %q", resp.StatusCode, o.ClientOrderID)
-		}
-		return p.answered2xx(ctx, rec, cause)
+		return p.acknowledge(ctx, rec, o, resp.Body)
 	case errors.Is(err, transport.ErrUnknownOutcome) && resp != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
 		// A 2xx whose body could not be read whole (too large, cut
 		// off): the venue made an order. The transport returns the
@@ -433,13 +436,17 @@ func hasField(se *transport.StatusError, field string) bool {
 	return false
 }
 
-// answered2xx handles a 2xx whose order could not be read: an order
-// exists. The intent is marked so, never sent again and never taken as
-// not placed; one lookup tries to read the order.
+// answered2xx handles a 2xx that is not a verdict: its order could not
+// be read (it does not decode, contradicts itself, names another
+// client_order_id), or it reports the order failed. An order exists. The
+// intent is marked so, never sent again and never taken as not placed;
+// one lookup settles it by the venue's list: the row it shows (its id and
+// state, whatever the answer said), failed → rejected, live →
+// acknowledged; no row → unknown.
 func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause error) ([]byte, error) {
 	p.noteAnswered(rec.ClientOrderID)
 	rec.Answered2xx = true
-	reason := "acknowledged with a 2xx whose order could not be read: " + cause.Error()
+	reason := "acknowledged with a 2xx that a lookup must confirm: " + cause.Error()
 	if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
 		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 	}
