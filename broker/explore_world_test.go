@@ -178,6 +178,8 @@ func (p plan) String() string {
 		strings.Join(p.modes(), ","))
 }
 
+// proc is one process: its store and its holders. A crashed process is
+// dead: its holders' calls are refused from then on.
 type proc struct {
 	gen    int
 	dead   bool
@@ -186,6 +188,7 @@ type proc struct {
 	alive  int // holder goroutines not returned
 }
 
+// holder is one broker.Client and the goroutine placing with it.
 type holder struct {
 	id     int
 	name   string
@@ -195,6 +198,7 @@ type holder struct {
 	first  []json.RawMessage // the rows of the last first page of a list it read
 }
 
+// park is a holder waiting at a yield point for the scheduler.
 type park struct {
 	h     *holder
 	point string
@@ -214,6 +218,8 @@ type createRec struct {
 	late    bool      // delivered after the client saw it lost
 }
 
+// placeResult is one Place a live process heard the answer of; seqStart
+// and seqEnd order it against the creates (createRec.seq).
 type placeResult struct {
 	h        *holder
 	key      string
@@ -225,12 +231,14 @@ type placeResult struct {
 	sent     int // creates the call put on the wire
 }
 
+// recoverResult is one Recover a live process heard the report of.
 type recoverResult struct {
 	h   *holder
 	rep *broker.RecoverReport
 	seq int64
 }
 
+// world is one schedule's venue, processes, scheduler and record.
 type world struct {
 	t     testing.TB
 	seed  int64
