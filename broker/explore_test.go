@@ -223,7 +223,7 @@ func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
 		frng:     rand.New(rand.NewPCG(uint64(seed), 3)),
 		wake:     make(chan struct{}, 1),
 		venueOff: p.venueOffset, crashesLeft: p.gens - 1,
-		cidKey: map[string]string{}, events: map[string]int{}, detail: detail, alwaysOn: &proc{gen: -1}}
+		cidKey: map[string]string{}, settled: map[string]int64{}, events: map[string]int{}, detail: detail, alwaysOn: &proc{gen: -1}}
 	if p.crashRate == 0 {
 		w.crashesLeft = 0
 	}
@@ -360,13 +360,19 @@ func (w *world) check() {
 				fail("true-answer", "%s Recover acknowledged %s with order %q, which the venue did not create for it", rr.h.name, w.keyOf(rec.ClientOrderID), rec.OrderID)
 			}
 		}
+		at := func(rec idempotency.Record) int64 {
+			if seq, ok := w.settled[rr.h.name+"/"+rec.ClientOrderID]; ok {
+				return seq
+			}
+			return rr.seq
+		}
 		for _, rec := range rr.rep.Rejected {
-			if c, ok := orderBefore(rec.ClientOrderID, rr.seq, true); ok {
+			if c, ok := orderBefore(rec.ClientOrderID, at(rec), true); ok {
 				fail("true-answer", "%s Recover reported %s rejected while order %s is live", rr.h.name, w.keyOf(rec.ClientOrderID), c.orderID)
 			}
 		}
 		for _, rec := range rr.rep.NotPlaced {
-			if c, ok := orderBefore(rec.ClientOrderID, rr.seq, false); ok {
+			if c, ok := orderBefore(rec.ClientOrderID, at(rec), false); ok {
 				fail("true-answer", "%s Recover reported %s not placed, but order %s was created for it", rr.h.name, w.keyOf(rec.ClientOrderID), c.orderID)
 			}
 		}

@@ -267,10 +267,14 @@ type world struct {
 	nextSystem  int
 	alwaysOn    *proc // the network's and the restarts' pseudo-process: never crashes
 	cidKey      map[string]string
-	events      map[string]int
-	lastWait    time.Time
-	violations  []string
-	detail      bool // trace every step the scheduler lets a holder take
+	// settled is when (seq) a holder recorded an intent rejected or not
+	// placed, by holder name and client_order_id: what it answered is
+	// judged against the creates sent before then.
+	settled    map[string]int64
+	events     map[string]int
+	lastWait   time.Time
+	violations []string
+	detail     bool // trace every step the scheduler lets a holder take
 }
 
 // steppedClock is the client machine's wall clock: Now is the bubble's now
@@ -678,10 +682,23 @@ func (s *exploreStore) Update(ctx context.Context, rec idempotency.Record) error
 		return err
 	}
 	err := s.inner.Update(ctx, rec)
+	if err == nil && (rec.State == idempotency.NotPlaced || rec.State == idempotency.Rejected) {
+		s.w.mu.Lock()
+		s.w.seq++
+		s.w.settled[s.h.name+"/"+rec.ClientOrderID] = s.w.seq
+		s.w.mu.Unlock()
+	}
 	if yerr := s.w.yield(s.h, "after store.Update"); yerr != nil {
 		return yerr
 	}
 	return err
+}
+
+func (s *exploreStore) Release(ctx context.Context, cid, holder string) error {
+	if err := s.w.yield(s.h, "store.Release "+s.w.keyName(cid)); err != nil {
+		return err
+	}
+	return s.inner.Release(ctx, cid, holder)
 }
 
 func (s *exploreStore) List(ctx context.Context, states ...idempotency.State) ([]idempotency.Record, error) {
