@@ -67,6 +67,10 @@ demo:
 ## loopback, SIM_WIRE=memory in memory (the fastest). SIM_TIMEOUT bounds it.
 ## It prints its peak resident memory (VmHWM) last; TRADEWIRE_SIM_MEMTRACE=FILE
 ## samples its memory and the runs in flight into FILE once a second.
+## First it runs the placement explorer (broker's TestExplore) over
+## EXPLORE_SCHEDULES seeds, printing how many it ran per mode and the seed of
+## its failures (replay one: go test -run 'TestExplore$' ./broker/ -explore.seed=N).
+EXPLORE_SCHEDULES ?= 20000
 SIM_SEEDS     ?= 5
 SIM_DURATION  ?= 24h
 SIM_SATURATED ?= 2h
@@ -75,6 +79,7 @@ SIM_WIRE      ?= tls
 SIM_TIMEOUT   ?= 180m
 .PHONY: sim
 sim:
+	TRADEWIRE_EXPLORE_SCHEDULES=$(EXPLORE_SCHEDULES) $(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestExplore$$' ./broker/
 	TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_SEEDS=$(SIM_SEEDS) TRADEWIRE_SIM_DURATION=$(SIM_DURATION) \
 		TRADEWIRE_SIM_SATURATED=$(SIM_SATURATED) TRADEWIRE_SIM_HOSTILE=$(SIM_HOSTILE) TRADEWIRE_SIM_WIRE=$(SIM_WIRE) \
 		$(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestMatrix$$' ./internal/simulation/
