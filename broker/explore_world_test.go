@@ -228,7 +228,8 @@ type placeResult struct {
 	err      error
 	seqStart int64
 	seqEnd   int64
-	sent     int // creates the call put on the wire
+	sent     int       // creates the call put on the wire
+	at       time.Time // when it began
 }
 
 // recoverResult is one Recover a live process heard the report of.
@@ -586,7 +587,7 @@ func (w *world) place(ctx context.Context, h *holder, key string, invalid bool) 
 	}
 	w.mu.Lock()
 	w.seq++
-	res := placeResult{h: h, key: key, invalid: invalid, seqStart: w.seq}
+	res := placeResult{h: h, key: key, invalid: invalid, seqStart: w.seq, at: time.Now()}
 	sent0 := h.sent
 	w.mu.Unlock()
 	res.order, res.err = h.client.Place(ctx, key, w.request(h.proc.gen, invalid))

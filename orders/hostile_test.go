@@ -420,7 +420,6 @@ func TestLostClaim(t *testing.T) {
 		{"recording unknown", &lostAnswer, "", func(_ int, r idempotency.Record) bool { return r.State == idempotency.Unknown }, 1, false},
 		{"recording rejected", nil, "ZZZ-USD", func(_ int, r idempotency.Record) bool { return r.State == idempotency.Rejected }, 1, false},
 		{"recording not placed at the cap", &refused, "", func(_ int, r idempotency.Record) bool { return r.State == idempotency.NotPlaced && r.Sends > 0 }, 3, false},
-		{"recording not placed before the first send", nil, "", func(_ int, r idempotency.Record) bool { return r.State == idempotency.NotPlaced }, 0, false},
 		{"recording acknowledged", &lostAnswer, "", func(_ int, r idempotency.Record) bool { return r.State == idempotency.Acknowledged }, 1, true},
 	}
 	for _, tc := range cases {
@@ -429,10 +428,6 @@ func TestLostClaim(t *testing.T) {
 				cfg := envConfig{store: &claimStore{Store: idempotency.NewMemoryStore(), lose: tc.lose}}
 				if tc.fault != nil {
 					cfg.venue = []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{*tc.fault}})}
-				}
-				if tc.name == "recording not placed before the first send" {
-					// The lookup before the first send fails: nothing is sent.
-					cfg.venue = []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}})}
 				}
 				e := newEnvWith(t, cfg)
 				req := limitBuy("0.001")
@@ -461,6 +456,30 @@ func TestLostClaim(t *testing.T) {
 			})
 		})
 	}
+	// A store that does not vouch may have lost an earlier process's
+	// create: when the lookup before the first send fails, nothing is sent
+	// and nothing is settled. The intent stays open (not "not placed",
+	// which Recover would report as a fact) for the next lookup.
+	t.Run("the lookup before the first send fails", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			store := idempotency.NewMemoryStore()
+			e := newEnvWith(t, envConfig{store: store, venue: []brokertest.Option{brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{
+				{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}})}})
+			cid := e.placer.ClientOrderID("k")
+			o, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
+			e.checkTruth(t, cid, o, err)
+			if !errors.Is(err, transport.ErrNotSent) || len(e.creates()) != 0 {
+				t.Fatalf("Place = %v after %d creates; want nothing sent", err, len(e.creates()))
+			}
+			if rec, err := store.Get(context.Background(), cid); err != nil || rec.State != idempotency.Pending {
+				t.Fatalf("record = %+v, %v; want it still pending", rec, err)
+			}
+			rep, err := e.placer.Recover(context.Background())
+			if err != nil || len(rep.NotPlaced) != 1 || len(e.creates()) != 0 {
+				t.Fatalf("Recover = %+v, %v; want it looked up and, not found, settled as not placed", rep, err)
+			}
+		})
+	})
 	t.Run("Recover", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			store := &claimStore{Store: idempotency.NewMemoryStore(), lose: func(int, idempotency.Record) bool { return false }}

@@ -316,8 +316,14 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, f
 		}
 		if err != nil {
 			reason := "the lookup before the first send failed (it checks the store's claim that the intent is new, and reads the venue's clock)"
-			if serr := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(serr, idempotency.ErrClaimLost) {
-				return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: serr}
+			// A store that vouches knows nothing was sent for the intent:
+			// not placed. One that does not may have lost an earlier
+			// process's create, which may have landed: the intent stays
+			// open, for the next Place or Recover to look up.
+			if p.vouches() {
+				if serr := p.setState(ctx, rec, idempotency.NotPlaced, reason); errors.Is(serr, idempotency.ErrClaimLost) {
+					return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: serr}
+				}
 			}
 			return nil, &Error{Kind: transport.ErrNotSent, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: reason, Err: err}
 		}
