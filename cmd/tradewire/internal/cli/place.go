@@ -251,6 +251,12 @@ so a person can look it up.`,
 			if err != nil {
 				return err
 			}
+			if err := checkKeyFlag("idempotency-key", key); err != nil {
+				return err
+			}
+			if err := checkKeyFlag("namespace", namespace); err != nil {
+				return err
+			}
 			if key == "" {
 				fmt.Fprintln(a.opts.Stderr, "tradewire: no --idempotency-key: the create is sent once and will not be retried")
 			}
@@ -268,9 +274,23 @@ so a person can look it up.`,
 		}),
 	}
 	f.add(cmd)
-	cmd.Flags().StringVar(&key, "idempotency-key", "", "the caller's key: the same key names the same order, forever")
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "the caller's key: the same key names the same order, forever (compared byte for byte: no control characters, surrounding spaces or text not in Unicode NFC)")
 	cmd.Flags().StringVar(&namespace, "namespace", "", "a namespace for keys, such as a strategy name")
 	return cmd
+}
+
+// checkKeyFlag refuses a key (or namespace: it derives the
+// client_order_id as the key does) that idempotency.CheckKey refuses,
+// before anything is opened or sent. The key is not echoed: the byte
+// offset says where it is wrong.
+func checkKeyFlag(flag, key string) error {
+	var ke *idempotency.KeyError
+	if err := idempotency.CheckKey(key); errors.As(err, &ke) {
+		return usagef("--%s: %s at byte %d; keys are compared byte for byte, so pass the exact text meant (nothing was sent)", flag, ke.Reason, ke.Offset)
+	} else if err != nil {
+		return usagef("--%s: %v (nothing was sent)", flag, err)
+	}
+	return nil
 }
 
 func newOrderCancelCmd(a *app) *cobra.Command {

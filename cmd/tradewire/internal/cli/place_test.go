@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -200,5 +202,42 @@ func TestOrderPlace_InvalidSendsNothing(t *testing.T) {
 	}
 	if n := len(srv.Ledger().Requests()); n != 0 {
 		t.Fatalf("invalid orders sent %d requests", n)
+	}
+}
+
+// TestOrderPlace_RefusesKeysNotMeant: a key (or namespace) that looks
+// like another but has other bytes would derive another client_order_id;
+// it is refused before the store is opened or anything is sent.
+func TestOrderPlace_RefusesKeysNotMeant(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--idempotency-key", "entry-1 ", "trailing whitespace U+0020 at byte 7"},
+		{"--idempotency-key", " entry-1", "leading whitespace U+0020 at byte 0"},
+		{"--idempotency-key", "entry-1\x00", "control character U+0000 at byte 7"},
+		{"--idempotency-key", "entry\n1", "control character U+000A at byte 5"},
+		{"--idempotency-key", "cafe\u0301", "not in Unicode NFC"},
+		{"--idempotency-key", "k\xff", "not valid UTF-8"},
+		{"--namespace", "momentum\t", "control character U+0009"},
+	} {
+		args := append(append([]string{}, placeArgs...), tc.flag, tc.value)
+		if tc.flag != "--idempotency-key" {
+			args = append(args, "--idempotency-key", "k")
+		}
+		r := runCLI(t, env, "", args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.flag+": ") || !strings.Contains(r.stderr, tc.want) ||
+			!strings.Contains(r.stderr, "nothing was sent") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s %+q: exit %d, stderr %q; want 2 and one line with %q", tc.flag, tc.value, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Errorf("refused keys sent %d requests", n)
+	}
+	if _, err := os.Stat(env[envStore]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused key opened the store: %v", err)
+	}
+	// The key as meant is placed.
+	if r := runCLI(t, env, "", append(append([]string{}, placeArgs...), "--idempotency-key", "caf\u00e9")...); r.code != exitOK {
+		t.Errorf("NFC key: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
