@@ -240,7 +240,8 @@ none.
 
 Without --idempotency-key the create is sent once under a random id and never
 retried. An outcome that stays unknown exits 5 and prints the client_order_id,
-so a person can look it up.`,
+so a person can look it up; so does a command stopped while it waits (Ctrl-C,
+SIGTERM, or the SIGHUP of a closed terminal or ssh session).`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			format, err := a.outputFormat()
