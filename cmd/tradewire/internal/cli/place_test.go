@@ -241,3 +241,49 @@ func TestOrderPlace_RefusesKeysNotMeant(t *testing.T) {
 		t.Errorf("NFC key: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestOrderPlace_RefusesWhatThePairRefuses: an order that breaks its
+// pair's increments or maximum order size (what preview reports) is
+// refused before the create is sent, naming the flag; one that breaks none
+// is placed.
+func TestOrderPlace_RefusesWhatThePairRefuses(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	order := func(qty, price string) []string {
+		return []string{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit",
+			"--quantity", qty, "--limit-price", price, "--idempotency-key", "k-" + qty + "-" + price}
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{order("0.000000001", "1000"), []string{"--quantity: 0.000000001 is not a multiple of 0.00000001", "not_a_multiple_of_increment"}},
+		{order("0.001", "1000.001"), []string{"--limit-price: 1000.001 is not a multiple of 0.01"}},
+		{order("21", "1000"), []string{"--quantity: 21 BTC is above the maximum order size 20", "above_max_order_size"}},
+		{[]string{"order", "place", "--symbol", "BTC-USD", "--side", "sell", "--type", "stop_loss",
+			"--quantity", "0.001", "--stop-price", "999.999", "--idempotency-key", "s"}, []string{"--stop-price: 999.999 is not a multiple of 0.01"}},
+	} {
+		r := runCLI(t, env, "", tc.args...)
+		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "the create was not sent") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", tc.args, r.code, r.stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, r.stderr, w)
+			}
+		}
+	}
+	if n := creates(srv); n != 0 {
+		t.Fatalf("%d creates sent for orders the pair refuses", n)
+	}
+	placed := order("20", "1000")
+	if r := runCLI(t, env, "", placed...); r.code != exitOK || creates(srv) != 1 {
+		t.Errorf("the maximum itself: exit %d, stderr %q, %d creates", r.code, r.stderr, creates(srv))
+	}
+	// A key the store holds names its order: Place answers for it, and no
+	// pair rule is read as if nothing had been placed under it.
+	again := append(append([]string{}, order("21", "1000")...), "--idempotency-key", placed[len(placed)-1])
+	if r := runCLI(t, env, "", again...); r.code == exitOK || strings.Contains(r.stderr, "the create was not sent") || creates(srv) != 1 {
+		t.Errorf("a placed key with another size: exit %d, stderr %q, %d creates; want the key's order named", r.code, r.stderr, creates(srv))
+	}
+}
