@@ -177,9 +177,13 @@ func (f *orderRequestFlags) fields() (broker.OrderRequest, error) {
 		if strings.TrimSpace(p.value) == "" {
 			continue
 		}
-		d, err := parseDecimal("--"+p.flag, strings.TrimSpace(p.value))
+		d, err := parseDecimal("--"+p.flag, p.value)
 		if err != nil {
 			return req, err
+		}
+		// A zero would read as "not given" (broker.OrderRequest).
+		if d.IsZero() {
+			return req, usagef("--%s: %s: must be positive (nothing was sent)", p.flag, d)
 		}
 		*p.dst = d
 	}

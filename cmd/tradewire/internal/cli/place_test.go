@@ -287,3 +287,40 @@ func TestOrderPlace_RefusesWhatThePairRefuses(t *testing.T) {
 		t.Errorf("a placed key with another size: exit %d, stderr %q, %d creates; want the key's order named", r.code, r.stderr, creates(srv))
 	}
 }
+
+// TestOrderFlags_AmountMessages: an amount flag's spaces around the value
+// are trimmed (as every flag's are) and its message says so; a zero is
+// refused as not positive, not read as a size never given.
+func TestOrderFlags_AmountMessages(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	limit := func(qty, price string) []string {
+		return []string{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit", "--quantity", qty, "--limit-price", price}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{limit("0", "1000"), "--quantity: 0: must be positive"},
+		{limit("0.000", "1000"), "--quantity: 0: must be positive"},
+		{limit(" 0 ", "1000"), "--quantity: 0: must be positive"},
+		{limit("0.001", "0"), "--limit-price: 0: must be positive"},
+		{[]string{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit", "--quote-amount", "0", "--limit-price", "1000"},
+			"--quote-amount: 0: must be positive"},
+		{[]string{"preview", "--symbol", "BTC-USD", "--side", "buy", "--type", "market", "--quantity", "0"}, "--quantity: 0: must be positive"},
+		{limit("0.0 01", "1000"), `--quantity: "0.0 01" is not a decimal number`},
+		{limit(" 0.0 01 ", "1000"), "spaces around the value are trimmed"},
+	} {
+		r := runCLI(t, env, "", tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "exactly one of") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Fatalf("refused amounts sent %d requests", n)
+	}
+	// Trimmed as the message says: placed.
+	if r := runCLI(t, env, "", append(limit(" 0.001 ", "1000 "), "--idempotency-key", "trimmed")...); r.code != exitOK || creates(srv) != 1 {
+		t.Errorf("spaces around the amounts: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
