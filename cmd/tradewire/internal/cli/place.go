@@ -82,10 +82,10 @@ func (a *app) accountNumber(ctx context.Context) (string, error) {
 }
 
 // placer builds a broker client that places on the account, with the
-// intent store it returns; close releases the store. Everything that can be checked
-// offline is, before the first request: the flags, the client, and the
-// store file, which is opened before the accounts list is read (a fleet's
-// store in Redis is keyed by the account, so it opens after).
+// intent store it returns; close releases the store. Everything that can
+// be checked offline is, before the first request: the flags, the client,
+// and the store file, which is opened before the accounts list is read (a
+// fleet's store in Redis is keyed by the account, so it opens after).
 func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, store idempotency.Store, close func(), err error) {
 	c, err := a.brokerClient()
 	if err != nil {
@@ -302,7 +302,10 @@ SIGTERM, or the SIGHUP of a closed terminal or ssh session).`,
 func checkPairRules(ctx context.Context, c *broker.Client, req broker.OrderRequest) error {
 	pv, err := c.Preview(ctx, req)
 	if err != nil {
-		return ctx.Err() // a cancelled command sends nothing; otherwise the venue judges
+		if ctx.Err() != nil {
+			return fmt.Errorf("order place: stopped before the create was sent: %w", ctx.Err())
+		}
+		return nil // the venue judges
 	}
 	var broken []string
 	for _, v := range pv.Violations {
