@@ -8,6 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // StoreFileError is an intent store file refused before bbolt opens it:
@@ -88,24 +92,29 @@ func readBoltMeta(f io.ReaderAt, off int64) (boltMeta, error) {
 	return meta, nil
 }
 
-// checkStoreFile refuses a file at path that bbolt cannot open safely. A
-// path that does not exist is fine: Open creates the store. An existing
-// file must hold both meta pages whole, and each one's high-water mark
-// (pgid × page size) must lie within the file: bbolt grows the file
-// before it commits a larger one, so a shorter file is a truncated copy.
+// checkStoreFile refuses a file at path that bbolt cannot open safely,
+// and creates the store when path does not exist (createStoreFile). An
+// existing file must hold both meta pages whole, and each one's
+// high-water mark (pgid × page size) must lie within the file: bbolt
+// grows the file before it commits a larger one, so a shorter file is a
+// truncated copy.
 //
-// An empty file is refused too: a store is written (its meta pages synced)
-// when it is created, before any intent, so an empty file is not a new
-// store but one whose contents are gone; opening it would forget every
-// intent and let a create be sent again without a lookup.
+// An empty file is refused too: a store is whole (its meta pages synced)
+// before it appears at its path, so an empty file is not a new store but
+// one whose contents are gone; opening it would forget every intent and
+// let a create be sent again without a lookup.
 func checkStoreFile(path string) error {
 	bad := func(format string, args ...any) error {
 		return &StoreFileError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := createStoreFile(path); err != nil {
+			return err
+		}
+		info, err = os.Stat(path)
+	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
 	case err != nil:
 		return fmt.Errorf("idempotency: open %s: %w", path, err)
 	case info.IsDir():
@@ -149,4 +158,100 @@ func checkStoreFile(path string) error {
 		}
 	}
 	return nil
+}
+
+// openNewStoreFile opens the file a new store is built in (bbolt's
+// Options.OpenFile). Tests replace it to make the build's writes fail, as
+// on a full disk.
+var openNewStoreFile = os.OpenFile
+
+// createStoreFile creates a new, empty intent store at path, whole or not
+// at all: bbolt builds it in a temporary file in the same directory,
+// which is synced, linked at path and unlinked, and the directory is
+// synced. A failure part way (a full disk) leaves nothing at path, so the
+// next Open creates the store again instead of refusing a half-written
+// file as damaged. A file another process put at path meanwhile is kept.
+// A process killed while building leaves only a temporary file named
+// .<name>.new-*, which nothing reads.
+func createStoreFile(path string) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("idempotency: create %s: %w (nothing was left at that path)", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+name+".new-*")
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	_ = f.Close()
+	// Once linked at path, tmp is a second name for the store: remove it.
+	defer os.Remove(tmp)
+	if err := buildStoreFile(tmp); err != nil {
+		return fail(err)
+	}
+	switch err := os.Link(tmp, path); {
+	case errors.Is(err, fs.ErrExist):
+		return nil // another process created the store first: theirs is checked
+	case err != nil:
+		// A file system without hard links: rename, unless a store
+		// appeared meanwhile.
+		if _, serr := os.Lstat(path); serr == nil {
+			return nil
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fail(err)
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("idempotency: create %s: syncing its directory: %w", path, err)
+	}
+	return nil
+}
+
+// buildStoreFile writes an empty intent store, its bucket made, into the
+// empty file at path and syncs it.
+func buildStoreFile(path string) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait, OpenFile: openNewStoreFile})
+	if err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketIntents)
+		return err
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir makes a new name in dir durable. Windows cannot sync a
+// directory; NTFS journals the rename.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

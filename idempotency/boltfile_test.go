@@ -194,3 +194,78 @@ func FuzzCheckStoreFile(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenAfterAFailedCreate: a store whose creation fails part way (a
+// full disk: here every write fails) leaves nothing at its path, so the
+// next Open creates it instead of refusing a half-written file as
+// damaged with its intents gone. Not parallel: it replaces
+// openNewStoreFile.
+func TestOpenAfterAFailedCreate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "intents.db")
+	openNewStoreFile = func(name string, _ int, perm os.FileMode) (*os.File, error) {
+		// The file opens, but for reading only: every write bbolt makes fails.
+		return os.OpenFile(name, os.O_RDONLY|os.O_CREATE, perm)
+	}
+	t.Cleanup(func() { openNewStoreFile = os.OpenFile })
+	s, err := Open(path)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open created a store though every write failed")
+	}
+	var sfe *StoreFileError
+	if errors.As(err, &sfe) || !strings.Contains(err.Error(), "nothing was left") {
+		t.Errorf("Open: %v; want a failed create that says nothing was left at the path", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a failed create left %v in the store's directory", entries)
+	}
+
+	openNewStoreFile = os.OpenFile // the disk has room again
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("Open after a failed create: %v", err)
+	}
+	ctx := context.Background()
+	if _, _, err := s.Create(ctx, Record{ClientOrderID: "id-1", Key: "k", State: Pending, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the store's directory holds %v, want the store alone", entries)
+	}
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("reopening: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Get(ctx, "id-1"); err != nil {
+		t.Errorf("the intent written after the failed create: %v", err)
+	}
+}
+
+// TestOpenKeepsAStoreCreatedMeanwhile: a store another process put at the
+// path while this one built its own is the one opened.
+func TestOpenKeepsAStoreCreatedMeanwhile(t *testing.T) {
+	t.Parallel()
+	path, _ := fullStore(t)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createStoreFile(path); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("creating over an existing store changed it")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("the store's directory holds %v, want the store alone", entries)
+	}
+}

@@ -14,7 +14,10 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, a supervisor's stop and a closed terminal or ssh session
+	// (SIGHUP) all end the command through its context: a write under
+	// way ends with exit 5 and its line, not a silent death.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := cli.Run(ctx, os.Args[1:], cli.Options{
 		Getenv: os.Getenv,
 		Stdin:  os.Stdin,

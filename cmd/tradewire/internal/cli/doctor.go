@@ -64,8 +64,8 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Use:   "doctor",
 		Short: "Check credentials, clock, connection, account and orders (read-only)",
 		Long: `doctor checks, without changing anything at the venue, that tradewire can
-trade: the credentials load (and the key file is private), the venue
-answers and over which protocol, how far this machine's clock is from the
+trade: the credentials load (and the key file is private), a fleet's Redis
+(--redis-url) answers, the venue answers and over which protocol, how far this machine's clock is from the
 venue's and the round-trip time, that the account reads and is tradable,
 and that a page of orders reads. Each line says ok, warn or FAIL; a
 problem line says how to fix it. Exit 0 when nothing failed.`,
@@ -109,7 +109,15 @@ func (a *app) doctor(ctx context.Context, d *doctorReport) error {
 	})
 	c, err := a.brokerClient(observe)
 	if err != nil {
-		d.fail("client", err.Error(), "check --base-url, --rate-per-minute and --burst")
+		var down *unavailableError
+		switch {
+		case errors.As(err, &down): // only the fleet's Redis is reached before the venue
+			d.fail("redis", err.Error(), "start the fleet's Redis, or point --"+flagRedisURL+" (env "+envRedisURL+") at the one it runs on; the rate budget and the intent store live there")
+		case a.redisURL() != "":
+			d.fail("client", err.Error(), "check --base-url, --rate-per-minute, --burst and --"+flagRedisURL+" (env "+envRedisURL+")")
+		default:
+			d.fail("client", err.Error(), "check --base-url, --rate-per-minute and --burst")
+		}
 		return err
 	}
 	tc := c.Transport()

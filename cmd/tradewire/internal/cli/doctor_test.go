@@ -149,3 +149,26 @@ func TestDoctorUnreachable(t *testing.T) {
 		t.Errorf("exit %d, want %d", r.code, exitFailure)
 	}
 }
+
+// TestDoctorRedisUnreachable: the fix line for a fleet's Redis that cannot
+// be reached names Redis and its flag and variable, not the venue's flags;
+// exit 4, as for any command that needs it.
+func TestDoctorRedisUnreachable(t *testing.T) {
+	t.Parallel()
+	v := newDoctorVenue(t, 0, http.StatusOK)
+	env := credEnv(v.srv.URL)
+	env[envRedisURL] = "redis://:hunter22@127.0.0.1:1/0"
+	r := runCLI(t, env, "", "doctor")
+	checkLine(t, r.stdout, "FAIL", "redis", "cannot be reached")
+	fix := r.stdout[strings.Index(r.stdout, "fix:"):]
+	if !strings.Contains(fix, "--redis-url") || !strings.Contains(fix, "TRADEWIRE_REDIS_URL") ||
+		strings.Contains(fix, "--base-url") || strings.Contains(fix, "--rate-per-minute") {
+		t.Errorf("fix line %q; want it to name --redis-url and TRADEWIRE_REDIS_URL only", fix)
+	}
+	if r.code != exitGaveUp || strings.Contains(r.stdout+r.stderr, "hunter22") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 4 and no password", r.code, r.stdout, r.stderr)
+	}
+	if n := len(v.methods()); n != 0 {
+		t.Errorf("%d requests sent without the shared budget", n)
+	}
+}

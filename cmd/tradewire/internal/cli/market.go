@@ -138,7 +138,7 @@ func estimateRow(e broker.PriceEstimate, m money) []string {
 func parseQuantities(s string) ([]decimal.Decimal, error) {
 	var out []decimal.Decimal
 	for _, f := range strings.Split(s, ",") {
-		d, err := parseDecimal("--quantity", strings.TrimSpace(f))
+		d, err := parseDecimal("--quantity", f)
 		if err != nil {
 			return nil, err
 		}

@@ -82,23 +82,22 @@ func (a *app) accountNumber(ctx context.Context) (string, error) {
 }
 
 // placer builds a broker client that places on the account, with the
-// intent store; close releases the store. Everything that can be checked
-// offline is, before the first request: the flags, the client, and the
-// store file, which is opened before the accounts list is read (a fleet's
-// store in Redis is keyed by the account, so it opens after).
-func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, close func(), err error) {
+// intent store it returns; close releases the store. Everything that can
+// be checked offline is, before the first request: the flags, the client,
+// and the store file, which is opened before the accounts list is read (a
+// fleet's store in Redis is keyed by the account, so it opens after).
+func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, store idempotency.Store, close func(), err error) {
 	c, err := a.brokerClient()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	log, err := a.logger()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var store idempotency.Store
 	if a.redisURL() == "" {
 		if store, err = a.intentStore(ctx, nil); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	number := a.accountNumberFlag()
@@ -115,15 +114,15 @@ func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, c
 		if store != nil {
 			store.Close()
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p, err = broker.NewFromTransport(c.Transport(), broker.WithLogger(log),
 		broker.WithAccountNumber(number), broker.WithIntentStore(store), broker.WithPlacerOptions(orders.WithNamespace(namespace)))
 	if err != nil {
 		store.Close()
-		return nil, nil, usagef("%v", err)
+		return nil, nil, nil, usagef("%v", err)
 	}
-	return p, func() { p.Close(); store.Close() }, nil
+	return p, store, func() { p.Close(); store.Close() }, nil
 }
 
 // orderRequestFlags are the flags that describe an order, shared by
@@ -178,9 +177,13 @@ func (f *orderRequestFlags) fields() (broker.OrderRequest, error) {
 		if strings.TrimSpace(p.value) == "" {
 			continue
 		}
-		d, err := parseDecimal("--"+p.flag, strings.TrimSpace(p.value))
+		d, err := parseDecimal("--"+p.flag, p.value)
 		if err != nil {
 			return req, err
+		}
+		// A zero would read as "not given" (broker.OrderRequest).
+		if d.IsZero() {
+			return req, usagef("--%s: %s: must be positive (nothing was sent)", p.flag, d)
 		}
 		*p.dst = d
 	}
@@ -233,6 +236,9 @@ once every signature it was sent with has expired and a second lookup found
 nothing. Running the same command again is always safe: an acknowledged key
 prints its order and sends nothing.
 
+A new order that breaks its trading pair's increments or maximum order size
+(as preview reports them) exits 2 before the create is sent.
+
 --time-in-force sets how long a limit or stop order stays open: gtc (the
 default) until it fills or is canceled, gfd, gfw or gfm until the end of the
 venue's day, week or month, when the venue cancels it. Market orders take
@@ -240,7 +246,8 @@ none.
 
 Without --idempotency-key the create is sent once under a random id and never
 retried. An outcome that stays unknown exits 5 and prints the client_order_id,
-so a person can look it up.`,
+so a person can look it up; so does a command stopped while it waits (Ctrl-C,
+SIGTERM, or the SIGHUP of a closed terminal or ssh session).`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			format, err := a.outputFormat()
@@ -251,15 +258,28 @@ so a person can look it up.`,
 			if err != nil {
 				return err
 			}
+			if err := checkKeyFlag("idempotency-key", key); err != nil {
+				return err
+			}
+			if err := checkKeyFlag("namespace", namespace); err != nil {
+				return err
+			}
 			if key == "" {
 				fmt.Fprintln(a.opts.Stderr, "tradewire: no --idempotency-key: the create is sent once and will not be retried")
 			}
 			ctx := cmd.Context()
-			p, closeStore, err := a.placer(ctx, namespace)
+			p, store, closeStore, err := a.placer(ctx, namespace)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
+			// A key the store holds was placed, refused or is being
+			// settled: Place answers for it, by the rules it was sent under.
+			if _, err := store.Get(ctx, p.ClientOrderID(key)); key == "" || errors.Is(err, idempotency.ErrNotFound) {
+				if err := checkPairRules(ctx, p, req); err != nil {
+					return err
+				}
+			}
 			o, err := p.Place(ctx, key, req)
 			if err != nil {
 				return err
@@ -268,9 +288,52 @@ so a person can look it up.`,
 		}),
 	}
 	f.add(cmd)
-	cmd.Flags().StringVar(&key, "idempotency-key", "", "the caller's key: the same key names the same order, forever")
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "the caller's key: the same key names the same order, forever (compared byte for byte: no control characters, surrounding spaces or text not in Unicode NFC)")
 	cmd.Flags().StringVar(&namespace, "namespace", "", "a namespace for keys, such as a strategy name")
 	return cmd
+}
+
+// checkPairRules refuses, before the create is sent, a new order that
+// breaks its trading pair's increments or maximum order size: the rules
+// preview checks, by the same broker.Client.Preview, which the venue
+// would refuse the create for. A size given as a quote amount is judged
+// at a price that can move, so only the venue judges its maximum. When
+// the pair cannot be read the create goes out and the venue judges it.
+func checkPairRules(ctx context.Context, c *broker.Client, req broker.OrderRequest) error {
+	pv, err := c.Preview(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("order place: stopped before the create was sent: %w", ctx.Err())
+		}
+		return nil // the venue judges
+	}
+	var broken []string
+	for _, v := range pv.Violations {
+		switch {
+		case v.Code == broker.ViolationNotMultiple,
+			v.Code == broker.ViolationAboveMaximum && !req.AssetQuantity.IsZero():
+			field := v.Field[strings.IndexByte(v.Field, '.')+1:] // after "limit_order_config."
+			broken = append(broken, fmt.Sprintf("%s: %s (%s)", flagForField(field), v.Detail, v.Code))
+		}
+	}
+	if len(broken) > 0 {
+		return usagef("%s; the venue would refuse it by %s's rules (see tradewire preview); the create was not sent", strings.Join(broken, "; "), req.Symbol)
+	}
+	return nil
+}
+
+// checkKeyFlag refuses a key (or namespace: it derives the
+// client_order_id as the key does) that idempotency.CheckKey refuses,
+// before anything is opened or sent. The key is not echoed: the byte
+// offset says where it is wrong.
+func checkKeyFlag(flag, key string) error {
+	var ke *idempotency.KeyError
+	if err := idempotency.CheckKey(key); errors.As(err, &ke) {
+		return usagef("--%s: %s at byte %d; keys are compared byte for byte, so pass the exact text meant (nothing was sent)", flag, ke.Reason, ke.Offset)
+	} else if err != nil {
+		return usagef("--%s: %v (nothing was sent)", flag, err)
+	}
+	return nil
 }
 
 func newOrderCancelCmd(a *app) *cobra.Command {
@@ -404,7 +467,7 @@ at start-up. Intents it could not settle exit 5.`,
 				return err
 			}
 			ctx := cmd.Context()
-			p, closeStore, err := a.placer(ctx, "")
+			p, _, closeStore, err := a.placer(ctx, "")
 			if err != nil {
 				return err
 			}

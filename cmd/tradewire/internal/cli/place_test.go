@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -200,5 +202,125 @@ func TestOrderPlace_InvalidSendsNothing(t *testing.T) {
 	}
 	if n := len(srv.Ledger().Requests()); n != 0 {
 		t.Fatalf("invalid orders sent %d requests", n)
+	}
+}
+
+// TestOrderPlace_RefusesKeysNotMeant: a key (or namespace) that looks
+// like another but has other bytes would derive another client_order_id;
+// it is refused before the store is opened or anything is sent.
+func TestOrderPlace_RefusesKeysNotMeant(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--idempotency-key", "entry-1 ", "trailing whitespace U+0020 at byte 7"},
+		{"--idempotency-key", " entry-1", "leading whitespace U+0020 at byte 0"},
+		{"--idempotency-key", "entry-1\x00", "control character U+0000 at byte 7"},
+		{"--idempotency-key", "entry\n1", "control character U+000A at byte 5"},
+		{"--idempotency-key", "cafe\u0301", "not in Unicode NFC"},
+		{"--idempotency-key", "k\xff", "not valid UTF-8"},
+		{"--namespace", "momentum\t", "control character U+0009"},
+	} {
+		args := append(append([]string{}, placeArgs...), tc.flag, tc.value)
+		if tc.flag != "--idempotency-key" {
+			args = append(args, "--idempotency-key", "k")
+		}
+		r := runCLI(t, env, "", args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.flag+": ") || !strings.Contains(r.stderr, tc.want) ||
+			!strings.Contains(r.stderr, "nothing was sent") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s %+q: exit %d, stderr %q; want 2 and one line with %q", tc.flag, tc.value, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Errorf("refused keys sent %d requests", n)
+	}
+	if _, err := os.Stat(env[envStore]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused key opened the store: %v", err)
+	}
+	// The key as meant is placed.
+	if r := runCLI(t, env, "", append(append([]string{}, placeArgs...), "--idempotency-key", "caf\u00e9")...); r.code != exitOK {
+		t.Errorf("NFC key: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestOrderPlace_RefusesWhatThePairRefuses: an order that breaks its
+// pair's increments or maximum order size (what preview reports) is
+// refused before the create is sent, naming the flag; one that breaks none
+// is placed.
+func TestOrderPlace_RefusesWhatThePairRefuses(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	order := func(qty, price string) []string {
+		return []string{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit",
+			"--quantity", qty, "--limit-price", price, "--idempotency-key", "k-" + qty + "-" + price}
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{order("0.000000001", "1000"), []string{"--quantity: 0.000000001 is not a multiple of 0.00000001", "not_a_multiple_of_increment"}},
+		{order("0.001", "1000.001"), []string{"--limit-price: 1000.001 is not a multiple of 0.01"}},
+		{order("21", "1000"), []string{"--quantity: 21 BTC is above the maximum order size 20", "above_max_order_size"}},
+		{[]string{"order", "place", "--symbol", "BTC-USD", "--side", "sell", "--type", "stop_loss",
+			"--quantity", "0.001", "--stop-price", "999.999", "--idempotency-key", "s"}, []string{"--stop-price: 999.999 is not a multiple of 0.01"}},
+	} {
+		r := runCLI(t, env, "", tc.args...)
+		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "the create was not sent") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", tc.args, r.code, r.stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, r.stderr, w)
+			}
+		}
+	}
+	if n := creates(srv); n != 0 {
+		t.Fatalf("%d creates sent for orders the pair refuses", n)
+	}
+	placed := order("20", "1000")
+	if r := runCLI(t, env, "", placed...); r.code != exitOK || creates(srv) != 1 {
+		t.Errorf("the maximum itself: exit %d, stderr %q, %d creates", r.code, r.stderr, creates(srv))
+	}
+	// A key the store holds names its order: Place answers for it, and no
+	// pair rule is read as if nothing had been placed under it.
+	again := append(append([]string{}, order("21", "1000")...), "--idempotency-key", placed[len(placed)-1])
+	if r := runCLI(t, env, "", again...); r.code == exitOK || strings.Contains(r.stderr, "the create was not sent") || creates(srv) != 1 {
+		t.Errorf("a placed key with another size: exit %d, stderr %q, %d creates; want the key's order named", r.code, r.stderr, creates(srv))
+	}
+}
+
+// TestOrderFlags_AmountMessages: an amount flag's spaces around the value
+// are trimmed (as every flag's are) and its message says so; a zero is
+// refused as not positive, not read as a size never given.
+func TestOrderFlags_AmountMessages(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	limit := func(qty, price string) []string {
+		return []string{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit", "--quantity", qty, "--limit-price", price}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{limit("0", "1000"), "--quantity: 0: must be positive"},
+		{limit("0.000", "1000"), "--quantity: 0: must be positive"},
+		{limit(" 0 ", "1000"), "--quantity: 0: must be positive"},
+		{limit("0.001", "0"), "--limit-price: 0: must be positive"},
+		{[]string{"order", "place", "--symbol", "BTC-USD", "--side", "buy", "--type", "limit", "--quote-amount", "0", "--limit-price", "1000"},
+			"--quote-amount: 0: must be positive"},
+		{[]string{"preview", "--symbol", "BTC-USD", "--side", "buy", "--type", "market", "--quantity", "0"}, "--quantity: 0: must be positive"},
+		{limit("0.0 01", "1000"), `--quantity: "0.0 01" is not a decimal number`},
+		{limit(" 0.0 01 ", "1000"), "spaces around the value are trimmed"},
+	} {
+		r := runCLI(t, env, "", tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "exactly one of") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Fatalf("refused amounts sent %d requests", n)
+	}
+	// Trimmed as the message says: placed.
+	if r := runCLI(t, env, "", append(limit(" 0.001 ", "1000 "), "--idempotency-key", "trimmed")...); r.code != exitOK || creates(srv) != 1 {
+		t.Errorf("spaces around the amounts: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

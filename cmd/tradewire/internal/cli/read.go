@@ -95,12 +95,13 @@ func (q *readQuery) table() bool { return q.format == outputTable }
 // parseDecimal parses a decimal flag value exactly (never through
 // float64) with the library's one rule for decimals sent (wire.ParseAmount:
 // plain digits, at most 18 decimal places and 20 before the point, no
-// exponent or sign but minus), naming the flag when it breaks it.
+// exponent or sign but minus), naming the flag when it breaks it. Spaces
+// around the value are trimmed, as for every flag, and its message says so.
 func parseDecimal(flag, s string) (decimal.Decimal, error) {
-	d, err := wire.ParseAmount(flag, s)
+	d, err := wire.ParseAmount(flag, strings.TrimSpace(s))
 	var ae *wire.AmountError
 	if errors.As(err, &ae) {
-		return decimal.Decimal{}, usagef("%s: %s", flag, ae.Reason)
+		return decimal.Decimal{}, usagef("%s: %s; spaces around the value are trimmed", flag, ae.Reason)
 	}
 	return d, err
 }
