@@ -173,6 +173,9 @@ func (c *Client) closeStore() error {
 // ErrUnknownOutcome, ErrRejected, ErrNotPlaced, ErrNotSent,
 // ErrInvalidRequest; anything else is to be treated as unknown.
 func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Order, error) {
+	if err := checkIdempotencyKey(key); err != nil {
+		return nil, err
+	}
 	if err := checkOrder(req); err != nil {
 		return nil, err
 	}
@@ -231,6 +234,9 @@ func (c *Client) ClientOrderID(key string) string {
 func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
 	if key == "" {
 		return nil, &ArgumentError{Field: "key", Reason: "must not be empty"}
+	}
+	if err := checkIdempotencyKey(key); err != nil {
+		return nil, err
 	}
 	n, err := c.accountNumber(ctx)
 	if err != nil {
@@ -394,4 +400,15 @@ func decodeOrder(raw []byte) (*Order, error) {
 		return nil, errors.New("the order has no state")
 	}
 	return &o, nil
+}
+
+// checkIdempotencyKey refuses, as an *ArgumentError, an idempotency key that cannot
+// be what its caller meant (idempotency.CheckKey): keys are compared byte
+// for byte.
+func checkIdempotencyKey(key string) error {
+	var ke *idempotency.KeyError
+	if err := idempotency.CheckKey(key); errors.As(err, &ke) {
+		return &ArgumentError{Field: "key", Reason: fmt.Sprintf("at byte %d: %s (a key is compared byte for byte)", ke.Offset, ke.Reason)}
+	}
+	return nil
 }

@@ -173,3 +173,31 @@ func TestPlaceRefusesWhatPreviewRefuses(t *testing.T) {
 		t.Error("a refused request opened the store")
 	}
 }
+
+// TestPlaceRefusesKeysNotMeant: a key is compared byte for byte, so one
+// that cannot be what its caller meant (surrounding whitespace, a control
+// character, text not in NFC) is refused, naming the key, before anything
+// is sent or the store is opened; OrderByKey refuses it too.
+func TestPlaceRefusesKeysNotMeant(t *testing.T) {
+	t.Parallel()
+	c, srv, path, _ := placing(t)
+	for _, key := range []string{"k ", " k", "k\x00", "k\n", "cafe\u0301", "\xff"} {
+		_, err := c.Place(context.Background(), key, limitBuy())
+		var a *broker.ArgumentError
+		if !errors.As(err, &a) || a.Field != "key" || !errors.Is(err, broker.ErrInvalidRequest) {
+			t.Errorf("Place(%q) = %v; want an *ArgumentError on key", key, err)
+		}
+		if _, err := c.OrderByKey(context.Background(), key); !errors.As(err, &a) || a.Field != "key" {
+			t.Errorf("OrderByKey(%q) = %v; want an *ArgumentError on key", key, err)
+		}
+	}
+	if len(srv.Ledger().Requests()) != 0 {
+		t.Error("something was sent")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a refused key opened the store")
+	}
+	if _, err := c.Place(context.Background(), "caf\u00e9 #1", limitBuy()); err != nil {
+		t.Fatalf("Place of a key in NFC: %v", err)
+	}
+}

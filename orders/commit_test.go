@@ -2,6 +2,7 @@ package orders_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -163,4 +164,20 @@ func BenchmarkPlaceLatency(b *testing.B) {
 	b.ReportMetric(float64(place)/float64(floor), "place/floor")
 	b.ReportMetric(float64(whole)/float64(floor), "whole/floor")
 	b.ReportMetric(float64(floor.Microseconds())/float64(b.N), "floor-µs/op")
+}
+
+// TestPlaceRefusesKeysNotMeant: the engine refuses a key CheckKey refuses
+// before it records or sends anything.
+func TestPlaceRefusesKeysNotMeant(t *testing.T) {
+	w := &writeLog{}
+	p, _, srv := placement(t, func(s idempotency.Store) idempotency.Store { w.Store = s; return w }, nil)
+	before := len(srv.Ledger().Requests())
+	_, err := p.Place(context.Background(), "k\t", handBuy)
+	var ke *idempotency.KeyError
+	if !errors.Is(err, transport.ErrInvalidRequest) || !errors.As(err, &ke) {
+		t.Fatalf("Place = %v; want a refused key", err)
+	}
+	if n := len(srv.Ledger().Requests()) - before; n != 0 || len(w.log) != 0 {
+		t.Fatalf("%d requests sent, writes %q; want none", n, w.log)
+	}
 }

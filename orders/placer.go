@@ -177,9 +177,17 @@ func (p *Placer) ClientOrderID(key string) string {
 // under a random id and never again: its ambiguous outcome is unknown
 // (transport.ErrUnknownOutcome).
 //
-// Errors: an *Error (its Kind says which outcome), or Body's error; see
-// the package documentation for what each means and the switch to write.
+// A key idempotency.CheckKey refuses (keys are compared byte for byte) is
+// refused before anything is recorded or sent, with an error matching
+// transport.ErrInvalidRequest that wraps its *idempotency.KeyError.
+//
+// Errors: an *Error (its Kind says which outcome), Body's error, or the
+// refusal of the key; see the package documentation for what each means
+// and the switch to write.
 func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error) {
+	if err := idempotency.CheckKey(key); err != nil {
+		return nil, fmt.Errorf("orders: %w: %w", transport.ErrInvalidRequest, err)
+	}
 	cid := uuid.NewString()
 	if key != "" {
 		cid = p.ClientOrderID(key)
