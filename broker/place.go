@@ -263,6 +263,38 @@ func (c *Client) intentStore(ctx context.Context) idempotency.Store {
 	return c.place.store
 }
 
+// Intent returns what the intent store holds for key, reading the store
+// alone, nothing from the venue: the intent Place recorded, its State
+// (pending or unknown: its create's outcome is not settled; acknowledged,
+// with OrderID; rejected; not placed, with Reason), its Sends, and when.
+// It opens the store as Place does. A key the store does not hold is an
+// error matching idempotency.ErrNotFound: never placed through this store
+// (a store that vouches, idempotency.Witness) or not known here (one that
+// does not, such as the memory store of an earlier process). The
+// account number must be known (WithAccountNumber or an earlier call), or
+// it is read first.
+//
+// After a restart, a bot that does not know whether it placed a key asks
+// here first; an unsettled intent is settled by Recover or by Place with
+// the same key and the same request, never by a new key.
+func (c *Client) Intent(ctx context.Context, key string) (idempotency.Record, error) {
+	if err := checkIdempotencyKey(key); err != nil || key == "" {
+		if err == nil {
+			err = &ArgumentError{Field: "key", Reason: "must not be empty"}
+		}
+		return idempotency.Record{}, err
+	}
+	p, err := c.placer(ctx)
+	if err != nil {
+		return idempotency.Record{}, fmt.Errorf("broker: the intent store: %w", err)
+	}
+	rec, err := c.place.store.Get(ctx, p.ClientOrderID(key))
+	if err != nil && !errors.Is(err, idempotency.ErrNotFound) {
+		return idempotency.Record{}, fmt.Errorf("broker: reading the intent store: %w", err)
+	}
+	return rec, err
+}
+
 // OrderByClientOrderID returns the order with client_order_id id, read
 // afresh from the venue. It asks the intent store first — a store given
 // with WithIntentStore, or one already opened by Place, Recover or

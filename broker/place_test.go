@@ -201,3 +201,30 @@ func TestPlaceRefusesKeysNotMeant(t *testing.T) {
 		t.Fatalf("Place of a key in NFC: %v", err)
 	}
 }
+
+// TestIntentReadsTheStoreAlone: Intent answers what the store holds for a
+// key without a request: nothing for a key never placed, the acknowledged
+// intent and its order's id for one placed.
+func TestIntentReadsTheStoreAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, srv, _, _ := placing(t, broker.WithAccountNumber("TW0000000001"))
+	if _, err := c.Intent(ctx, "never"); !errors.Is(err, idempotency.ErrNotFound) {
+		t.Fatalf("Intent(never) = %v; want ErrNotFound", err)
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Fatalf("Intent sent %d requests", n)
+	}
+	o, err := c.Place(ctx, "k", limitBuy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(srv.Ledger().Requests())
+	rec, err := c.Intent(ctx, "k")
+	if err != nil || rec.State != idempotency.Acknowledged || rec.OrderID != o.ID || rec.Key != "k" {
+		t.Fatalf("Intent(k) = %+v, %v; want it acknowledged with order %s", rec, err, o.ID)
+	}
+	if len(srv.Ledger().Requests()) != n {
+		t.Fatal("Intent sent a request")
+	}
+}
