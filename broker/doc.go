@@ -70,13 +70,28 @@
 // Intents go to the store given with WithIntentStore, the bolt file of
 // WithIntentStoreFile, the fleet's Redis with WithRedisURL, or else the
 // file at idempotency.DefaultPath(). The store is opened on the first
-// Place or Recover: a Client that only reads never opens or locks it.
-// Close closes what the Client opened. Recover, at start-up, settles what
-// an earlier process left open. OrderByKey and OrderByClientOrderID find
-// an order again (the store first, then the venue's orders list);
-// CancelOrder is the one cancel, safe to repeat: a second cancel of a
-// final order matches ErrRejected. With WithRedisURL, every process
-// of a fleet shares one rate budget and one intent store.
+// Place, Recover, OrderByKey or Intent: a Client that only reads never
+// opens or locks it. Close closes what the Client opened. Several Clients
+// may share one store (WithIntentStore): the store's claim lets one Place
+// or Recover work on a key at a time, and any other is told
+// ErrInProgress. OrderByKey and OrderByClientOrderID find an order again
+// (the store first, then the venue's orders list); Intent reads the store
+// alone. CancelOrder is the one cancel, safe to repeat: a second cancel of
+// a final order matches ErrRejected. With WithRedisURL, every process of
+// a fleet shares one rate budget and one intent store.
+//
+// # Restarts
+//
+// A restarted bot calls Recover once, which settles by lookup what an
+// earlier process left open and places nothing. Then, for each job it may
+// have placed, it calls Place with the same key and the same request (the
+// order comes back, or the key is settled first), or asks Intent, which
+// answers from the store alone. A bot that re-derives its request (a
+// fresh quote) and places the same key gets ErrInvalidRequest naming what
+// the key already holds (*orders.Error's State and OrderID): its order,
+// which may be live; a rejection or nothing, after which the job is not
+// placed; or an unsettled create, for Recover to settle. Placing that job
+// under a new key while its order may be live places a second order.
 //
 // # Errors
 //
@@ -94,7 +109,7 @@
 //	case errors.Is(err, broker.ErrRejected): // the venue said no: nothing is live
 //	case errors.Is(err, broker.ErrNotPlaced): // nothing placed: same key is safe
 //	case errors.Is(err, broker.ErrNotSent): // nothing sent now: same key later only
-//	case errors.Is(err, broker.ErrInvalidRequest): // refused offline: fix the request
+//	case errors.Is(err, broker.ErrInvalidRequest): // refused offline (# Restarts)
 //	default: // treat as unknown
 //	}
 //
