@@ -36,7 +36,8 @@
 //     venue's clock (its Date header), so the create is stamped on it and
 //     its expiry judged by it, with the floor margins.
 //  4. The create is sent once. A 2xx whose order is read is acknowledged
-//     (a 2xx in state failed is a rejection). Any other 2xx — a body that
+//     (one in state failed is a rejection once a lookup shows the order
+//     failed; until then it is unknown, Answered2xx). Any other 2xx — a body that
 //     does not decode, is too large, or names another client_order_id —
 //     means an order exists: the intent is marked Answered2xx, never sent
 //     again and never taken as not placed; a lookup tries to read the

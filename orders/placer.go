@@ -163,7 +163,8 @@ func (p *Placer) ClientOrderID(key string) string {
 // order up at the venue: a create sent by a process whose record was lost
 // may have landed. Every signature's time is recorded before that
 // signature leaves. A definitive answer ends it: a 2xx whose order it
-// reads (acknowledged; a 2xx in state failed is a rejection) or a
+// reads (acknowledged; one in state failed is a rejection once a lookup
+// shows it failed, and unknown until then) or a
 // refusal (transport.ErrRejected). Any other 2xx means an order exists:
 // it is looked up and never sent again. After an ambiguous answer it looks the
 // order up by client_order_id; if no order is found it waits until every
