@@ -28,10 +28,11 @@ import (
 // from both at once, on a venue that creates a second order for a reused
 // client_order_id. The store's claim lets one of them send; the other is
 // told the key is in progress, or gets the order once it is placed. No
-// key gets two orders, with the bbolt, memory and Redis stores alike.
+// key gets two orders, with the bbolt, memory and Redis stores alike, and
+// with two processes each holding a Redis store of its own; in memory and
+// over TLS + HTTP/2 on loopback.
 func TestTwoHoldersOneStore(t *testing.T) {
-	const keys, batch = 1000, 50
-	kinds := map[string]func(t *testing.T, account string) idempotency.Store{
+	openers := map[string]func(t *testing.T, account string) idempotency.Store{
 		"bolt": func(t *testing.T, _ string) idempotency.Store {
 			s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
 			if err != nil {
@@ -42,8 +43,6 @@ func TestTwoHoldersOneStore(t *testing.T) {
 		},
 		"memory": func(*testing.T, string) idempotency.Store { return idempotency.NewMemoryStore() },
 		"redis": func(t *testing.T, account string) idempotency.Store {
-			// The fleet's store: one redisstore.Store per process, shared by
-			// its clients.
 			url := redistest.URL(t)
 			s, err := redisstore.Open(context.Background(), url, account)
 			if err != nil {
@@ -53,16 +52,37 @@ func TestTwoHoldersOneStore(t *testing.T) {
 			return s
 		},
 	}
-	for name, open := range kinds {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, store string
+		keys        int
+		tls         bool // the venue served as the real one is: TLS + HTTP/2 on loopback
+		processes   bool // each Client with a store of its own on one database (Redis)
+	}{
+		{"bolt", "bolt", 1000, false, false},
+		{"memory", "memory", 1000, false, false},
+		{"redis", "redis", 1000, false, false},
+		{"redis, two processes", "redis", 1000, false, true},
+		{"bolt over TLS and HTTP/2", "bolt", 200, true, false},
+		{"redis, two processes, over TLS and HTTP/2", "redis", 200, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			const batch = 50
+			keys := tc.keys
 			clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
-			srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0),
-				brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
-			if err != nil {
-				t.Fatal(err)
+			opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0),
+				brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond})}
+			var srv *brokertest.Server
+			if tc.tls {
+				srv = brokertest.NewTLSServer(opts...)
+			} else {
+				var err error
+				if srv, err = brokertest.New(opts...); err != nil {
+					t.Fatal(err)
+				}
 			}
 			t.Cleanup(srv.Close)
+			open := openers[tc.store]
 			store := open(t, srv.AccountNumber)
 			key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 			if err != nil {
@@ -71,6 +91,9 @@ func TestTwoHoldersOneStore(t *testing.T) {
 			ns := fmt.Sprintf("holders-%d", time.Now().UnixNano())
 			var clients [2]*broker.Client
 			for i := range clients {
+				if tc.processes && i > 0 {
+					store = open(t, srv.AccountNumber)
+				}
 				c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
 					broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk),
 					broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store),
@@ -119,7 +142,7 @@ func TestTwoHoldersOneStore(t *testing.T) {
 			if n := len(srv.Ledger().Orders()); n != keys {
 				t.Fatalf("%d orders for %d keys", n, keys)
 			}
-			t.Logf("%s: %d keys placed from two clients: one order each; %d Places answered in progress", name, keys, inProgress)
+			t.Logf("%s: %d keys placed from two clients: one order each; %d Places answered in progress", tc.name, keys, inProgress)
 		})
 	}
 }
