@@ -3,7 +3,6 @@ package idempotency
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -13,22 +12,50 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// The buckets of a store file.
+// The buckets of a store file. Every key is keyOf(client_order_id).
 var (
-	// bucketIntents holds every record by client_order_id (codec.go).
-	bucketIntents = []byte("intents")
-	// bucketOpen holds the client_order_id of every open intent, so that
-	// listing them costs what is open, not the history.
+	// bucketOpen holds the open intents, whole (JSON): listing them costs
+	// what is open, not the history.
 	bucketOpen = []byte("open")
-	// bucketSettled holds settledKey(settled-at, client_order_id) for
-	// every settled intent that carries a time, oldest first: the order
-	// retention deletes them in. An entry is a hint; the record decides.
+	// bucketSettled holds the settled intents, compacted (codec.go).
 	bucketSettled = []byte("settled")
+	// bucketMeta holds the store's own state: keySweep.
+	bucketMeta = []byte("meta")
+	// keySweep is the key where retention's sweep of the settled intents
+	// stopped.
+	keySweep = []byte("sweep")
+	// bucketLegacy held every intent, as JSON keyed by client_order_id,
+	// in files written before the buckets above; Open moves them.
+	bucketLegacy = []byte("intents")
 )
+
+// keyOf is the key of intent id: 0x01 and the 16 bytes of a canonical
+// UUID (as every client_order_id tradewire makes is), or 0x00 and the id.
+func keyOf(id string) []byte {
+	if len(id) == 36 {
+		if u, err := uuid.Parse(id); err == nil && u.String() == id {
+			return append([]byte{1}, u[:]...)
+		}
+	}
+	return append([]byte{0}, id...)
+}
+
+// idOf is the client_order_id of key k.
+func idOf(k []byte) string {
+	if len(k) == 17 && k[0] == 1 {
+		u, _ := uuid.FromBytes(k[1:])
+		return u.String()
+	}
+	if len(k) > 0 {
+		return string(k[1:])
+	}
+	return ""
+}
 
 // lockWait is how long Open waits for another process's lock before
 // returning ErrLocked.
@@ -65,16 +92,18 @@ func DefaultPath() (string, error) {
 // Create or Update returns. The store is safe for concurrent use. Its one
 // option is WithRetention.
 //
-// A settled intent is compacted by the write that settles it: its record
-// keeps the key, fingerprint, state, order id, reason, sends and times,
-// and drops the create's body and target and the order's JSON. Once it
-// has been settled for the retention it is deleted by a later write: each
-// write deletes up to 16 such intents, judged by the times the records it
-// writes carry (the store has no clock). An open intent, or one a holder
-// has claimed, is never compacted or deleted.
-// Listing the open intents (List(ctx, Pending, Unknown), what Recover
-// reads at start-up) reads only those, through an index kept in the same
-// commits.
+// Open intents are kept whole, apart from the settled ones, so listing
+// them (List(ctx, Pending, Unknown), what Recover reads at start-up)
+// reads only those. A settled intent is compacted by the write that
+// settles it: its record keeps the key, fingerprint, state, order id,
+// reason, sends and times, and drops the create's body and target and
+// the order's JSON. Once it has been settled for the retention it is
+// deleted by a later write: each write looks at the next 16 settled
+// intents in turn and deletes those due, judged by the times the records
+// it writes carry (the store has no clock), so an intent goes within one
+// round of that sweep after its retention ends (at one order every 5 s
+// and a 7-day retention, a round is a few hours). An open intent, or one
+// a holder has claimed, is never compacted or deleted.
 //
 // Only one process may hold the file at a time: if another holds it, Open
 // returns an error matching ErrLocked at once rather than hang. A file
@@ -141,52 +170,30 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	return db, nil
 }
 
-// ensureBuckets creates the buckets a store file needs. A file written
-// before the indexes existed gets them built from its records, once.
+// ensureBuckets creates the buckets a store file needs, and moves the
+// intents of an older file (bucketLegacy) into them, once.
 func ensureBuckets(tx *bolt.Tx) error {
-	b, err := tx.CreateBucketIfNotExists(bucketIntents)
-	if err != nil {
-		return err
-	}
-	if tx.Bucket(bucketOpen) != nil {
-		_, err := tx.CreateBucketIfNotExists(bucketSettled)
-		return err
-	}
-	open, err := tx.CreateBucket(bucketOpen)
-	if err != nil {
-		return err
-	}
-	settled, err := tx.CreateBucketIfNotExists(bucketSettled)
-	if err != nil {
-		return err
-	}
-	return b.ForEach(func(k, v []byte) error {
-		rec, err := decodeRecord(string(k), v)
-		if err != nil {
+	for _, name := range [][]byte{bucketOpen, bucketSettled, bucketMeta} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
-		return index(open, settled, rec, k)
-	})
-}
-
-// index records rec (whose key is id) in the open or settled index.
-func index(open, settled *bolt.Bucket, rec Record, id []byte) error {
-	if rec.State.Open() {
-		return open.Put(id, []byte{})
 	}
-	if err := open.Delete(id); err != nil {
+	legacy := tx.Bucket(bucketLegacy)
+	if legacy == nil {
+		return nil
+	}
+	err := legacy.ForEach(func(k, v []byte) error {
+		rec, err := decodeRecord(string(k), v)
+		if err != nil {
+			return fmt.Errorf("moving intent %q: %w", k, err)
+		}
+		rec.ClientOrderID = string(k)
+		return write(tx, rec)
+	})
+	if err != nil {
 		return err
 	}
-	if t := settledAt(rec); !t.IsZero() {
-		return settled.Put(settledKey(t, id), []byte{})
-	}
-	return nil
-}
-
-// settledKey orders settled intents by when they settled.
-func settledKey(t time.Time, id []byte) []byte {
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(t.UnixNano())^1<<63)
-	return append(k, id...)
+	return tx.DeleteBucket(bucketLegacy)
 }
 
 // Create implements Store.
@@ -208,10 +215,10 @@ func (s *boltStore) Create(_ context.Context, rec Record) (Record, bool, error) 
 		return Record{}, false, err
 	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		if err := s.write(tx, rec, nil); err != nil {
+		if err := write(tx, rec); err != nil {
 			return err
 		}
-		return s.purge(tx, latest(rec))
+		return s.sweep(tx, latest(rec))
 	})
 	if err != nil {
 		return Record{}, false, s.wrap(err)
@@ -220,71 +227,85 @@ func (s *boltStore) Create(_ context.Context, rec Record) (Record, bool, error) 
 	return rec, true, nil
 }
 
-// write puts rec, replacing the record old (nil for none), and keeps the
-// indexes. The caller holds s.mu.
-func (s *boltStore) write(tx *bolt.Tx, rec Record, old []byte) error {
-	id := []byte(rec.ClientOrderID)
-	settled := tx.Bucket(bucketSettled)
-	if old != nil {
-		if prev, err := decodeRecord(rec.ClientOrderID, old); err == nil && !prev.State.Open() {
-			if t := settledAt(prev); !t.IsZero() {
-				if err := settled.Delete(settledKey(t, id)); err != nil {
-					return err
-				}
-			}
-		}
+// write puts rec in the bucket of its state, whole while open, compacted
+// once settled, and deletes it from the other.
+func write(tx *bolt.Tx, rec Record) error {
+	id := keyOf(rec.ClientOrderID)
+	to, from := tx.Bucket(bucketOpen), tx.Bucket(bucketSettled)
+	if !rec.State.Open() {
+		to, from = from, to
 	}
 	v, err := encodeRecord(rec)
 	if err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketIntents).Put(id, v); err != nil {
+	if err := to.Put(id, v); err != nil {
 		return err
 	}
-	return index(tx.Bucket(bucketOpen), settled, rec, id)
+	return from.Delete(id)
 }
 
-// purge deletes up to purgeBatch intents settled longer than the
-// retention before now. An intent a holder has claimed (a not-placed one
-// taken up again) is left alone. The caller holds s.mu.
-func (s *boltStore) purge(tx *bolt.Tx, now time.Time) error {
+// lookup returns the stored bytes of intent id, or nil.
+func lookup(tx *bolt.Tx, id []byte) []byte {
+	if v := tx.Bucket(bucketOpen).Get(id); v != nil {
+		return v
+	}
+	return tx.Bucket(bucketSettled).Get(id)
+}
+
+// sweep moves retention's sweep on by up to purgeBatch settled intents,
+// from where it stopped (wrapping round at the end), and deletes those
+// settled longer than the retention before now, unless a holder has
+// claimed one (a not-placed intent taken up again). Every write moves
+// it, so each settled intent is looked at once every n/purgeBatch writes
+// for n settled intents. The caller holds s.mu.
+func (s *boltStore) sweep(tx *bolt.Tx, now time.Time) error {
 	if now.IsZero() {
 		return nil
 	}
-	cutoff := settledKey(now.Add(-s.retention), nil)
-	idx, b := tx.Bucket(bucketSettled), tx.Bucket(bucketIntents)
-	var due [][]byte
-	c := idx.Cursor()
-	for k, _ := c.First(); k != nil && len(due) < purgeBatch && bytes.Compare(k, cutoff) < 0; k, _ = c.Next() {
-		due = append(due, slices.Clone(k))
-	}
-	for _, k := range due {
-		id := k[8:]
-		if s.claims[string(id)] != "" {
-			continue
+	cutoff := now.Add(-s.retention)
+	b, meta := tx.Bucket(bucketSettled), tx.Bucket(bucketMeta)
+	c := b.Cursor()
+	from := meta.Get(keySweep)
+	k, v := c.First()
+	if from != nil {
+		if k, v = c.Seek(from); bytes.Equal(k, from) {
+			k, v = c.Next()
 		}
-		if v := b.Get(id); v != nil {
-			rec, err := decodeRecord(string(id), v)
-			if err == nil && !rec.State.Open() && bytes.Equal(settledKey(settledAt(rec), id), k) {
-				if err := b.Delete(id); err != nil {
-					return err
-				}
+	}
+	var due [][]byte
+	var last []byte
+	for n := 0; n < purgeBatch; n++ {
+		if k == nil {
+			if k, v = c.First(); k == nil || (last != nil && bytes.Compare(k, last) <= 0) {
+				break // empty, or wrapped round to where this sweep began
 			}
 		}
-		// Deleted, or a stale hint: the record is open again, settled
-		// at another time, or does not decode (then it is kept).
-		if err := idx.Delete(k); err != nil {
+		last = slices.Clone(k)
+		if rec, err := decodeRecord(idOf(k), v); err == nil {
+			t := settledAt(rec)
+			if !t.IsZero() && t.Before(cutoff) && s.claims[rec.ClientOrderID] == "" {
+				due = append(due, last)
+			}
+		}
+		k, v = c.Next()
+	}
+	for _, k := range due {
+		if err := b.Delete(k); err != nil {
 			return err
 		}
 	}
-	return nil
+	if last == nil {
+		return nil
+	}
+	return meta.Put(keySweep, last)
 }
 
 // Get implements Store.
 func (s *boltStore) Get(_ context.Context, id string) (Record, error) {
 	var rec Record
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketIntents).Get([]byte(id))
+		v := lookup(tx, keyOf(id))
 		if v == nil {
 			return ErrNotFound
 		}
@@ -309,25 +330,23 @@ func (s *boltStore) UpdateAll(_ context.Context, recs []Record) []error {
 	defer s.mu.Unlock()
 	errs := make([]error, len(recs))
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketIntents)
 		var now time.Time
 		for i, rec := range recs {
-			old := b.Get([]byte(rec.ClientOrderID))
-			if old == nil {
+			if lookup(tx, keyOf(rec.ClientOrderID)) == nil {
 				errs[i] = ErrNotFound
 				continue
 			}
 			if errs[i] = s.claims.check(rec); errs[i] != nil {
 				continue
 			}
-			if err := s.write(tx, rec, old); err != nil {
+			if err := write(tx, rec); err != nil {
 				return err
 			}
 			if t := latest(rec); t.After(now) {
 				now = t
 			}
 		}
-		return s.purge(tx, now)
+		return s.sweep(tx, now)
 	})
 	for i, rec := range recs {
 		switch {
@@ -348,7 +367,8 @@ func (s *boltStore) Release(_ context.Context, id, holder string) error {
 	return nil
 }
 
-// List implements Store. Listing only open states reads the open index.
+// List implements Store. Listing only open states reads the open
+// intents alone.
 func (s *boltStore) List(_ context.Context, states ...State) ([]Record, error) {
 	onlyOpen := len(states) > 0
 	for _, st := range states {
@@ -356,7 +376,7 @@ func (s *boltStore) List(_ context.Context, states ...State) ([]Record, error) {
 	}
 	var out []Record
 	keep := func(k, v []byte) error {
-		rec, err := decodeRecord(string(k), v)
+		rec, err := decodeRecord(idOf(k), v)
 		if err != nil {
 			return err
 		}
@@ -366,16 +386,10 @@ func (s *boltStore) List(_ context.Context, states ...State) ([]Record, error) {
 		return nil
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketIntents)
-		if !onlyOpen {
-			return b.ForEach(keep)
+		if err := tx.Bucket(bucketOpen).ForEach(keep); err != nil || onlyOpen {
+			return err
 		}
-		return tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
-			if v := b.Get(k); v != nil {
-				return keep(k, v)
-			}
-			return nil
-		})
+		return tx.Bucket(bucketSettled).ForEach(keep)
 	})
 	if err != nil {
 		return nil, s.wrap(err)
