@@ -278,7 +278,7 @@ func (s *boltStore) sweep(tx *bolt.Tx, now time.Time) error {
 	for n := 0; n < purgeBatch; n++ {
 		if k == nil {
 			if k, v = c.First(); k == nil || (last != nil && bytes.Compare(k, last) <= 0) {
-				break // empty, or wrapped round to where this sweep began
+				break // empty, or at the end: the next sweep starts at the first
 			}
 		}
 		last = slices.Clone(k)
