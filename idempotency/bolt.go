@@ -1,8 +1,8 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,11 +12,50 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-var bucketIntents = []byte("intents")
+// The buckets of a store file. Every key is keyOf(client_order_id).
+var (
+	// bucketOpen holds the open intents, whole (JSON): listing them costs
+	// what is open, not the history.
+	bucketOpen = []byte("open")
+	// bucketSettled holds the settled intents, compacted (codec.go).
+	bucketSettled = []byte("settled")
+	// bucketMeta holds the store's own state: keySweep.
+	bucketMeta = []byte("meta")
+	// keySweep is the key where retention's sweep of the settled intents
+	// stopped.
+	keySweep = []byte("sweep")
+	// bucketLegacy held every intent, as JSON keyed by client_order_id,
+	// in files written before the buckets above; Open moves them.
+	bucketLegacy = []byte("intents")
+)
+
+// keyOf is the key of intent id: 0x01 and the 16 bytes of a canonical
+// UUID (as every client_order_id tradewire makes is), or 0x00 and the id.
+func keyOf(id string) []byte {
+	if len(id) == 36 {
+		if u, err := uuid.Parse(id); err == nil && u.String() == id {
+			return append([]byte{1}, u[:]...)
+		}
+	}
+	return append([]byte{0}, id...)
+}
+
+// idOf is the client_order_id of key k.
+func idOf(k []byte) string {
+	if len(k) == 17 && k[0] == 1 {
+		u, _ := uuid.FromBytes(k[1:])
+		return u.String()
+	}
+	if len(k) > 0 {
+		return string(k[1:])
+	}
+	return ""
+}
 
 // lockWait is how long Open waits for another process's lock before
 // returning ErrLocked.
@@ -26,8 +65,9 @@ const lockWait = 250 * time.Millisecond
 // process holds the file at a time, so every holder of a claim is in this
 // process, and a claim of an earlier process ended with it.
 type boltStore struct {
-	db   *bolt.DB
-	path string
+	db        *bolt.DB
+	path      string
+	retention time.Duration
 
 	mu     sync.Mutex // guards claims, and orders each write against them
 	claims claims
@@ -49,7 +89,21 @@ func DefaultPath() (string, error) {
 
 // Open opens (creating if needed) the durable intent store at path: an
 // embedded bbolt database whose every change is synced to disk before
-// Create or Update returns. The store is safe for concurrent use.
+// Create or Update returns. The store is safe for concurrent use. Its one
+// option is WithRetention.
+//
+// Open intents are kept whole, apart from the settled ones, so listing
+// them (List(ctx, Pending, Unknown), what Recover reads at start-up)
+// reads only those. A settled intent is compacted by the write that
+// settles it: its record keeps the key, fingerprint, state, order id,
+// reason, sends and times, and drops the create's body and target and
+// the order's JSON. Once it has been settled for the retention it is
+// deleted by a later write: each write looks at the next 16 settled
+// intents in turn and deletes those due, judged by the times the records
+// it writes carry (the store has no clock), so an intent goes within one
+// round of that sweep after its retention ends (at one order every 5 s
+// and a 7-day retention, a round is a few hours). An open intent, or one
+// a holder has claimed, is never compacted or deleted.
 //
 // Only one process may hold the file at a time: if another holds it, Open
 // returns an error matching ErrLocked at once rather than hang. A file
@@ -61,7 +115,11 @@ func DefaultPath() (string, error) {
 // the store implements Witness and vouches for newness (VouchesNew is
 // true): a record written before a send is there for whoever opens the
 // file next.
-func Open(path string) (Store, error) {
+func Open(path string, opts ...Option) (Store, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
@@ -80,7 +138,7 @@ func Open(path string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
-	return &boltStore{db: db, path: path, claims: claims{}}, nil
+	return &boltStore{db: db, path: path, retention: cfg.retention, claims: claims{}}, nil
 }
 
 func lockedError(path string) error {
@@ -104,15 +162,38 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	if err != nil {
 		return nil, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketIntents)
-		return err
-	})
+	err = db.Update(ensureBuckets)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// ensureBuckets creates the buckets a store file needs, and moves the
+// intents of an older file (bucketLegacy) into them, once.
+func ensureBuckets(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketOpen, bucketSettled, bucketMeta} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	legacy := tx.Bucket(bucketLegacy)
+	if legacy == nil {
+		return nil
+	}
+	err := legacy.ForEach(func(k, v []byte) error {
+		rec, err := decodeRecord(string(k), v)
+		if err != nil {
+			return fmt.Errorf("moving intent %q: %w", k, err)
+		}
+		rec.ClientOrderID = string(k)
+		return write(tx, rec)
+	})
+	if err != nil {
+		return err
+	}
+	return tx.DeleteBucket(bucketLegacy)
 }
 
 // Create implements Store.
@@ -126,11 +207,19 @@ func (s *boltStore) Create(_ context.Context, rec Record) (Record, bool, error) 
 	switch {
 	case err == nil:
 		got, err := s.claims.take(rec, existing)
-		return got, false, err
+		if err != nil {
+			return Record{}, false, err
+		}
+		return refill(got, rec), false, nil
 	case !errors.Is(err, ErrNotFound):
 		return Record{}, false, err
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error { return put(tx.Bucket(bucketIntents), rec) })
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := write(tx, rec); err != nil {
+			return err
+		}
+		return s.sweep(tx, latest(rec))
+	})
 	if err != nil {
 		return Record{}, false, s.wrap(err)
 	}
@@ -138,15 +227,91 @@ func (s *boltStore) Create(_ context.Context, rec Record) (Record, bool, error) 
 	return rec, true, nil
 }
 
+// write puts rec in the bucket of its state, whole while open, compacted
+// once settled, and deletes it from the other.
+func write(tx *bolt.Tx, rec Record) error {
+	id := keyOf(rec.ClientOrderID)
+	to, from := tx.Bucket(bucketOpen), tx.Bucket(bucketSettled)
+	if !rec.State.Open() {
+		to, from = from, to
+	}
+	v, err := encodeRecord(rec)
+	if err != nil {
+		return err
+	}
+	if err := to.Put(id, v); err != nil {
+		return err
+	}
+	return from.Delete(id)
+}
+
+// lookup returns the stored bytes of intent id, or nil.
+func lookup(tx *bolt.Tx, id []byte) []byte {
+	if v := tx.Bucket(bucketOpen).Get(id); v != nil {
+		return v
+	}
+	return tx.Bucket(bucketSettled).Get(id)
+}
+
+// sweep moves retention's sweep on by up to purgeBatch settled intents,
+// from where it stopped (wrapping round at the end), and deletes those
+// settled longer than the retention before now, unless a holder has
+// claimed one (a not-placed intent taken up again). Every write moves
+// it, so each settled intent is looked at once every n/purgeBatch writes
+// for n settled intents. The caller holds s.mu.
+func (s *boltStore) sweep(tx *bolt.Tx, now time.Time) error {
+	if now.IsZero() {
+		return nil
+	}
+	cutoff := now.Add(-s.retention)
+	b, meta := tx.Bucket(bucketSettled), tx.Bucket(bucketMeta)
+	c := b.Cursor()
+	from := meta.Get(keySweep)
+	k, v := c.First()
+	if from != nil {
+		if k, v = c.Seek(from); bytes.Equal(k, from) {
+			k, v = c.Next()
+		}
+	}
+	var due [][]byte
+	var last []byte
+	for n := 0; n < purgeBatch; n++ {
+		if k == nil {
+			if k, v = c.First(); k == nil || (last != nil && bytes.Compare(k, last) <= 0) {
+				break // empty, or at the end: the next sweep starts at the first
+			}
+		}
+		last = slices.Clone(k)
+		if rec, err := decodeRecord(idOf(k), v); err == nil {
+			t := settledAt(rec)
+			if !t.IsZero() && t.Before(cutoff) && s.claims[rec.ClientOrderID] == "" {
+				due = append(due, last)
+			}
+		}
+		k, v = c.Next()
+	}
+	for _, k := range due {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	return meta.Put(keySweep, last)
+}
+
 // Get implements Store.
 func (s *boltStore) Get(_ context.Context, id string) (Record, error) {
 	var rec Record
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketIntents).Get([]byte(id))
+		v := lookup(tx, keyOf(id))
 		if v == nil {
 			return ErrNotFound
 		}
-		return json.Unmarshal(v, &rec)
+		var err error
+		rec, err = decodeRecord(id, v)
+		return err
 	})
 	if err != nil {
 		return Record{}, s.wrap(err)
@@ -155,24 +320,43 @@ func (s *boltStore) Get(_ context.Context, id string) (Record, error) {
 }
 
 // Update implements Store.
-func (s *boltStore) Update(_ context.Context, rec Record) error {
+func (s *boltStore) Update(ctx context.Context, rec Record) error {
+	return s.UpdateAll(ctx, []Record{rec})[0]
+}
+
+// UpdateAll implements BatchUpdater: one commit for all of recs.
+func (s *boltStore) UpdateAll(_ context.Context, recs []Record) []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	errs := make([]error, len(recs))
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketIntents)
-		if b.Get([]byte(rec.ClientOrderID)) == nil {
-			return ErrNotFound
+		var now time.Time
+		for i, rec := range recs {
+			if lookup(tx, keyOf(rec.ClientOrderID)) == nil {
+				errs[i] = ErrNotFound
+				continue
+			}
+			if errs[i] = s.claims.check(rec); errs[i] != nil {
+				continue
+			}
+			if err := write(tx, rec); err != nil {
+				return err
+			}
+			if t := latest(rec); t.After(now) {
+				now = t
+			}
 		}
-		if err := s.claims.check(rec); err != nil {
-			return err
-		}
-		return put(b, rec)
+		return s.sweep(tx, now)
 	})
-	if err != nil {
-		return s.wrap(err)
+	for i, rec := range recs {
+		switch {
+		case err != nil:
+			errs[i] = s.wrap(err)
+		case errs[i] == nil:
+			s.claims.set(rec.ClientOrderID, rec.Holder, rec.State)
+		}
 	}
-	s.claims.set(rec.ClientOrderID, rec.Holder, rec.State)
-	return nil
+	return errs
 }
 
 // Release implements Store.
@@ -183,20 +367,29 @@ func (s *boltStore) Release(_ context.Context, id, holder string) error {
 	return nil
 }
 
-// List implements Store.
+// List implements Store. Listing only open states reads the open
+// intents alone.
 func (s *boltStore) List(_ context.Context, states ...State) ([]Record, error) {
+	onlyOpen := len(states) > 0
+	for _, st := range states {
+		onlyOpen = onlyOpen && st.Open()
+	}
 	var out []Record
+	keep := func(k, v []byte) error {
+		rec, err := decodeRecord(idOf(k), v)
+		if err != nil {
+			return err
+		}
+		if len(states) == 0 || slices.Contains(states, rec.State) {
+			out = append(out, rec)
+		}
+		return nil
+	}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketIntents).ForEach(func(_, v []byte) error {
-			var rec Record
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return err
-			}
-			if len(states) == 0 || slices.Contains(states, rec.State) {
-				out = append(out, rec)
-			}
-			return nil
-		})
+		if err := tx.Bucket(bucketOpen).ForEach(keep); err != nil || onlyOpen {
+			return err
+		}
+		return tx.Bucket(bucketSettled).ForEach(keep)
 	})
 	if err != nil {
 		return nil, s.wrap(err)
@@ -207,14 +400,6 @@ func (s *boltStore) List(_ context.Context, states ...State) ([]Record, error) {
 
 // Close implements Store.
 func (s *boltStore) Close() error { return s.db.Close() }
-
-func put(b *bolt.Bucket, rec Record) error {
-	v, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	return b.Put([]byte(rec.ClientOrderID), v)
-}
 
 func (s *boltStore) wrap(err error) error {
 	switch {

@@ -29,4 +29,21 @@
 //     for new intents.
 //
 // Package idempotency/redisstore keeps intents in Redis for a fleet.
+//
+// # Retention
+//
+// A store's cost follows what is open, not its history. An intent stays
+// whole while it is open (pending or unknown), however long, and is never
+// deleted then. Once settled (acknowledged, rejected, not placed) the bolt
+// and Redis stores compact it: the record keeps the key, fingerprint,
+// state, order id, reason, sends and times, and drops the create's body
+// and the order's JSON (package broker answers an acknowledged key by
+// reading the order by its id; Create gives a not-placed intent taken up
+// again the caller's body for the same request). After the retention
+// (DefaultRetention, 7 days; WithRetention, redisstore.WithRetention) a
+// settled intent is deleted, and its key is new again: Place then sends a
+// fresh create, which can make a second order. Deletion is spread over
+// the writes, a few intents each (no background work). Listing the open
+// intents, as Recover does at start-up, reads those alone; Recover
+// records what it settles with one commit (BatchUpdater).
 package idempotency

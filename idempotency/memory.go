@@ -1,18 +1,30 @@
 package idempotency
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // memoryStore is the Store NewMemoryStore returns.
 type memoryStore struct {
-	mu     sync.Mutex
-	recs   map[string]Record
-	claims claims
-	order  []string
-	closed bool
+	retention time.Duration
+
+	mu      sync.Mutex
+	recs    map[string]Record
+	seq     map[string]uint64 // client_order_id → when it was created, for List's order
+	next    uint64
+	settled []settledHint // in the order they settled: retention's queue
+	claims  claims
+	closed  bool
+}
+
+// settledHint says that the intent id settled at at. The record decides.
+type settledHint struct {
+	at time.Time
+	id string
 }
 
 // NewMemoryStore returns an empty Store in memory, for tests and
@@ -22,8 +34,16 @@ type memoryStore struct {
 // holder settles or releases it). For that reason it implements Witness
 // but does not vouch for newness (VouchesNew is false), so package orders
 // looks an intent up at the venue before its first send.
-func NewMemoryStore() Store {
-	return &memoryStore{recs: map[string]Record{}, claims: map[string]string{}}
+//
+// It deletes settled intents after the retention as the store Open
+// returns does (see Open, WithRetention), but keeps them whole until then.
+// NewMemoryStore panics on an option Open would refuse.
+func NewMemoryStore(opts ...Option) Store {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		panic(err)
+	}
+	return &memoryStore{retention: cfg.retention, recs: map[string]Record{}, seq: map[string]uint64{}, claims: map[string]string{}}
 }
 
 // Create implements Store.
@@ -35,10 +55,15 @@ func (m *memoryStore) Create(_ context.Context, rec Record) (Record, bool, error
 	}
 	if old, ok := m.recs[rec.ClientOrderID]; ok {
 		got, err := m.claims.take(rec, clone(old))
-		return got, false, err
+		if err != nil {
+			return Record{}, false, err
+		}
+		return refill(got, rec), false, nil
 	}
 	m.put(rec)
-	m.order = append(m.order, rec.ClientOrderID)
+	m.seq[rec.ClientOrderID] = m.next
+	m.next++
+	m.purge(latest(rec))
 	return clone(rec), true, nil
 }
 
@@ -48,6 +73,30 @@ func (m *memoryStore) put(rec Record) {
 	rec = clone(rec)
 	rec.Holder = ""
 	m.recs[rec.ClientOrderID] = rec
+	if t := settledAt(rec); !rec.State.Open() && !t.IsZero() {
+		m.settled = append(m.settled, settledHint{at: t, id: rec.ClientOrderID})
+	}
+}
+
+// purge deletes up to purgeBatch intents settled longer than the
+// retention before now, unless a holder has claimed one; the lock is
+// held.
+func (m *memoryStore) purge(now time.Time) {
+	if now.IsZero() {
+		return
+	}
+	cutoff := now.Add(-m.retention)
+	n := 0
+	for n < purgeBatch && n < len(m.settled) && m.settled[n].at.Before(cutoff) {
+		h := m.settled[n]
+		n++
+		rec, ok := m.recs[h.id]
+		if ok && !rec.State.Open() && settledAt(rec).Equal(h.at) && m.claims[h.id] == "" {
+			delete(m.recs, h.id)
+			delete(m.seq, h.id)
+		}
+	}
+	m.settled = m.settled[n:]
 }
 
 // Get implements Store.
@@ -65,20 +114,33 @@ func (m *memoryStore) Get(_ context.Context, id string) (Record, error) {
 }
 
 // Update implements Store.
-func (m *memoryStore) Update(_ context.Context, rec Record) error {
+func (m *memoryStore) Update(ctx context.Context, rec Record) error {
+	return m.UpdateAll(ctx, []Record{rec})[0]
+}
+
+// UpdateAll implements BatchUpdater.
+func (m *memoryStore) UpdateAll(_ context.Context, recs []Record) []error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
+	errs := make([]error, len(recs))
+	var now time.Time
+	for i, rec := range recs {
+		switch _, ok := m.recs[rec.ClientOrderID]; {
+		case m.closed:
+			errs[i] = ErrClosed
+		case !ok:
+			errs[i] = ErrNotFound
+		default:
+			if errs[i] = m.claims.check(rec); errs[i] == nil {
+				m.put(rec)
+				if t := latest(rec); t.After(now) {
+					now = t
+				}
+			}
+		}
 	}
-	if _, ok := m.recs[rec.ClientOrderID]; !ok {
-		return ErrNotFound
-	}
-	if err := m.claims.check(rec); err != nil {
-		return err
-	}
-	m.put(rec)
-	return nil
+	m.purge(now)
+	return errs
 }
 
 // Release implements Store.
@@ -100,11 +162,14 @@ func (m *memoryStore) List(_ context.Context, states ...State) ([]Record, error)
 		return nil, ErrClosed
 	}
 	var out []Record
-	for _, id := range m.order {
-		if rec := m.recs[id]; len(states) == 0 || slices.Contains(states, rec.State) {
+	for _, rec := range m.recs {
+		if len(states) == 0 || slices.Contains(states, rec.State) {
 			out = append(out, clone(rec))
 		}
 	}
+	slices.SortFunc(out, func(a, b Record) int {
+		return cmp.Compare(m.seq[a.ClientOrderID], m.seq[b.ClientOrderID])
+	})
 	return out, nil
 }
 

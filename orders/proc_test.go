@@ -52,6 +52,27 @@ func (p *procStore) Update(ctx context.Context, rec idempotency.Record) error {
 	return p.Store.Update(ctx, rec)
 }
 
+// UpdateAll is the wrapped store's, or Update of each record when it has
+// none.
+func (p *procStore) UpdateAll(ctx context.Context, recs []idempotency.Record) []error {
+	errs := make([]error, len(recs))
+	for i, rec := range recs {
+		if !p.alive(rec) {
+			errs[i] = errCrashed
+		}
+	}
+	if errs[0] != nil {
+		return errs
+	}
+	if b, ok := p.Store.(idempotency.BatchUpdater); ok {
+		return b.UpdateAll(ctx, recs)
+	}
+	for i, rec := range recs {
+		errs[i] = p.Store.Update(ctx, rec)
+	}
+	return errs
+}
+
 func (p *procStore) Release(ctx context.Context, id, holder string) error {
 	if !p.alive(idempotency.Record{}) {
 		return errCrashed

@@ -26,7 +26,11 @@ import (
 // orders list, reaching back as far as the earliest of their windows,
 // answers them all, so the requests Recover sends do not grow with the
 // number of intents (see the package documentation, # Restarts). Each
-// intent is still claimed, and its outcome recorded, on its own.
+// intent is still claimed on its own; what one read settles is recorded
+// with one commit when the store can batch (idempotency.BatchUpdater, as
+// the bolt file and the memory and Redis stores do), one update per
+// intent otherwise. Listing the open intents costs what is open, not the
+// store's history.
 //
 // It calls each once for every open intent of the account, in the store's
 // order, with the record as Recover left it and what became of it:
@@ -177,21 +181,25 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 		r.unlock = unlock
 	}
 	var active []*recovered
+	var settle settlements
 	for _, r := range group {
-		if !r.done && p.claim(ctx, r) {
+		if !r.done && p.claim(ctx, r, &settle) {
 			active = append(active, r)
 		}
 	}
+	p.recordAll(ctx, settle)
 	for round := 0; len(active) > 0; round++ {
 		if round > 0 {
 			// Renew each claim before reading again: a store shared by
 			// several processes lets a claim lapse after a quiet lease.
 			kept := active[:0]
+			settle = nil
 			for _, r := range active {
-				if p.claim(ctx, r) {
+				if p.claim(ctx, r, &settle) {
 					kept = append(kept, r)
 				}
 			}
+			p.recordAll(ctx, settle)
 			if active = kept; len(active) == 0 {
 				return
 			}
@@ -199,22 +207,22 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 		answers := p.lookupAll(ctx, symbol, active)
 		var waiting []*recovered
 		var wait time.Duration // the longest wait among the waiting
+		settle = nil
 		for k, r := range active {
 			a, rec := answers[k], &r.rec
 			switch {
 			case a.found != nil:
-				_, err := p.acknowledge(ctx, rec, &a.found.facts, a.found.raw)
-				if e, ok := err.(*Error); ok && e.Kind == transport.ErrRejected {
-					err = nil
+				rec.OrderID = a.found.facts.ID
+				if a.found.facts.Failed {
+					settle.add(r, idempotency.Rejected, "the venue reports the order failed", settleRejected)
+				} else {
+					rec.Order = a.found.raw
+					settle.add(r, idempotency.Acknowledged, "", settleAcknowledged)
 				}
-				if e, ok := err.(*Error); ok && e.Kind == idempotency.ErrInProgress {
-					err = idempotency.ErrClaimLost
-				}
-				r.finish(err)
 			case a.err != nil:
 				r.finish(a.err)
 			case rec.Sends == 0:
-				r.finish(p.setState(ctx, rec, idempotency.NotPlaced, "recorded but never sent, and not found at the venue"))
+				settle.add(r, idempotency.NotPlaced, "recorded but never sent, and not found at the venue", settleNotPlaced)
 			case p.wasAnswered(rec):
 				r.finish(errUnread)
 			case p.untilExpired(*rec, a.asOf) > 0:
@@ -224,9 +232,10 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 				r.finish(fmt.Errorf("recover: not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends))
 			default:
 				reason := fmt.Sprintf("recover: not found after %d send(s) and the expiry of every signature", rec.Sends)
-				r.finish(p.setState(ctx, rec, idempotency.NotPlaced, reason))
+				settle.add(r, idempotency.NotPlaced, reason, settleNotPlaced)
 			}
 		}
+		p.recordAll(ctx, settle)
 		if len(waiting) > 0 {
 			if err := p.sleep(ctx, wait); err != nil {
 				for _, r := range waiting {
@@ -240,9 +249,9 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 }
 
 // claim claims r's intent in the store (or renews the claim), taking the
-// record as the store holds it, and settles what needs no lookup. It
-// reports whether the intent is still to be looked up.
-func (p *Placer) claim(ctx context.Context, r *recovered) bool {
+// record as the store holds it, and adds to settle what needs no lookup.
+// It reports whether the intent is still to be looked up.
+func (p *Placer) claim(ctx context.Context, r *recovered, settle *settlements) bool {
 	// A store shared by several processes lets only the holder of an
 	// intent change it. A local store returns it as it is.
 	fresh, _, err := p.store.Create(ctx, r.rec)
@@ -256,10 +265,79 @@ func (p *Placer) claim(ctx context.Context, r *recovered) bool {
 		r.finish(nil)
 		return false
 	case fresh.Sends == 0 && p.vouches():
-		r.finish(p.setState(ctx, &r.rec, idempotency.NotPlaced, "recorded but never sent"))
+		settle.add(r, idempotency.NotPlaced, "recorded but never sent", settleNotPlaced)
 		return false
 	}
 	return true
+}
+
+// What Recover settles an intent as: the outcomes differ in what a failed
+// write of it leaves to report.
+const (
+	// settleAcknowledged: the venue holds the order; that stays true
+	// whether or not the store records it.
+	settleAcknowledged = iota
+	// settleRejected: the venue reports the order failed; that stays
+	// true, unless another holder took the intent over.
+	settleRejected
+	// settleNotPlaced: settled only once recorded.
+	settleNotPlaced
+)
+
+// settlements are the outcomes Recover has reached and not yet recorded.
+type settlements []settlement
+
+type settlement struct {
+	r    *recovered
+	kind int
+}
+
+// add sets r's record to state s with reason, to be recorded.
+func (ss *settlements) add(r *recovered, s idempotency.State, reason string, kind int) {
+	r.rec.State, r.rec.Reason = s, reason
+	*ss = append(*ss, settlement{r: r, kind: kind})
+}
+
+// recordAll records the settlements, with one commit when the store can
+// make several updates durable at once (idempotency.BatchUpdater), and
+// finishes each intent with what it may report.
+func (p *Placer) recordAll(ctx context.Context, ss settlements) {
+	if len(ss) == 0 {
+		return
+	}
+	now := p.clock.Now()
+	recs := make([]idempotency.Record, len(ss))
+	for i, s := range ss {
+		s.r.rec.UpdatedAt = now
+		recs[i] = s.r.rec
+		p.amu.Lock()
+		delete(p.signed, s.r.rec.ClientOrderID)
+		p.amu.Unlock()
+	}
+	var errs []error
+	if b, ok := p.store.(idempotency.BatchUpdater); ok {
+		errs = b.UpdateAll(ctx, recs)
+	} else {
+		errs = make([]error, len(recs))
+		for i, rec := range recs {
+			errs[i] = p.store.Update(ctx, rec)
+		}
+	}
+	for i, s := range ss {
+		err, rec := errs[i], &s.r.rec
+		if err != nil {
+			p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("state", string(rec.State)).Str("error", err.Error()).Msg("recording the intent")
+		} else {
+			rec.Holder = "" // the store released the claim with this write
+		}
+		switch {
+		case s.kind == settleAcknowledged:
+			err = nil
+		case s.kind == settleRejected && !errors.Is(err, idempotency.ErrClaimLost):
+			err = nil
+		}
+		s.r.finish(err)
+	}
 }
 
 // answer is what the reads of lookupAll say of one intent: its order, or

@@ -122,11 +122,24 @@
 //
 //	tradewire:{ACCOUNT}:intent:<client_order_id>   hash: rec, state, owner, lease, signexp
 //	tradewire:{ACCOUNT}:intents                    sorted set by CreatedAt, for List
-//	tradewire:{ACCOUNT}:generation                 hash: id (random, written once), seq (write counter)
+//	tradewire:{ACCOUNT}:open                       sorted set of the open intents, by CreatedAt
+//	tradewire:{ACCOUNT}:settled                    sorted set of the settled intents, by when they are due for deletion
+//	tradewire:{ACCOUNT}:generation                 hash: id (random, written once), seq (write counter), indexed
+//
+// # Retention
+//
+// As for every store (package idempotency, # Retention): a settled intent
+// is kept compacted for the retention (WithRetention, default
+// idempotency.DefaultRetention, 7 days, on Redis's clock) and then
+// deleted by a later write, up to 16 per write; an open intent, or one a
+// holder has claimed, is never deleted. List of the open states (what
+// Recover reads) reads the open set alone. UpdateAll writes several
+// intents with one script: one durable write. New builds the open and
+// settled sets, once, for an account written before they existed.
 //
 // # Connection
 //
 // New and Open PING Redis: one that cannot be reached is an error at start
 // (matching ErrUnavailable), never a silent fallback. go-redis may retry a command after a network
-// error; both scripts are safe to run twice for the same owner.
+// error; every script is safe to run twice for the same owner.
 package redisstore

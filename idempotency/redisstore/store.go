@@ -138,7 +138,10 @@ type Store struct {
 	owned   bool
 	account string
 	ns      string // tradewire:{ACCOUNT}:
-	index   string
+	index   string // every intent
+	open    string // the open intents
+	settled string // the settled intents, by when they are due for deletion
+	keep    time.Duration
 	owner   string
 	lease   time.Duration
 	skew    time.Duration
@@ -156,9 +159,13 @@ type Store struct {
 	reset  error // set once Redis is found reset: every call returns it
 }
 
-var _ idempotency.Store = (*Store)(nil)
+var (
+	_ idempotency.Store        = (*Store)(nil)
+	_ idempotency.BatchUpdater = (*Store)(nil)
+)
 
 type config struct {
+	retention      time.Duration
 	lease          time.Duration
 	skew           time.Duration
 	clock          clockwork.Clock
@@ -178,6 +185,13 @@ type Option func(*config)
 // another process take over a claim whose holder, paused between signing
 // a create and sending it, can still land it.
 func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
+
+// WithRetention sets how long a settled intent (acknowledged, rejected,
+// not placed) is kept after it settled, on Redis's clock (default
+// idempotency.DefaultRetention; at least an hour). A settled intent is
+// kept compacted (see package idempotency, # Retention); once deleted,
+// its key is new again and Place can place a second order with it.
+func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
 // WithReplicaTimeout sets how long a Create or Update waits for the
 // server's replicas to acknowledge it (default DefaultReplicaTimeout). It
@@ -237,7 +251,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	if !wire.ValidAccountNumber(accountNumber) {
 		return nil, fmt.Errorf("redisstore: account number %q: want 1 to 64 letters and digits", accountNumber)
 	}
-	cfg := config{lease: DefaultLease, skew: DefaultSkewMargin, replicaTimeout: DefaultReplicaTimeout}
+	cfg := config{retention: idempotency.DefaultRetention, lease: DefaultLease, skew: DefaultSkewMargin, replicaTimeout: DefaultReplicaTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -249,6 +263,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	}
 	if floor := signing.ValidFor + cfg.skew; cfg.lease < floor && !(cfg.shortLease && cfg.lease >= time.Millisecond) {
 		return nil, fmt.Errorf("redisstore: WithLease(%v): want at least %v, the signature window (%v) plus the skew margin (%v)", cfg.lease, floor, signing.ValidFor, cfg.skew)
+	}
+	if cfg.retention < time.Hour {
+		return nil, fmt.Errorf("redisstore: WithRetention(%v): want at least 1h", cfg.retention)
 	}
 	if cfg.replicaTimeout < time.Millisecond {
 		return nil, fmt.Errorf("redisstore: WithReplicaTimeout(%v): want at least 1ms", cfg.replicaTimeout)
@@ -268,11 +285,15 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	ns := "tradewire:{" + accountNumber + "}:"
 	s := &Store{
 		rdb: rdb, account: accountNumber, ns: ns, index: ns + "intents", genKey: ns + "generation",
+		open: ns + "open", settled: ns + "settled", keep: cfg.retention,
 		owner: newOwner(), lease: cfg.lease, skew: cfg.skew, clock: cfg.clock,
 		replicas: replicas, replicaTimeout: cfg.replicaTimeout,
 	}
 	if err := s.readGeneration(ctx); err != nil {
 		return nil, err
+	}
+	if _, err := s.run(ctx, indexScript, []string{s.genKey, s.index, s.open, s.settled}, s.key(""), s.keep.Milliseconds()); err != nil {
+		return nil, unavailable(err, "redisstore: indexing the intents of account %s", s.account)
 	}
 	return s, nil
 }
@@ -476,13 +497,13 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	if err := s.check(rec); err != nil {
 		return idempotency.Record{}, false, err
 	}
-	js, err := json.Marshal(rec)
+	js, err := encode(rec)
 	if err != nil {
-		return idempotency.Record{}, false, fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
+		return idempotency.Record{}, false, err
 	}
-	v, err := s.guarded(ctx, "claiming "+rec.ClientOrderID, createScript, []string{s.key(rec.ClientOrderID), s.index, s.genKey},
+	v, err := s.guarded(ctx, "claiming "+rec.ClientOrderID, createScript, []string{s.key(rec.ClientOrderID), s.index, s.genKey, s.open, s.settled},
 		s.holder(rec.Holder), s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec),
-		s.clock.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.ClientOrderID)
+		s.clock.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.ClientOrderID, s.key(""), s.keep.Milliseconds())
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
@@ -508,7 +529,25 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	if !existing.State.Resolved() {
 		existing.Holder = rec.Holder
 	}
+	if len(existing.Body) == 0 && existing.Target == "" && existing.Fingerprint == rec.Fingerprint {
+		// Compacted: the same request's body is the one recorded.
+		existing.Body, existing.Target = rec.Body, rec.Target
+	}
 	return existing, false, nil
+}
+
+// encode returns rec's JSON as the Store keeps it: whole while open,
+// compacted once settled (without the create's body and target and the
+// order's JSON).
+func encode(rec idempotency.Record) ([]byte, error) {
+	if !rec.State.Open() {
+		rec.Body, rec.Order, rec.Target = nil, nil, ""
+	}
+	js, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
+	}
+	return js, nil
 }
 
 // holder is the claim owner a caller's holder token is written as: this
@@ -560,41 +599,82 @@ func (s *Store) Get(ctx context.Context, id string) (idempotency.Record, error) 
 // placed), so that another process may then take a not-placed intent up
 // again.
 func (s *Store) Update(ctx context.Context, rec idempotency.Record) error {
-	if err := s.check(rec); err != nil {
-		return err
-	}
-	js, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
-	}
-	v, err := s.guarded(ctx, "updating "+rec.ClientOrderID, updateScript, []string{s.key(rec.ClientOrderID), s.genKey},
-		s.holder(rec.Holder), s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec))
-	if err != nil {
-		return err
-	}
-	switch code, _ := v[0].(int64); code {
-	case 1:
-		return nil
-	case -1:
-		return idempotency.ErrNotFound
-	case 0:
-		holder, _ := v[1].(string)
-		if holder == "" {
-			holder = "nobody (released)"
-		}
-		return fmt.Errorf("%w: client_order_id %s is held by %s", idempotency.ErrClaimLost, rec.ClientOrderID, holder)
-	}
-	return fmt.Errorf("redisstore: update %s: unexpected reply %v", rec.ClientOrderID, v)
+	return s.UpdateAll(ctx, []idempotency.Record{rec})[0]
 }
 
-// List implements idempotency.Store. It reads every intent of the
+// UpdateAll implements idempotency.BatchUpdater: it applies each record
+// as Update does, with one script, so one durable write (and one wait for
+// the replicas) for them all.
+func (s *Store) UpdateAll(ctx context.Context, recs []idempotency.Record) []error {
+	errs := make([]error, len(recs))
+	keys := []string{s.genKey, s.open, s.settled, s.index}
+	args := []any{s.lease.Milliseconds(), s.key(""), s.keep.Milliseconds()}
+	var sent []int
+	for i, rec := range recs {
+		if errs[i] = s.check(rec); errs[i] != nil {
+			continue
+		}
+		js, err := encode(rec)
+		if errs[i] = err; err != nil {
+			continue
+		}
+		keys = append(keys, s.key(rec.ClientOrderID))
+		args = append(args, s.holder(rec.Holder), js, string(rec.State), s.signExpiry(rec), rec.CreatedAt.UnixMilli(), rec.ClientOrderID)
+		sent = append(sent, i)
+	}
+	if len(sent) == 0 {
+		return errs
+	}
+	what := "updating " + recs[sent[0]].ClientOrderID
+	if len(sent) > 1 {
+		what = fmt.Sprintf("updating %d intents", len(sent))
+	}
+	v, err := s.guarded(ctx, what, updateScript, keys, args...)
+	for k, i := range sent {
+		id := recs[i].ClientOrderID
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if 2*k+1 >= len(v) {
+			errs[i] = fmt.Errorf("redisstore: update %s: unexpected reply %v", id, v)
+			continue
+		}
+		switch code, _ := v[2*k].(int64); code {
+		case 1:
+		case -1:
+			errs[i] = idempotency.ErrNotFound
+		case 0:
+			holder, _ := v[2*k+1].(string)
+			if holder == "" {
+				holder = "nobody (released)"
+			}
+			errs[i] = fmt.Errorf("%w: client_order_id %s is held by %s", idempotency.ErrClaimLost, id, holder)
+		default:
+			errs[i] = fmt.Errorf("redisstore: update %s: unexpected reply %v", id, v)
+		}
+	}
+	return errs
+}
+
+// List implements idempotency.Store. It reads the intents of the
 // account, in batches, and returns those in the given states (all when
-// none are given), oldest first.
+// none are given), oldest first. Listing only open states (pending,
+// unknown) reads the open ones alone.
 func (s *Store) List(ctx context.Context, states ...idempotency.State) ([]idempotency.Record, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	ids, err := s.rdb.ZRange(ctx, s.index, 0, -1).Result()
+	set := s.open
+	for _, st := range states {
+		if !st.Open() {
+			set = s.index
+		}
+	}
+	if len(states) == 0 {
+		set = s.index
+	}
+	ids, err := s.rdb.ZRange(ctx, set, 0, -1).Result()
 	if err != nil {
 		return nil, unavailable(err, "redisstore: list")
 	}

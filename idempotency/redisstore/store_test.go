@@ -314,9 +314,14 @@ func TestGetListRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Settled, a record is compacted (no order JSON, no body); open, it
+	// is whole.
 	got, err := s.Get(ctx, "cd")
-	if err != nil || got.State != idempotency.Acknowledged || string(got.Order) != `{"id":"x"}` || !got.CreatedAt.Equal(t0) {
+	if err != nil || got.State != idempotency.Acknowledged || got.Order != nil || got.Body != nil || got.Fingerprint != "fp" || !got.CreatedAt.Equal(t0) {
 		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if got, err := s.Get(ctx, "cc"); err != nil || string(got.Order) != `{"id":"x"}` || len(got.Body) == 0 {
+		t.Fatalf("Get(open) = %+v, %v; want it whole", got, err)
 	}
 	if _, err := s.Get(ctx, "missing"); !errors.Is(err, idempotency.ErrNotFound) {
 		t.Fatalf("Get(missing): %v", err)
