@@ -192,15 +192,6 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 		acknowledged = err == nil && rec.State == idempotency.Acknowledged
 	}
 	raw, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body})
-	if raw == nil && key != "" && errors.Is(err, ErrUnknownOutcome) && !errors.Is(err, ErrInProgress) {
-		// The engine could not answer from a compacted record (a store
-		// keeps an acknowledged intent's order id, not its JSON, once
-		// settled), after checking the request is the one recorded: the
-		// order is read by its id.
-		if o := c.compactedOrder(ctx, p.ClientOrderID(key)); o != nil {
-			return o, nil
-		}
-	}
 	if raw == nil {
 		return nil, err
 	}
@@ -217,20 +208,6 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 		return o, &recordedOrderError{Order: o, Err: err}
 	}
 	return fresh, nil
-}
-
-// compactedOrder returns the order of intent cid read afresh by its id
-// when the store holds the intent acknowledged and compacted, or nil.
-func (c *Client) compactedOrder(ctx context.Context, cid string) *Order {
-	rec, err := c.place.store.Get(ctx, cid)
-	if err != nil || rec.State != idempotency.Acknowledged || len(rec.Order) != 0 || rec.OrderID == "" {
-		return nil
-	}
-	o, err := c.Order(ctx, rec.OrderID)
-	if err != nil {
-		return nil
-	}
-	return o
 }
 
 // ClientOrderID returns the client_order_id Place derives for key, from

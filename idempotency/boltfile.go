@@ -211,17 +211,14 @@ func createStoreFile(path string) error {
 	return nil
 }
 
-// buildStoreFile writes an empty intent store, its bucket made, into the
+// buildStoreFile writes an empty intent store, its buckets made, into the
 // empty file at path and syncs it.
 func buildStoreFile(path string) error {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait, OpenFile: openNewStoreFile})
 	if err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketIntents)
-		return err
-	})
+	err = db.Update(ensureBuckets)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

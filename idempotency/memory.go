@@ -35,15 +35,12 @@ type settledHint struct {
 // but does not vouch for newness (VouchesNew is false), so package orders
 // looks an intent up at the venue before its first send.
 //
-// It deletes settled intents after the retention as the store Open
-// returns does (see Open, WithRetention), but keeps them whole until then.
-// NewMemoryStore panics on an option Open would refuse.
-func NewMemoryStore(opts ...Option) Store {
-	cfg, err := newConfig(opts)
-	if err != nil {
-		panic(err)
-	}
-	return &memoryStore{retention: cfg.retention, recs: map[string]Record{}, seq: map[string]uint64{}, claims: map[string]string{}}
+// It deletes settled intents after DefaultRetention, as the store Open
+// returns does, but keeps them whole until then.
+func NewMemoryStore() Store { return newMemoryStore(DefaultRetention) }
+
+func newMemoryStore(retention time.Duration) *memoryStore {
+	return &memoryStore{retention: retention, recs: map[string]Record{}, seq: map[string]uint64{}, claims: map[string]string{}}
 }
 
 // Create implements Store.

@@ -17,15 +17,14 @@ import (
 // accepts a reused one makes a second order). A job queue that may
 // re-deliver a job later than that needs a longer retention. Stripe keeps
 // its keys 24 h; 7 days outlasts a job queue's redelivery after a long
-// weekend's outage, and matches Kafka's default log retention, at about
-// 250 bytes per settled intent in the bolt file (a day at one order every
-// 5 s fits in 4 MiB).
+// weekend's outage, at about 250 bytes per settled intent in the bolt
+// file (a day at one order every 5 s fits in 4 MiB).
 const DefaultRetention = 7 * 24 * time.Hour
 
 // minRetention is the shortest retention WithRetention accepts.
 const minRetention = time.Hour
 
-// Option configures the stores Open and NewMemoryStore return.
+// Option configures the store Open returns.
 type Option func(*config)
 
 type config struct {

@@ -60,7 +60,11 @@ func retentionStores(t *testing.T, opts ...Option) map[string]Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bs.Close() })
-	return map[string]Store{"memory": NewMemoryStore(opts...), "bolt": bs}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]Store{"memory": newMemoryStore(cfg.retention), "bolt": bs}
 }
 
 // TestRetention: writes delete the intents settled longer than the

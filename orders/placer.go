@@ -250,11 +250,22 @@ func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string)
 	}
 	switch rec.State {
 	case idempotency.Acknowledged:
-		if _, err := p.facts(rec.Order); err != nil {
-			return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
-				Err: fmt.Errorf("the intent is acknowledged (order %s) but the stored order does not decode: %w", rec.OrderID, err)}
+		order := rec.Order
+		if len(order) == 0 {
+			// A settled record keeps the order's id, not its JSON
+			// (idempotency.DefaultRetention): read it by its id.
+			resp, err := p.tc.Get(ctx, ordersPath+url.PathEscape(rec.OrderID)+"/")
+			if err != nil {
+				return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
+					Err: fmt.Errorf("the intent is acknowledged (order %s); reading the order: %w", rec.OrderID, err)}
+			}
+			order = resp.Body
 		}
-		return rec.Order, nil
+		if _, err := p.facts(order); err != nil {
+			return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
+				Err: fmt.Errorf("the intent is acknowledged (order %s) but its order does not decode: %w", rec.OrderID, err)}
+		}
+		return order, nil
 	case idempotency.Rejected:
 		return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: cid, Key: key, Reason: rec.Reason}
 	case idempotency.Pending, idempotency.Unknown:
@@ -289,6 +300,10 @@ func (p *Placer) release(ctx context.Context, rec *idempotency.Record, holder st
 func (p *Placer) conflict(key string, rec idempotency.Record) *Error {
 	return &Error{Kind: transport.ErrInvalidRequest, ClientOrderID: rec.ClientOrderID, Key: key, State: rec.State, OrderID: rec.OrderID}
 }
+
+// reasonFailed is why an intent whose order the venue reports failed is
+// rejected.
+const reasonFailed = "the venue reports the order failed"
 
 // errHeld stops a fresh create whose intent another holder recorded first.
 var errHeld = errors.New("orders: the intent was recorded by another holder first")
@@ -617,7 +632,7 @@ func (p *Placer) noteSigned(cid string) {
 func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Facts, raw []byte) ([]byte, error) {
 	rec.OrderID = o.ID
 	if o.Failed {
-		reason := "the venue reports the order failed"
+		reason := reasonFailed
 		if err := p.setState(ctx, rec, idempotency.Rejected, reason); errors.Is(err, idempotency.ErrClaimLost) {
 			return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 		}

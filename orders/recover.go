@@ -214,7 +214,7 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 			case a.found != nil:
 				rec.OrderID = a.found.facts.ID
 				if a.found.facts.Failed {
-					settle.add(r, idempotency.Rejected, "the venue reports the order failed", settleRejected)
+					settle.add(r, idempotency.Rejected, reasonFailed, settleRejected) // as acknowledge decides
 				} else {
 					rec.Order = a.found.raw
 					settle.add(r, idempotency.Acknowledged, "", settleAcknowledged)
