@@ -18,6 +18,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
 )
 
@@ -40,7 +41,20 @@ import (
 // -explore.seed=N (or TRADEWIRE_EXPLORE_SEED) replays one schedule and
 // prints its trace; -explore.schedules=N (or
 // TRADEWIRE_EXPLORE_SCHEDULES) explores seeds 1..N (default 300).
+// exploreRedisURL is the Redis the fleet schedules share (the tests'
+// shared one, TRADEWIRE_TEST_REDIS_URL); without it they run on a bbolt
+// file, one process after another. exploreRun keeps one run's keys in it
+// apart from another's.
+var (
+	exploreRedisURL string
+	exploreRun      = time.Now().UnixNano()
+)
+
 func TestExplore(t *testing.T) {
+	exploreRedisURL = os.Getenv(redistest.EnvURL)
+	if exploreRedisURL == "" && os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not set: the explorer's fleet schedules need a Redis (make test starts one)", redistest.EnvURL)
+	}
 	seeds := exploreSeeds(t)
 	verbose := len(seeds) == 1 || *exploreTrace || *exploreList
 	started := time.Now()
@@ -202,6 +216,9 @@ func explore(t *testing.T, seed int64, detail bool) *outcome {
 }
 
 func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
+	if p.store == "redis" && exploreRedisURL == "" {
+		p.store = "bbolt" // no Redis here: see exploreRedisURL
+	}
 	// The bubble's clock starts in 2000; move it to a date of the venue's
 	// history.
 	time.Sleep(time.Until(exploreStart))
@@ -227,14 +244,19 @@ func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
 	if p.crashRate == 0 {
 		w.crashesLeft = 0
 	}
+	if p.store == "redis" {
+		// Redis outlives the schedule: its keys are this run's alone.
+		w.redisURL = exploreRedisURL
+		w.ns = fmt.Sprintf("explore-%d-%d", seed, exploreRun)
+	}
 	w.step.Store(int64(p.step0))
 	for k := range p.keys {
 		k := fmt.Sprintf("k%d", k)
-		w.cidKey[idempotency.ClientOrderID(srv.AccountNumber, "", k)] = k
+		w.cidKey[idempotency.ClientOrderID(srv.AccountNumber, w.ns, k)] = k
 	}
 	for h := range p.holders * p.gens {
 		k := fmt.Sprintf("bad%d", h)
-		w.cidKey[idempotency.ClientOrderID(srv.AccountNumber, "", k)] = k
+		w.cidKey[idempotency.ClientOrderID(srv.AccountNumber, w.ns, k)] = k
 	}
 	w.logf("seed %d: %s", seed, p)
 	if p.background > 0 {
@@ -242,6 +264,11 @@ func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
 	}
 	w.setHostile()
 	w.startProc(0)
+	if p.fleet() {
+		for gen := 1; gen < p.gens; gen++ {
+			w.startProc(gen)
+		}
+	}
 	w.schedule()
 	w.check()
 	return &outcome{plan: p, trace: w.trace, events: w.events, violations: w.violations}
@@ -317,7 +344,7 @@ func (w *world) check() {
 		}
 		return createRec{}, false
 	}
-	cidOf := func(key string) string { return idempotency.ClientOrderID(w.srv.AccountNumber, "", key) }
+	cidOf := func(key string) string { return idempotency.ClientOrderID(w.srv.AccountNumber, w.ns, key) }
 	// placedBefore is orderBefore for what a Place answered: with a memory
 	// store, an order an earlier process created longer ago than the
 	// store's lookups reach back is beyond its promise (as in 1.).

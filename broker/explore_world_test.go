@@ -24,6 +24,8 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -46,12 +48,12 @@ var errDead = errors.New("explore: this process has crashed")
 
 // plan is what a seed chose for its schedule.
 type plan struct {
-	store        string // "memory" or "bbolt"
+	store        string // "memory", "bbolt" or "redis"
 	calm         bool   // no faults, no crashes, no steps: liveness is checked
 	keys         int
 	holders      int  // per process, sharing its store
 	split        bool // each key to one holder of a process (else to all: a re-delivered job)
-	gens         int  // processes one after another (crash or clean restart)
+	gens         int  // processes one after another (crash or clean restart); with Redis, at once
 	crashRate    float64
 	stallRate    float64
 	rederive     bool // a restarted process re-quotes: a new limit price
@@ -129,6 +131,12 @@ func makePlan(seed int64) plan {
 	if p.background > 0 {
 		p.repeatRows = rate(0.4, 0.5, 1)
 	}
+	if p.store == "bbolt" && rand.New(rand.NewPCG(uint64(seed), 0x4ed15)).IntN(3) == 0 {
+		// A fleet: the processes run at once, each with a Store of its own
+		// on one Redis. (Drawn apart, so every other choice of the seed
+		// stays what it was.)
+		p.store = "redis"
+	}
 	if p.store == "memory" {
 		// A memory store dies with its process: only the signature window
 		// keeps a restarted process from sending while an old create is in
@@ -151,7 +159,8 @@ func (p plan) modes() []string {
 	add(p.calm, "calm")
 	add(!p.split, "same-keys")
 	add(p.split, "split-keys")
-	add(p.gens > 1, "restart")
+	add(p.gens > 1 && !p.fleet(), "restart")
+	add(p.gens > 1 && p.fleet(), "fleet")
 	add(p.crashRate > 0, "crash")
 	add(p.stallRate > 0, "stall")
 	add(p.rederive, "requote")
@@ -171,6 +180,10 @@ func (p plan) modes() []string {
 	add(p.repeatRows > 0, "repeated-rows")
 	return m
 }
+
+// fleet reports whether the plan's processes run at once (a fleet on one
+// Redis) rather than one after another.
+func (p plan) fleet() bool { return p.store == "redis" }
 
 func (p plan) String() string {
 	return fmt.Sprintf("store=%s keys=%d holders=%d gens=%d page=%d/%d lag=%v venueOff=%v step0=%v modes=%s",
@@ -268,6 +281,8 @@ type world struct {
 	nextSystem  int
 	alwaysOn    *proc // the network's and the restarts' pseudo-process: never crashes
 	cidKey      map[string]string
+	ns          string // the namespace every client_order_id is derived in
+	redisURL    string
 	// settled is when (seq) a holder recorded an intent rejected or not
 	// placed, by holder name and client_order_id: what it answered is
 	// judged against the creates sent before then.
@@ -450,7 +465,7 @@ func (w *world) crash(p *park) {
 	}
 	w.parked = slices.DeleteFunc(w.parked, func(q *park) bool { return q.h.proc == pr })
 	w.closeStore(pr)
-	if pr.gen+1 < w.p.gens {
+	if pr.gen+1 < w.p.gens && !w.p.fleet() {
 		w.restart(pr.gen + 1)
 	}
 }
@@ -482,8 +497,18 @@ func (w *world) restart(gen int) {
 }
 
 func (w *world) openStore() idempotency.Store {
-	if w.p.store == "memory" {
+	switch w.p.store {
+	case "memory":
 		return idempotency.NewMemoryStore() // memory dies with the process
+	case "redis":
+		// The process's own Store on the fleet's Redis. Its claims outlive
+		// it until their lease lapses, on Redis's clock: longer than a
+		// schedule runs.
+		s, err := redisstore.Open(context.Background(), w.redisURL, w.srv.AccountNumber)
+		if err != nil {
+			w.t.Fatalf("seed %d: opening the Redis store: %v", w.seed, err)
+		}
+		return s
 	}
 	s, err := idempotency.Open(filepath.Join(w.dir, "intents.db"))
 	if err != nil {
@@ -526,6 +551,7 @@ func (w *world) startProc(gen int) {
 			broker.WithClock(steppedClock{Clock: clockwork.NewRealClock(), step: &w.step}),
 			broker.WithIntentStore(&exploreStore{w: w, h: h, inner: store}),
 			broker.WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second})),
+			broker.WithPlacerOptions(orders.WithNamespace(w.ns)),
 		)
 		if err != nil {
 			w.t.Fatalf("seed %d: %v", w.seed, err)
@@ -613,7 +639,7 @@ func (w *world) holderDone(h *holder) {
 	h.proc.alive--
 	if h.proc.alive == 0 && !h.proc.dead {
 		w.closeStore(h.proc)
-		if h.proc.gen+1 < w.p.gens {
+		if h.proc.gen+1 < w.p.gens && !w.p.fleet() {
 			w.restart(h.proc.gen + 1)
 		}
 	}
