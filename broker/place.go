@@ -186,10 +186,14 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	if err != nil {
 		return nil, &orders.Error{Kind: ErrNotSent, Key: key, Reason: "the account or intent store is not available", Err: err}
 	}
-	acknowledged := false
+	// recorded: the engine will answer from the copy of the order the
+	// store kept at acknowledgement, to be read afresh here. (Of a
+	// compacted record, which keeps only the order's id, the engine reads
+	// the order itself.)
+	recorded := false
 	if key != "" {
 		rec, err := c.place.store.Get(ctx, p.ClientOrderID(key))
-		acknowledged = err == nil && rec.State == idempotency.Acknowledged
+		recorded = err == nil && rec.State == idempotency.Acknowledged && len(rec.Order) > 0
 	}
 	raw, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body})
 	if raw == nil {
@@ -200,7 +204,7 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 		// The engine read its facts from these bytes: they decode.
 		return nil, fmt.Errorf("broker: decoding the placed order: %w", derr)
 	}
-	if err != nil || !acknowledged {
+	if err != nil || !recorded {
 		return o, err
 	}
 	fresh, err := c.Order(ctx, o.ID)
