@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -646,10 +647,15 @@ func (w *world) holderDone(h *holder) {
 	w.notify()
 }
 
+// redisHolder is how a Redis store's refusal names the holder and its
+// lease: a host, a process id, random ids and Redis's own time, none of
+// which a seed decides, so a trace leaves them out.
+var redisHolder = regexp.MustCompile(`\([^()]*claim until [^()]*\)`)
+
 func describePlace(r placeResult) string {
 	s := "ok"
 	if r.err != nil {
-		s = "err: " + r.err.Error()
+		s = "err: " + redisHolder.ReplaceAllString(r.err.Error(), "(holder and lease)")
 	}
 	if r.order != nil {
 		s += fmt.Sprintf(" [order %s %s]", r.order.ID, r.order.State)
