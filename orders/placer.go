@@ -617,11 +617,21 @@ func (p *Placer) untilExpired(rec idempotency.Record, r readTime) time.Duration 
 }
 
 // noteSigned remembers, on this Placer's clock, that it just signed a
-// create of cid.
+// create of cid. Signatures older than a signature's validity and the
+// margin no longer hold any wait back, and are forgotten on the way, so
+// that intents settled elsewhere do not keep theirs.
 func (p *Placer) noteSigned(cid string) {
+	now := p.clock.Now()
 	p.amu.Lock()
-	p.signed[cid] = p.clock.Now()
-	p.amu.Unlock()
+	defer p.amu.Unlock()
+	if len(p.signed) >= 64 && len(p.signed)&63 == 0 {
+		for id, at := range p.signed {
+			if now.Sub(at) > signing.ValidFor+p.skew+transport.MaxClockOffset {
+				delete(p.signed, id)
+			}
+		}
+	}
+	p.signed[cid] = now
 }
 
 // acknowledge records that the venue holds o. An order in state failed
