@@ -79,7 +79,8 @@ SIM_WIRE      ?= tls
 SIM_TIMEOUT   ?= 180m
 .PHONY: sim
 sim:
-	TRADEWIRE_EXPLORE_SCHEDULES=$(EXPLORE_SCHEDULES) $(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestExplore$$' ./broker/
+	TRADEWIRE_EXPLORE_SCHEDULES=$(EXPLORE_SCHEDULES) bash internal/redistest/with-redis.sh \
+		$(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestExplore$$' ./broker/
 	TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_SEEDS=$(SIM_SEEDS) TRADEWIRE_SIM_DURATION=$(SIM_DURATION) \
 		TRADEWIRE_SIM_SATURATED=$(SIM_SATURATED) TRADEWIRE_SIM_HOSTILE=$(SIM_HOSTILE) TRADEWIRE_SIM_WIRE=$(SIM_WIRE) \
 		$(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestMatrix$$' ./internal/simulation/
