@@ -157,10 +157,14 @@ func (c *Client) closeStore() error {
 
 // Place places req once per key: calling it again with the same key after
 // any failure — a 429, a 5xx, a timeout, a crash, a restart — never leaves
-// two orders. It checks req offline (as Preview does), derives the
-// client_order_id from key (ClientOrderID), records the intent before
-// anything is sent, and looks the order up before any resend; see the
-// package documentation, # Idempotency, and package orders for the rules.
+// two orders. It checks req offline (as Preview does) and, for a key the
+// intent store does not hold, against the rules of its trading pair that
+// need no price (increments, the maximum size of an asset quantity; the
+// pair is read once per symbol), refusing with an *ArgumentError before
+// anything is sent; derives the client_order_id from key (ClientOrderID),
+// records the intent before anything is sent, and looks the order up
+// before any resend; see the package documentation, # Idempotency, and
+// package orders for the rules.
 //
 // On a key already acknowledged nothing is sent: Place returns the order
 // read afresh from the venue. If that read fails it returns the copy
@@ -190,10 +194,17 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	// store kept at acknowledgement, to be read afresh here. (Of a
 	// compacted record, which keeps only the order's id, the engine reads
 	// the order itself.)
-	recorded := false
+	recorded, held := false, false
 	if key != "" {
 		rec, err := c.place.store.Get(ctx, p.ClientOrderID(key))
-		recorded = err == nil && rec.State == idempotency.Acknowledged && len(rec.Order) > 0
+		held = err == nil
+		recorded = held && rec.State == idempotency.Acknowledged && len(rec.Order) > 0
+	}
+	if !held {
+		// A key the store holds is answered by the rules it was sent under.
+		if err := c.checkPairRules(ctx, key, req); err != nil {
+			return nil, err
+		}
 	}
 	raw, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body})
 	if raw == nil {
@@ -448,6 +459,26 @@ func checkIdempotencyKey(key string) error {
 	var ke *idempotency.KeyError
 	if err := idempotency.CheckKey(key); errors.As(err, &ke) {
 		return &ArgumentError{Field: "key", Reason: fmt.Sprintf("at byte %d: %s (a key is compared byte for byte)", ke.Offset, ke.Reason)}
+	}
+	return nil
+}
+
+// checkPairRules refuses, before anything is sent, a new order that breaks
+// a rule of its trading pair that needs no price (pairRules: increments,
+// the maximum size of an asset quantity), which the venue would refuse it
+// for, as an *ArgumentError naming the field. The pair is read once per
+// symbol and Client. When it cannot be read the create goes out and the
+// venue judges.
+func (c *Client) checkPairRules(ctx context.Context, key string, req OrderRequest) error {
+	pair, err := c.tradingPair(ctx, req.Symbol)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &orders.Error{Kind: ErrNotSent, Key: key, Reason: "stopped while reading the trading pair, before the create was sent", Err: ctx.Err()}
+		}
+		return nil
+	}
+	if vs := pairRules(pair, req); len(vs) > 0 {
+		return &ArgumentError{Field: vs[0].Field, Reason: fmt.Sprintf("%s (%s, %s's rule)", vs[0].Detail, vs[0].Code, req.Symbol)}
 	}
 	return nil
 }

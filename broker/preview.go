@@ -95,7 +95,6 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 	if err := checkOrder(req); err != nil {
 		return nil, err
 	}
-	cfg := string(req.Type) + "_order_config."
 	p := &Preview{Estimate: true, Request: req}
 	violate := func(field string, code ViolationCode, limit decimal.Decimal, detail string, args ...any) {
 		p.Violations = append(p.Violations, Violation{Field: field, Code: code, Limit: limit, Detail: fmt.Sprintf(detail, args...)})
@@ -190,27 +189,15 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 		p.Total = p.Notional.Add(p.Fee)
 	}
 
-	sizeField := cfg + "asset_quantity"
+	sizeField := sizeFieldOf(req)
+	p.Violations = append(p.Violations, pairRules(pair, req)...)
 	if byQuote {
-		sizeField = cfg + "quote_amount"
-	}
-	notMultiple := func(field string, v, inc decimal.Decimal) {
-		if !v.IsZero() && inc.IsPositive() && !v.Mod(inc).IsZero() {
-			violate(field, ViolationNotMultiple, inc, "%s is not a multiple of %s", v, inc)
-		}
-	}
-	if !byQuote {
-		notMultiple(sizeField, req.AssetQuantity, pair.AssetIncrement)
-	} else {
-		notMultiple(sizeField, req.QuoteAmount, pair.QuoteIncrement)
 		if !qty.IsPositive() {
 			violate(sizeField, ViolationBelowMinimum, pair.AssetIncrement, "%s buys less than one asset increment (%s) at %s", req.QuoteAmount, pair.AssetIncrement, p.Price)
 		}
-	}
-	notMultiple(cfg+"limit_price", req.LimitPrice, pair.QuoteIncrement)
-	notMultiple(cfg+"stop_price", req.StopPrice, pair.QuoteIncrement)
-	if pair.MaxOrderSize.IsPositive() && qty.GreaterThan(pair.MaxOrderSize) {
-		violate(sizeField, ViolationAboveMaximum, pair.MaxOrderSize, "%s %s is above the maximum order size %s", qty, pair.AssetCode, pair.MaxOrderSize)
+		if pair.MaxOrderSize.IsPositive() && qty.GreaterThan(pair.MaxOrderSize) {
+			violate(sizeField, ViolationAboveMaximum, pair.MaxOrderSize, "%s %s is above the maximum order size %s", qty, pair.AssetCode, pair.MaxOrderSize)
+		}
 	}
 	if pair.MinOrderAmount.Valid && p.Notional.LessThan(pair.MinOrderAmount.Decimal) {
 		violate(sizeField, ViolationBelowMinimum, pair.MinOrderAmount.Decimal, "%s %s is below the minimum order amount %s", p.Notional, pair.QuoteCode, pair.MinOrderAmount.Decimal)
@@ -228,6 +215,40 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 		}
 	}
 	return p, nil
+}
+
+// sizeFieldOf is the field that carries req's size.
+func sizeFieldOf(req OrderRequest) string {
+	if !req.QuoteAmount.IsZero() {
+		return string(req.Type) + "_order_config.quote_amount"
+	}
+	return string(req.Type) + "_order_config.asset_quantity"
+}
+
+// pairRules are the rules of its trading pair that req breaks and that
+// need no price to judge: its size and prices not multiples of the pair's
+// increments, and an asset quantity above the maximum order size. Place
+// refuses them before anything is sent, as Preview reports them.
+func pairRules(pair TradingPair, req OrderRequest) []Violation {
+	var vs []Violation
+	cfg := string(req.Type) + "_order_config."
+	notMultiple := func(field string, v, inc decimal.Decimal) {
+		if !v.IsZero() && inc.IsPositive() && !v.Mod(inc).IsZero() {
+			vs = append(vs, Violation{Field: field, Code: ViolationNotMultiple, Limit: inc, Detail: fmt.Sprintf("%s is not a multiple of %s", v, inc)})
+		}
+	}
+	if req.QuoteAmount.IsZero() {
+		notMultiple(sizeFieldOf(req), req.AssetQuantity, pair.AssetIncrement)
+	} else {
+		notMultiple(sizeFieldOf(req), req.QuoteAmount, pair.QuoteIncrement)
+	}
+	notMultiple(cfg+"limit_price", req.LimitPrice, pair.QuoteIncrement)
+	notMultiple(cfg+"stop_price", req.StopPrice, pair.QuoteIncrement)
+	if q := req.AssetQuantity; pair.MaxOrderSize.IsPositive() && q.GreaterThan(pair.MaxOrderSize) {
+		vs = append(vs, Violation{Field: sizeFieldOf(req), Code: ViolationAboveMaximum, Limit: pair.MaxOrderSize,
+			Detail: fmt.Sprintf("%s %s is above the maximum order size %s", q, pair.AssetCode, pair.MaxOrderSize)})
+	}
+	return vs
 }
 
 // floorTo rounds a non-negative v down to a multiple of inc (v itself when

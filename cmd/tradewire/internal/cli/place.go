@@ -268,19 +268,18 @@ SIGTERM, or the SIGHUP of a closed terminal or ssh session).`,
 				fmt.Fprintln(a.opts.Stderr, "tradewire: no --idempotency-key: the create is sent once and will not be retried")
 			}
 			ctx := cmd.Context()
-			p, store, closeStore, err := a.placer(ctx, namespace)
+			p, _, closeStore, err := a.placer(ctx, namespace)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
-			// A key the store holds was placed, refused or is being
-			// settled: Place answers for it, by the rules it was sent under.
-			if _, err := store.Get(ctx, p.ClientOrderID(key)); key == "" || errors.Is(err, idempotency.ErrNotFound) {
-				if err := checkPairRules(ctx, p, req); err != nil {
-					return err
-				}
-			}
 			o, err := p.Place(ctx, key, req)
+			var ae *broker.ArgumentError
+			if errors.As(err, &ae) {
+				// The pair's rules, which Place checks before anything is sent.
+				field := ae.Field[strings.IndexByte(ae.Field, '.')+1:] // after "limit_order_config."
+				return usagef("%s: %s; the venue would refuse it (see tradewire preview); the create was not sent", flagForField(field), ae.Reason)
+			}
 			if err != nil {
 				return err
 			}
@@ -291,35 +290,6 @@ SIGTERM, or the SIGHUP of a closed terminal or ssh session).`,
 	cmd.Flags().StringVar(&key, "idempotency-key", "", "the caller's key: the same key names the same order, forever (compared byte for byte: no control characters, surrounding spaces or text not in Unicode NFC)")
 	cmd.Flags().StringVar(&namespace, "namespace", "", "a namespace for keys, such as a strategy name")
 	return cmd
-}
-
-// checkPairRules refuses, before the create is sent, a new order that
-// breaks its trading pair's increments or maximum order size: the rules
-// preview checks, by the same broker.Client.Preview, which the venue
-// would refuse the create for. A size given as a quote amount is judged
-// at a price that can move, so only the venue judges its maximum. When
-// the pair cannot be read the create goes out and the venue judges it.
-func checkPairRules(ctx context.Context, c *broker.Client, req broker.OrderRequest) error {
-	pv, err := c.Preview(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("order place: stopped before the create was sent: %w", ctx.Err())
-		}
-		return nil // the venue judges
-	}
-	var broken []string
-	for _, v := range pv.Violations {
-		switch {
-		case v.Code == broker.ViolationNotMultiple,
-			v.Code == broker.ViolationAboveMaximum && !req.AssetQuantity.IsZero():
-			field := v.Field[strings.IndexByte(v.Field, '.')+1:] // after "limit_order_config."
-			broken = append(broken, fmt.Sprintf("%s: %s (%s)", flagForField(field), v.Detail, v.Code))
-		}
-	}
-	if len(broken) > 0 {
-		return usagef("%s; the venue would refuse it by %s's rules (see tradewire preview); the create was not sent", strings.Join(broken, "; "), req.Symbol)
-	}
-	return nil
 }
 
 // checkKeyFlag refuses a key (or namespace: it derives the
