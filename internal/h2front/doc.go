@@ -9,9 +9,6 @@
 // the answers on which Go's HTTP/2 client re-sends a request by itself.
 // A handler calls Abort to choose one of them for its request; a test can
 // instead set a policy for a whole server with Server.AbortMethod.
-// WithMaxConcurrentStreams(0) makes a server that refuses every stream,
-// as one shedding load may advertise; Server.Conns and Server.Streams
-// count what clients opened.
 //
 // The server speaks just enough HTTP/2 for Go's client and curl: the
 // connection preface and SETTINGS (with ACK), HEADERS with CONTINUATION,

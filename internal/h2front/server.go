@@ -83,12 +83,6 @@ type Server struct {
 	policies  map[string]*policy
 	transport []*http.Transport
 	clock     clockwork.Clock
-	// maxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS advertised and
-	// enforced on every connection.
-	maxStreams uint32
-	// nconns and nstreams count the TLS connections accepted and the HTTP/2
-	// streams the clients opened, served or refused.
-	nconns, nstreams int
 
 	// h1 serves the connections that negotiate HTTP/1.1 (WithHTTP1);
 	// h1conns hands them to it.
@@ -122,14 +116,6 @@ func WithHTTP1() Option {
 	}
 }
 
-// WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS the
-// server advertises on every new connection (default 100) and enforces: a
-// stream opened while n are open on its connection is refused with
-// RST_STREAM(REFUSED_STREAM) before any handler sees it. 0 refuses every
-// stream, as a server shedding load may advertise; a client can still
-// open one before it reads the server's SETTINGS.
-func WithMaxConcurrentStreams(n uint32) Option { return func(s *Server) { s.maxStreams = n } }
-
 type policy struct {
 	kind      Kind
 	remaining int // < 0: every request
@@ -158,15 +144,14 @@ func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server 
 		panic("h2front: " + err.Error())
 	}
 	s := &Server{
-		URL:        "https://" + ln.Addr().String(),
-		handler:    h,
-		ln:         ln,
-		leaf:       leaf,
-		certPEM:    certPEM,
-		conns:      make(map[net.Conn]struct{}),
-		policies:   make(map[string]*policy),
-		clock:      clockwork.NewRealClock(),
-		maxStreams: maxConcurrentStreams,
+		URL:      "https://" + ln.Addr().String(),
+		handler:  h,
+		ln:       ln,
+		leaf:     leaf,
+		certPEM:  certPEM,
+		conns:    make(map[net.Conn]struct{}),
+		policies: make(map[string]*policy),
+		clock:    clockwork.NewRealClock(),
 		tlsConf: &tls.Config{
 			Certificates: []tls.Certificate{cert},
 			NextProtos:   []string{http2.NextProtoTLS},
@@ -196,21 +181,6 @@ func (s *Server) Certificate() *x509.Certificate { return s.leaf }
 // CACertPEM returns the server's certificate in PEM form, for a client
 // that is told where to find it (curl --cacert, SSL_CERT_FILE).
 func (s *Server) CACertPEM() []byte { return bytes.Clone(s.certPEM) }
-
-// Conns returns how many TLS connections the server has accepted.
-func (s *Server) Conns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nconns
-}
-
-// Streams returns how many HTTP/2 streams clients have opened on the
-// server, served or refused.
-func (s *Server) Streams() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nstreams
-}
 
 // Client returns an *http.Client whose transport trusts the server's
 // certificate, speaks HTTP/2 only and uses no proxy. Close closes its idle
@@ -332,7 +302,6 @@ func (s *Server) accept() {
 			return
 		}
 		s.conns[nc] = struct{}{}
-		s.nconns++
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go s.serveConn(nc)
@@ -435,7 +404,7 @@ const writeBufferSize = 32 << 10
 func (c *conn) serve() {
 	defer c.shutdown()
 	if err := c.write(func(fr *http2.Framer) error {
-		return fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: c.srv.maxStreams})
+		return fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxConcurrentStreams})
 	}); err != nil {
 		return
 	}
@@ -587,12 +556,8 @@ func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	c.maxStreamID = id
 	goingAway := c.goingAway
-	full := uint32(len(c.streams)) >= c.srv.maxStreams
 	c.mu.Unlock()
-	c.srv.mu.Lock()
-	c.srv.nstreams++
-	c.srv.mu.Unlock()
-	if goingAway || full {
+	if goingAway {
 		// Truthfully never processed.
 		return c.resetStream(id, http2.ErrCodeRefusedStream)
 	}
