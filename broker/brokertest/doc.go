@@ -30,8 +30,9 @@
 //
 // NewTLSServer serves the venue as the real one is served: TLS with HTTP/2
 // on a loopback address (https://127.0.0.1:port). Its Server.Transport
-// speaks HTTP/2 to it and trusts only its self-signed certificate;
-// CACertPEM is that certificate for any other client. Only there do the
+// speaks HTTP/2 to it and trusts only the certificate authority that
+// signed its certificate; CACertPEM is that authority for any other
+// client. Only there do the
 // HTTP/2 stream faults end a stream rather than the connection.
 //
 //	srv := brokertest.NewTLSServer(brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))

@@ -73,8 +73,8 @@ type Server struct {
 	handler http.Handler
 	ln      net.Listener
 	tlsConf *tls.Config
-	leaf    *x509.Certificate
-	certPEM []byte
+	ca      *x509.Certificate // the authority that signed the server's certificate
+	caPEM   []byte
 	wg      sync.WaitGroup // the accept loop, every connection, every handler
 
 	mu        sync.Mutex
@@ -135,8 +135,9 @@ type policy struct {
 	remaining int // < 0: every request
 }
 
-// NewServer starts a Server for h on 127.0.0.1 with a fresh self-signed
-// certificate for 127.0.0.1, ::1 and localhost. Like httptest.NewServer it
+// NewServer starts a Server for h on 127.0.0.1 with a fresh certificate
+// for 127.0.0.1, ::1 and localhost, signed by a fresh certificate
+// authority (Certificate, CACertPEM). Like httptest.NewServer it
 // panics if it cannot listen.
 func NewServer(h http.Handler, opts ...Option) *Server {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -152,7 +153,7 @@ func NewServer(h http.Handler, opts ...Option) *Server {
 // Server owns ln and closes it in Close. It panics if it cannot make a
 // certificate.
 func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server {
-	cert, leaf, certPEM, err := selfSigned()
+	cert, ca, caPEM, err := mintCerts()
 	if err != nil {
 		ln.Close()
 		panic("h2front: " + err.Error())
@@ -161,8 +162,8 @@ func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server 
 		URL:        "https://" + ln.Addr().String(),
 		handler:    h,
 		ln:         ln,
-		leaf:       leaf,
-		certPEM:    certPEM,
+		ca:         ca,
+		caPEM:      caPEM,
 		conns:      make(map[net.Conn]struct{}),
 		policies:   make(map[string]*policy),
 		clock:      clockwork.NewRealClock(),
@@ -189,13 +190,15 @@ func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server 
 	return s
 }
 
-// Certificate returns the server's certificate (self-signed, so also the
-// authority a client must trust).
-func (s *Server) Certificate() *x509.Certificate { return s.leaf }
+// Certificate returns the certificate authority a client must trust: the
+// one that signed the server's certificate, minted with it for this
+// Server alone.
+func (s *Server) Certificate() *x509.Certificate { return s.ca }
 
-// CACertPEM returns the server's certificate in PEM form, for a client
-// that is told where to find it (curl --cacert, SSL_CERT_FILE).
-func (s *Server) CACertPEM() []byte { return bytes.Clone(s.certPEM) }
+// CACertPEM returns the certificate authority of Certificate in PEM form,
+// for a client that is told where to find it (curl --cacert,
+// SSL_CERT_FILE).
+func (s *Server) CACertPEM() []byte { return bytes.Clone(s.caPEM) }
 
 // Conns returns how many TLS connections the server has accepted.
 func (s *Server) Conns() int {
@@ -213,11 +216,11 @@ func (s *Server) Streams() int {
 }
 
 // Client returns an *http.Client whose transport trusts the server's
-// certificate, speaks HTTP/2 only and uses no proxy. Close closes its idle
+// certificate authority (only), speaks HTTP/2 only and uses no proxy. Close closes its idle
 // connections.
 func (s *Server) Client() *http.Client {
 	pool := x509.NewCertPool()
-	pool.AddCert(s.leaf)
+	pool.AddCert(s.ca)
 	var protos http.Protocols
 	protos.SetHTTP2(true)
 	tr := &http.Transport{
@@ -951,40 +954,75 @@ func (b *bodyBuffer) Close() error {
 	return nil
 }
 
-func selfSigned() (tls.Certificate, *x509.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// mintCerts makes a fresh certificate authority and a server certificate
+// it signs for 127.0.0.1, ::1 and localhost. It returns the server's
+// certificate (the leaf, served alone), the authority parsed and in PEM:
+// a client trusts the authority. The leaf is an end entity (CA:FALSE, no
+// keyCertSign), as strict verifiers such as rustls require of a server's
+// certificate; the authority signs certificates and nothing else.
+func mintCerts() (tls.Certificate, *x509.Certificate, []byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	limit := new(big.Int).Lsh(big.NewInt(1), 62)
+	caSerial, err := rand.Int(rand.Reader, limit)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	leafSerial, err := rand.Int(rand.Reader, limit)
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
 	// A client checks the validity on its own clock, whatever the
 	// handler's time is: a window wide enough for any clock a test or a
 	// simulation runs on.
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "127.0.0.1"},
-		NotBefore:             time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC),
-		NotAfter:              time.Date(2099, time.December, 31, 0, 0, 0, 0, time.UTC),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	notBefore := time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+	notAfter := time.Date(2099, time.December, 31, 0, 0, 0, 0, time.UTC)
+	caTmpl := &x509.Certificate{
+		SerialNumber:          caSerial,
+		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "tradewire h2front local CA"},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:              []string{"localhost"},
+		MaxPathLenZero:        true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return tls.Certificate{}, nil, nil, fmt.Errorf("certificate: %w", err)
+		return tls.Certificate{}, nil, nil, fmt.Errorf("CA certificate: %w", err)
 	}
-	leaf, err := x509.ParseCertificate(der)
+	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-	return cert, leaf, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+	leafTmpl := &x509.Certificate{
+		SerialNumber:          leafSerial,
+		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "localhost"},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageDigitalSignature, // an ECDSA key: no key encipherment
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  false,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:              []string{"localhost"},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, fmt.Errorf("server certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(leafDER)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey, Leaf: leaf}
+	return cert, ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
 }
 
 // connListener is the net.Listener through which serveConn hands the
