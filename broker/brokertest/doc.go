@@ -195,9 +195,13 @@
 //     = (ask - price) / price, ratios like fee_ratio rounded to 10 digits,
 //     negative when the book is crossed. They are JSON numbers, as the spec
 //     types them. An estimate row carries its own side only.
-//   - trading_pairs omits min_order_size: the venue's minimum is a quote
-//     amount (v2's min_order_amount), which it applies to v1 orders too,
-//     and no fixed asset quantity matches it while the price moves.
+//   - trading_pairs gives min_order_size, which v1's TradingPair declares:
+//     the venue's minimum is a quote amount (v2's min_order_amount), which
+//     it applies to v1 orders too, so min_order_size is the least multiple
+//     of asset_increment worth min_order_amount at the pair's bid of the
+//     second answered (asset_increment for a pair without a minimum). A
+//     limit order is judged at its limit price, so one priced below the
+//     bid needs more.
 //   - A create takes the same body as on v2 (time_in_force included) and is
 //     validated the same way.
 //
