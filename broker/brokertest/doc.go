@@ -45,7 +45,13 @@
 // missing header answers 400 text/plain. The signature is verified over
 // api_key + timestamp + request-target (as received) + METHOD + body; an
 // unknown key, a bad signature or a timestamp more than SignatureWindow
-// from the venue's now answers 401. Each account then has a token bucket
+// from the venue's now answers 401. All but the signature is judged on
+// the headers before a byte of the body is read, so a request refused on
+// them is answered without its body being read. A body is read up to
+// 64 KiB (a create is a few hundred bytes): a larger one, declared in
+// Content-Length or found, answers 413 client_error without being read
+// further, and one not received in time (the server's read timeout)
+// answers 408. Each account then has a token bucket
 // (WithRateLimit; default 100 a minute in bursts of 300, the real venue's
 // budget) on the venue's clock, shared by every endpoint; an empty bucket
 // answers 429 "Request was throttled.", without Retry-After, as the real
