@@ -27,8 +27,12 @@ const (
 	// flight once it is told to stop.
 	simShutdownGrace = 5 * time.Second
 	// simReadHeaderTimeout bounds how long a client may take to send its
-	// headers, so a stuck connection cannot pin the server.
+	// headers, simBodyTimeout its body (from the headers' end), and
+	// simIdleTimeout how long a connection may wait for its next request,
+	// so that a slow or stuck client cannot pin the server.
 	simReadHeaderTimeout = 10 * time.Second
+	simBodyTimeout       = 10 * time.Second
+	simIdleTimeout       = 2 * time.Minute
 )
 
 func newSimCmd(a *app) *cobra.Command {
@@ -129,6 +133,12 @@ clients (reqwest, Deno) take the same file as a root. SSL_CERT_FILE replaces the
 programs: set it only for commands aimed at the simulator. Only over --tls do
 the HTTP/2 stream faults (refused_stream, protocol_error, goaway) end the
 stream with that frame after the commit; over HTTP/1.1 they drop the connection.
+
+A request is judged on its headers before its body is read: one refused
+on them (a signature header missing, an unknown key, a stale timestamp) is
+answered without its body being read. A body over 64 KiB answers 413. A
+client has 10 s to send its headers and 10 s more for its body (else 408,
+and the connection closes), and a connection idle for 2 minutes is closed.
 
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
@@ -237,11 +247,7 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		return a.simServeTLS(ctx, ln, base, srv, f)
 	}
 
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: simReadHeaderTimeout,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
+	hs := newSimHTTPServer(srv.Handler(), simBodyTimeout)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
@@ -268,6 +274,20 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
 	return nil
+}
+
+// newSimHTTPServer is the plain HTTP server of "sim serve": headers must
+// arrive within simReadHeaderTimeout, a body within bodyTimeout of them
+// (the venue answers 408), and a body the venue leaves unread, such as
+// that of a request refused on its headers or one over its 64 KiB limit,
+// is not read at all: the connection closes after the answer.
+func newSimHTTPServer(h http.Handler, bodyTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h2front.ReadBodyWithin(h, bodyTimeout),
+		ReadHeaderTimeout: simReadHeaderTimeout,
+		IdleTimeout:       simIdleTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
 }
 
 // simRateLimits reads --rate-limits, if given, and applies --retry-after
