@@ -1058,8 +1058,8 @@ func ReadBodyWithin(h http.Handler, d time.Duration) http.Handler {
 			return
 		}
 		rc := http.NewResponseController(w)
-		// A socket deadline is on the system's clock.
-		if rc.SetReadDeadline(wallClock.Now().Add(d)) != nil {
+		wall := clockwork.NewRealClock() // a socket deadline is on the system's clock
+		if rc.SetReadDeadline(wall.Now().Add(d)) != nil {
 			h.ServeHTTP(w, r) // not net/http's own writer: nothing to bound
 			return
 		}
@@ -1074,7 +1074,7 @@ func ReadBodyWithin(h http.Handler, d time.Duration) http.Handler {
 		// too large (http.MaxBytesReader), on which net/http answers, reads
 		// no more and closes the connection without resetting it; the
 		// deadline after that makes any read of the rest fail at once.
-		rc.SetReadDeadline(wallClock.Now().Add(unreadWait))
+		rc.SetReadDeadline(wall.Now().Add(unreadWait))
 		if n, _ := http.MaxBytesReader(w, body, 0).Read(make([]byte, 1)); n == 0 && body.eof {
 			return // it was whole after all
 		}
@@ -1085,8 +1085,6 @@ func ReadBodyWithin(h http.Handler, d time.Duration) http.Handler {
 // unreadWait is how long ReadBodyWithin waits for a byte of a body the
 // handler left unread.
 const unreadWait = 50 * time.Millisecond
-
-var wallClock = clockwork.NewRealClock()
 
 // deadlineBody lifts the read deadline once the body is read whole, so
 // that net/http's watch for the client going away, which starts then,
