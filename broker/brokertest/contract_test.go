@@ -578,6 +578,29 @@ const (
 	opV1GetOrder  = "api_v1_crypto_trading_order_get" // added by C11
 )
 
+// checkDeclared checks that every result of the page body carries every
+// property the spec's schema declares.
+func checkDeclared(t *testing.T, c *contract, schema string, body []byte) {
+	t.Helper()
+	ref := c.doc.Components.Schemas[schema]
+	if ref == nil || ref.Value == nil || len(ref.Value.Properties) == 0 {
+		t.Fatalf("the spec declares no schema %s", schema)
+	}
+	var pg struct {
+		Results []map[string]json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(body, &pg); err != nil || len(pg.Results) == 0 {
+		t.Fatalf("%s: no results in %s", schema, body)
+	}
+	for i, row := range pg.Results {
+		for name := range ref.Value.Properties {
+			if _, ok := row[name]; !ok {
+				t.Errorf("%s %d lacks %s, which the spec declares", schema, i, name)
+			}
+		}
+	}
+}
+
 // TestContractV1 drives every v1 operation of the simulated venue with
 // valid and invalid requests and validates each request and response
 // (status, content type, body schema) against the corrected vendor spec.
@@ -645,6 +668,11 @@ func TestContractV1(t *testing.T) {
 		{name: "estimated_price, above max_order_size", op: opV1Estimated, method: "GET", target: pathEst + "?symbol=BTC-USD&side=ask&quantity=21", status: 400},
 		{name: "estimated_price, bad signature (C12)", op: opV1Estimated, method: "GET", target: pathEst + "?symbol=BTC-USD&side=bid&quantity=1", tamper: badSignature, status: 401},
 	})
+
+	// Every member v1's TradingPair declares is there, though the spec
+	// requires none: v1 clients read them all (min_order_size among them).
+	pairs := vc.run(contractCase{name: "trading_pairs, every member", op: opV1Pairs, method: "GET", target: pathPairs + "?symbol=BTC-USD&symbol=DOGE-USD", status: 200})
+	checkDeclared(t, c, "TradingPair", pairs.body)
 
 	open := vc.run(contractCase{name: "create limit, decimal strings", op: opV1Create, method: "POST",
 		target: pathOrders, body: limitBody("1c6a3f0e-2b1d-4c59-9e0c-1f2a3b4c5d01", "1000.00"), status: 201})

@@ -30,8 +30,9 @@
 //
 // NewTLSServer serves the venue as the real one is served: TLS with HTTP/2
 // on a loopback address (https://127.0.0.1:port). Its Server.Transport
-// speaks HTTP/2 to it and trusts only its self-signed certificate;
-// CACertPEM is that certificate for any other client. Only there do the
+// speaks HTTP/2 to it and trusts only the certificate authority that
+// signed its certificate; CACertPEM is that authority for any other
+// client. Only there do the
 // HTTP/2 stream faults end a stream rather than the connection.
 //
 //	srv := brokertest.NewTLSServer(brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
@@ -44,7 +45,13 @@
 // missing header answers 400 text/plain. The signature is verified over
 // api_key + timestamp + request-target (as received) + METHOD + body; an
 // unknown key, a bad signature or a timestamp more than SignatureWindow
-// from the venue's now answers 401. Each account then has a token bucket
+// from the venue's now answers 401. All but the signature is judged on
+// the headers before a byte of the body is read, so a request refused on
+// them is answered without its body being read. A body is read up to
+// 64 KiB (a create is a few hundred bytes): a larger one, declared in
+// Content-Length or found, answers 413 client_error without being read
+// further, and one not received in time (the server's read timeout)
+// answers 408. Each account then has a token bucket
 // (WithRateLimit; default 100 a minute in bursts of 300, the real venue's
 // budget) on the venue's clock, shared by every endpoint; an empty bucket
 // answers 429 "Request was throttled.", without Retry-After, as the real
@@ -194,9 +201,13 @@
 //     = (ask - price) / price, ratios like fee_ratio rounded to 10 digits,
 //     negative when the book is crossed. They are JSON numbers, as the spec
 //     types them. An estimate row carries its own side only.
-//   - trading_pairs omits min_order_size: the venue's minimum is a quote
-//     amount (v2's min_order_amount), which it applies to v1 orders too,
-//     and no fixed asset quantity matches it while the price moves.
+//   - trading_pairs gives min_order_size, which v1's TradingPair declares:
+//     the venue's minimum is a quote amount (v2's min_order_amount), which
+//     it applies to v1 orders too, so min_order_size is the least multiple
+//     of asset_increment worth min_order_amount at the pair's bid of the
+//     second answered (asset_increment for a pair without a minimum). A
+//     limit order is judged at its limit price, so one priced below the
+//     bid needs more.
 //   - A create takes the same body as on v2 (time_in_force included) and is
 //     validated the same way.
 //

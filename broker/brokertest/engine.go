@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -349,7 +350,6 @@ type reply struct {
 // ServeHTTP answers one request as the venue would, after applying any
 // injected fault that matches it, and records it in the Ledger.
 func (v *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
 	target := r.RequestURI
 	if target == "" {
 		target = r.URL.RequestURI()
@@ -357,6 +357,14 @@ func (v *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := Request{
 		Time: v.now(), Method: r.Method, Target: target,
 		APIKey: r.Header.Get("x-api-key"), Timestamp: r.Header.Get("x-timestamp"),
+	}
+	// The headers are judged before the body is read: a request refused on
+	// them is answered without reading its body, and a body is read only
+	// up to maxBody.
+	acct, authReply := v.checkHeaders(r, rec.Time)
+	var body []byte
+	if authReply == nil {
+		body, authReply = readBody(r)
 	}
 	class := classOf(r.Method, r.URL.Path)
 	rec.Class = classNames[class]
@@ -384,7 +392,9 @@ func (v *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	now := v.now()
 	// Authentication is judged on arrival; injected latency delays the answer.
-	acct, authReply := v.authenticate(r, target, body, rec.Time)
+	if authReply == nil {
+		authReply = verifySignature(acct, r, target, body)
+	}
 	rec.SignatureValid = authReply == nil
 	var rep *reply
 	var created *order
@@ -484,9 +494,41 @@ func (d *dateCache) format(t time.Time) string {
 	return d.text
 }
 
-// authenticate checks the three headers and the signature exactly as the
-// venue does, at now on the venue's own clock. It returns the account, or the reply refusing the request.
-func (v *engine) authenticate(r *http.Request, target string, body []byte, now time.Time) (*account, *reply) {
+// maxBody is the largest request body the venue reads: a create is a few
+// hundred bytes. A larger one is answered 413 without being read further.
+const maxBody = 64 << 10
+
+// readBody reads r's body, up to maxBody bytes. A body declared or found
+// larger is refused with 413, one not received whole (the server's read
+// timeout, a reset stream) with 408 or 400.
+func readBody(r *http.Request) ([]byte, *reply) {
+	if r.ContentLength > maxBody {
+		return nil, tooLarge()
+	}
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	var ne net.Error
+	switch {
+	case len(body) > maxBody:
+		return nil, tooLarge()
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, errReply(http.StatusRequestTimeout, "client_error", "The request body was not received in time.", "")
+	case err != nil:
+		return nil, errReply(http.StatusBadRequest, "client_error", "The request body could not be read.", "")
+	}
+	return body, nil
+}
+
+func tooLarge() *reply {
+	return errReply(http.StatusRequestEntityTooLarge, "client_error", "Request body exceeds "+strconv.Itoa(maxBody)+" bytes.", "")
+}
+
+// checkHeaders checks what authentication can judge without the body:
+// the three headers present, the key known, the timestamp within the
+// window at now and the signature well formed.
+func (v *engine) checkHeaders(r *http.Request, now time.Time) (*account, *reply) {
 	key, ts, sig := r.Header.Get("x-api-key"), r.Header.Get("x-timestamp"), r.Header.Get("x-signature")
 	var missing []string
 	for _, h := range [][2]string{{"x-api-key", key}, {"x-signature", sig}, {"x-timestamp", ts}} {
@@ -515,12 +557,20 @@ func (v *engine) authenticate(r *http.Request, target string, body []byte, now t
 	if err != nil || len(raw) != ed25519.SignatureSize {
 		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid signature.", "")
 	}
+	return acct, nil
+}
+
+// verifySignature checks r's signature, which checkHeaders found well
+// formed, by acct's key over the target and body.
+func verifySignature(acct *account, r *http.Request, target string, body []byte) *reply {
+	key, ts := r.Header.Get("x-api-key"), r.Header.Get("x-timestamp")
+	raw, _ := base64.StdEncoding.DecodeString(r.Header.Get("x-signature"))
 	msg := make([]byte, 0, len(key)+len(ts)+len(target)+len(r.Method)+len(body))
 	msg = append(append(append(append(append(msg, key...), ts...), target...), r.Method...), body...)
 	if !ed25519.Verify(acct.PublicKey, msg, raw) {
-		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid signature.", "")
+		return errReply(http.StatusUnauthorized, "client_error", "Invalid signature.", "")
 	}
-	return acct, nil
+	return nil
 }
 
 // insertOrder adds o to the sorted order list and the indexes and, while

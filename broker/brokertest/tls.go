@@ -11,13 +11,15 @@ import (
 type tlsFront struct {
 	close func()
 	caPEM []byte
-	cert  *x509.Certificate
+	cert  *x509.Certificate // the authority
 }
 
 // NewTLSServer starts a Server served over TLS with HTTP/2 on a loopback
 // address, as the real venue is served, and sets URL to it
-// (https://127.0.0.1:port). Transport speaks HTTP/2 to it and trusts only
-// its self-signed certificate (CACertPEM, Certificate). The server controls
+// (https://127.0.0.1:port). Its certificate, for 127.0.0.1, ::1 and
+// localhost, is signed by a certificate authority minted with it
+// (CACertPEM, Certificate); Transport speaks HTTP/2 to it and trusts only
+// that authority. The server controls
 // HTTP/2 at the frame level, so the stream faults (FaultRefusedStream,
 // FaultProtocolError, FaultGoAway) end the stream as they say. Like
 // httptest.NewTLSServer it panics if it cannot start, including on an
@@ -34,9 +36,9 @@ func NewTLSServer(opts ...Option) *Server {
 	return s
 }
 
-// CACertPEM returns the PEM of the certificate a NewTLSServer presents,
-// which a client must trust (for the CLI: --ca-cert FILE or
-// SSL_CERT_FILE), or nil for a Server without TLS.
+// CACertPEM returns the PEM of the certificate authority that signed the
+// certificate a NewTLSServer presents, which a client must trust (for the
+// CLI: --ca-cert FILE or SSL_CERT_FILE), or nil for a Server without TLS.
 func (s *Server) CACertPEM() []byte {
 	if s.tls == nil {
 		return nil
@@ -44,7 +46,8 @@ func (s *Server) CACertPEM() []byte {
 	return append([]byte(nil), s.tls.caPEM...)
 }
 
-// Certificate returns the certificate a NewTLSServer presents, or nil.
+// Certificate returns the certificate authority of CACertPEM, or nil for a
+// Server without TLS.
 func (s *Server) Certificate() *x509.Certificate {
 	if s.tls == nil {
 		return nil

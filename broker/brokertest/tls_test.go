@@ -1,6 +1,7 @@
 package brokertest_test
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"net/http"
@@ -133,5 +134,36 @@ func TestHostileOptions(t *testing.T) {
 	ahead, _, _ := later.Quote("BTC-USD")
 	if !bid.Equal(ahead) {
 		t.Errorf("a venue a minute ahead quotes %s, a venue at that time %s", bid, ahead)
+	}
+}
+
+// TestTLSServerCertificateIsALeafOfItsCA: the server presents an end
+// entity (CA:FALSE, serverAuth) that verifies against CACertPEM alone for
+// each loopback name, and CACertPEM is a CA; rustls-based clients refuse
+// a CA presented as a server's certificate.
+func TestTLSServerCertificateIsALeafOfItsCA(t *testing.T) {
+	t.Parallel()
+	s := brokertest.NewTLSServer()
+	defer s.Close()
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(s.CACertPEM()) {
+		t.Fatal("CACertPEM holds no certificate")
+	}
+	if ca := s.Certificate(); !ca.IsCA || ca.KeyUsage&x509.KeyUsageCertSign == 0 {
+		t.Errorf("Certificate: IsCA %v, KeyUsage %b: want the CA", ca.IsCA, ca.KeyUsage)
+	}
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{RootCAs: roots, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := conn.ConnectionState().PeerCertificates[0]
+	conn.Close()
+	if leaf.IsCA || leaf.KeyUsage&x509.KeyUsageCertSign != 0 || leaf.Equal(s.Certificate()) {
+		t.Errorf("served certificate: IsCA %v, KeyUsage %b: a CA used as an end entity", leaf.IsCA, leaf.KeyUsage)
+	}
+	for _, name := range []string{"127.0.0.1", "::1", "localhost"} {
+		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

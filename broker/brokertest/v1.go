@@ -50,7 +50,7 @@ func (v *engine) routeV1(r *http.Request, a *account, body []byte, now time.Time
 	case p == pathV1Holdings:
 		rt = v1Route{v2Path: pathHoldings, addAccount: true, shape: v1Page(v1Keep(v1HoldingKeys))}
 	case p == pathV1Pairs:
-		rt = v1Route{v2Path: pathPairs, shape: v1Page(v1Keep(v1PairKeys))}
+		rt = v1Route{v2Path: pathPairs, shape: v1Page(v.v1Pair(now))}
 	case p == pathV1BBA:
 		rt = v1Route{v2Path: pathBBA, shape: v1Quotes}
 	case p == pathV1Estimated:
@@ -106,9 +106,7 @@ func (v *engine) routeV1(r *http.Request, a *account, body []byte, now time.Time
 var (
 	v1AccountKeys = []string{"account_number", "status", "buying_power", "buying_power_currency"}
 	v1HoldingKeys = []string{"account_number", "asset_code", "total_quantity", "quantity_available_for_trading"}
-	// min_order_size (an asset quantity) is left out: the venue's minimum is
-	// v2's min_order_amount, a quote amount, which no fixed quantity matches
-	// while the price moves.
+	// min_order_size is added by v1Pair.
 	v1PairKeys  = []string{"symbol", "asset_code", "quote_code", "asset_increment", "quote_increment", "max_order_size", "status"}
 	v1OrderKeys = []string{"id", "account_number", "symbol", "client_order_id", "side", "executions", "type", "state",
 		"average_price", "filled_asset_quantity", "created_at", "updated_at"}
@@ -130,6 +128,43 @@ func v1Keep(keys []string) func([]byte) ([]byte, error) {
 			}
 		}
 		return json.Marshal(out)
+	}
+}
+
+// v1Pair returns the shape of a v1 TradingPair at now: v2's row without
+// its v2 members, with min_order_size, the least multiple of
+// asset_increment worth the pair's min_order_amount at its bid of now (an
+// order that size, bought or sold at the market then, meets the venue's
+// minimum), or asset_increment for a pair without a minimum amount.
+// Caller holds mu.
+func (v *engine) v1Pair(now time.Time) func([]byte) ([]byte, error) {
+	keep := v1Keep(v1PairKeys)
+	return func(b []byte) ([]byte, error) {
+		var row struct {
+			Symbol string `json:"symbol"`
+		}
+		if err := json.Unmarshal(b, &row); err != nil {
+			return nil, err
+		}
+		p := v.bySymbol[row.Symbol]
+		if p == nil {
+			return nil, errUnexpected
+		}
+		least := p.assetInc
+		if p.minAmount.IsPositive() {
+			bid, _ := p.quoteAt(v.seed, now)
+			least = decimal.Max(ceilTo(p.minAmount.Div(bid), p.assetInc), p.assetInc)
+		}
+		kept, err := keep(b)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(kept, &m); err != nil {
+			return nil, err
+		}
+		m["min_order_size"], _ = json.Marshal(least.String())
+		return json.Marshal(m)
 	}
 }
 

@@ -127,7 +127,7 @@ func TestV1Shapes(t *testing.T) {
 	}
 
 	pairs := decode(t, mustDo(t, h, "GET", pathV1Pairs+"?symbol=BTC-USD", nil, 200))["results"].([]any)
-	if got := keys(pairs[0].(map[string]any)); got != "asset_code,asset_increment,max_order_size,quote_code,quote_increment,status,symbol" {
+	if got := keys(pairs[0].(map[string]any)); got != "asset_code,asset_increment,max_order_size,min_order_size,quote_code,quote_increment,status,symbol" {
 		t.Errorf("v1 pair has %s", got)
 	}
 	mustDo(t, h, "GET", pathV1Pairs+"?symbol=NOPE-USD", nil, 400)
@@ -208,6 +208,46 @@ func TestV1Shapes(t *testing.T) {
 
 // TestV1Faults: faults match v1 paths as they match v2's, and the ledger
 // records v1 requests as sent; a bad-body fault writes v1's shape.
+// TestV1MinOrderSize: every v1 pair's min_order_size is the least
+// multiple of asset_increment worth min_order_amount at the bid of the
+// second answered, and a v1 market buy of that size is accepted.
+func TestV1MinOrderSize(t *testing.T) {
+	h := setup(t, engineConfig{RatePerMinute: -1})
+	withMin := 0
+	for _, p := range h.v.pairs {
+		rows := decode(t, mustDo(t, h, "GET", pathV1Pairs+"?symbol="+p.symbol, nil, 200))["results"].([]any)
+		raw, ok := rows[0].(map[string]any)["min_order_size"].(string)
+		if !ok {
+			t.Fatalf("%s: min_order_size %v, want a decimal string", p.symbol, rows[0].(map[string]any)["min_order_size"])
+		}
+		least, err := decimal.NewFromString(raw)
+		if err != nil || !least.IsPositive() || !isMultiple(least, p.assetInc) {
+			t.Errorf("%s: min_order_size %q, want a positive multiple of %s", p.symbol, raw, p.assetIncStr)
+			continue
+		}
+		if !p.minAmount.IsPositive() {
+			if !least.Equal(p.assetInc) {
+				t.Errorf("%s has no min_order_amount: min_order_size %s, want asset_increment %s", p.symbol, least, p.assetInc)
+			}
+			continue
+		}
+		withMin++
+		bid, _, _ := h.v.quote(p.symbol)
+		if least.Mul(bid).LessThan(p.minAmount) {
+			t.Errorf("%s: %s at the bid %s is worth less than min_order_amount %s", p.symbol, least, bid, p.minAmount)
+		}
+		if less := least.Sub(p.assetInc); less.IsPositive() && !less.Mul(bid).LessThan(p.minAmount) {
+			t.Errorf("%s: min_order_size %s is not the least: %s is worth %s at the bid", p.symbol, least, less, less.Mul(bid))
+		}
+	}
+	if withMin == 0 {
+		t.Fatal("no pair has a min_order_amount: the test checks nothing")
+	}
+	rows := decode(t, mustDo(t, h, "GET", pathV1Pairs+"?symbol=BTC-USD", nil, 200))["results"].([]any)
+	size := rows[0].(map[string]any)["min_order_size"].(string)
+	mustDo(t, h, "POST", pathV1Orders, orderBody("0c6a3f0e-2b1d-4c59-9e0c-1f2a3b4c5d31", "buy", "market", "BTC-USD", `{"asset_quantity":"`+size+`"}`), 201)
+}
+
 func TestV1Faults(t *testing.T) {
 	h := setup(t, engineConfig{RatePerMinute: -1})
 	if err := h.v.inject(Fault{Kind: FaultRespond, Path: pathV1Accounts, Status: 503}); err != nil {

@@ -10,15 +10,24 @@
 // A handler calls Abort to choose one of them for its request; a test can
 // instead set a policy for a whole server with Server.AbortMethod.
 //
+// Its certificate, for 127.0.0.1, ::1 and localhost, is an end entity
+// (CA:FALSE, serverAuth) signed by a certificate authority minted with it,
+// which Server.Certificate and Server.CACertPEM return for clients to
+// trust, as strict verifiers such as rustls require.
+//
 // The server speaks just enough HTTP/2 for Go's client and curl: the
 // connection preface and SETTINGS (with ACK), HEADERS with CONTINUATION,
 // request bodies with WINDOW_UPDATE, PING, RST_STREAM and GOAWAY from the
 // client, and responses sent as HEADERS plus DATA within the client's flow
 // control windows and frame size. The frames written together go out in one
 // write to the connection (a small answer's HEADERS and DATA are one TLS
-// record), and the connection's receive window is given back with a
-// stream's own WINDOW_UPDATE or once 16 KiB are owed, so that a small
-// request body costs no write of its own. Responses are buffered whole before they
+// record). A stream's receive window (64 KiB) is given back as its handler
+// reads the body, so a body the handler does not read costs at most that;
+// the connection's is given back once 16 KiB are owed, so that a small
+// request body costs no write of its own. A body must arrive within 10 s
+// of its headers (a read after that fails with a timeout error); a stream
+// answered before its body ended is then reset with NO_ERROR, asking the
+// client to stop sending. Over HTTP/1.1 ReadBodyWithin does the same. Responses are buffered whole before they
 // are sent (the handler has returned by then, which is what lets Abort act
 // after the handler's side effects), so it suits small bodies; streaming
 // responses and server push are not supported. Only h2 is offered in ALPN

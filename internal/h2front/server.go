@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -73,8 +74,8 @@ type Server struct {
 	handler http.Handler
 	ln      net.Listener
 	tlsConf *tls.Config
-	leaf    *x509.Certificate
-	certPEM []byte
+	ca      *x509.Certificate // the authority that signed the server's certificate
+	caPEM   []byte
 	wg      sync.WaitGroup // the accept loop, every connection, every handler
 
 	mu        sync.Mutex
@@ -88,7 +89,26 @@ type Server struct {
 	// h1conns hands them to it.
 	h1      *http.Server
 	h1conns *connListener
+
+	// bodyTimeout bounds how long a request's body may take to arrive
+	// (default defaultBodyTimeout); netClock runs its timers (the real
+	// clock: network time, whatever clock the handler's own time runs on).
+	bodyTimeout time.Duration
+	netClock    clockwork.Clock
 }
+
+// defaultBodyTimeout is how long a request's body may take to arrive,
+// from its headers (HTTP/2) or from the handler's start (HTTP/1.1): a
+// read of it after that fails with an error whose Timeout method reports
+// true, and once the handler has answered, the stream is reset (HTTP/2)
+// or the connection closed (HTTP/1.1). headerTimeout bounds how long an
+// HTTP/1.1 request's headers may take, idleTimeout how long an HTTP/1.1
+// connection may wait for its next request.
+const (
+	defaultBodyTimeout = 10 * time.Second
+	headerTimeout      = 10 * time.Second
+	idleTimeout        = 2 * time.Minute
+)
 
 // Option configures a Server.
 type Option func(*Server)
@@ -109,8 +129,8 @@ func WithHTTP1() Option {
 	return func(s *Server) {
 		s.h1conns = &connListener{addr: s.ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{})}
 		s.h1 = &http.Server{
-			Handler:           s.handler,
-			ReadHeaderTimeout: 10 * time.Second,
+			ReadHeaderTimeout: headerTimeout,
+			IdleTimeout:       idleTimeout,
 			ErrorLog:          log.New(io.Discard, "", 0),
 		}
 	}
@@ -121,8 +141,9 @@ type policy struct {
 	remaining int // < 0: every request
 }
 
-// NewServer starts a Server for h on 127.0.0.1 with a fresh self-signed
-// certificate for 127.0.0.1, ::1 and localhost. Like httptest.NewServer it
+// NewServer starts a Server for h on 127.0.0.1 with a fresh certificate
+// for 127.0.0.1, ::1 and localhost, signed by a fresh certificate
+// authority (Certificate, CACertPEM). Like httptest.NewServer it
 // panics if it cannot listen.
 func NewServer(h http.Handler, opts ...Option) *Server {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -138,20 +159,22 @@ func NewServer(h http.Handler, opts ...Option) *Server {
 // Server owns ln and closes it in Close. It panics if it cannot make a
 // certificate.
 func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server {
-	cert, leaf, certPEM, err := selfSigned()
+	cert, ca, caPEM, err := mintCerts()
 	if err != nil {
 		ln.Close()
 		panic("h2front: " + err.Error())
 	}
 	s := &Server{
-		URL:      "https://" + ln.Addr().String(),
-		handler:  h,
-		ln:       ln,
-		leaf:     leaf,
-		certPEM:  certPEM,
-		conns:    make(map[net.Conn]struct{}),
-		policies: make(map[string]*policy),
-		clock:    clockwork.NewRealClock(),
+		URL:         "https://" + ln.Addr().String(),
+		handler:     h,
+		ln:          ln,
+		ca:          ca,
+		caPEM:       caPEM,
+		conns:       make(map[net.Conn]struct{}),
+		policies:    make(map[string]*policy),
+		clock:       clockwork.NewRealClock(),
+		bodyTimeout: defaultBodyTimeout,
+		netClock:    clockwork.NewRealClock(),
 		tlsConf: &tls.Config{
 			Certificates: []tls.Certificate{cert},
 			NextProtos:   []string{http2.NextProtoTLS},
@@ -162,6 +185,7 @@ func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server 
 		o(s)
 	}
 	if s.h1 != nil {
+		s.h1.Handler = ReadBodyWithin(s.handler, s.bodyTimeout)
 		s.tlsConf.NextProtos = append(s.tlsConf.NextProtos, "http/1.1")
 		s.wg.Add(1)
 		go func() {
@@ -174,20 +198,22 @@ func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server 
 	return s
 }
 
-// Certificate returns the server's certificate (self-signed, so also the
-// authority a client must trust).
-func (s *Server) Certificate() *x509.Certificate { return s.leaf }
+// Certificate returns the certificate authority a client must trust: the
+// one that signed the server's certificate, minted with it for this
+// Server alone.
+func (s *Server) Certificate() *x509.Certificate { return s.ca }
 
-// CACertPEM returns the server's certificate in PEM form, for a client
-// that is told where to find it (curl --cacert, SSL_CERT_FILE).
-func (s *Server) CACertPEM() []byte { return bytes.Clone(s.certPEM) }
+// CACertPEM returns the certificate authority of Certificate in PEM form,
+// for a client that is told where to find it (curl --cacert,
+// SSL_CERT_FILE).
+func (s *Server) CACertPEM() []byte { return bytes.Clone(s.caPEM) }
 
 // Client returns an *http.Client whose transport trusts the server's
-// certificate, speaks HTTP/2 only and uses no proxy. Close closes its idle
+// certificate authority (only), speaks HTTP/2 only and uses no proxy. Close closes its idle
 // connections.
 func (s *Server) Client() *http.Client {
 	pool := x509.NewCertPool()
-	pool.AddCert(s.leaf)
+	pool.AddCert(s.ca)
 	var protos http.Protocols
 	protos.SetHTTP2(true)
 	tr := &http.Transport{
@@ -393,6 +419,10 @@ func newConn(s *Server, tc *tls.Conn, state *tls.ConnectionState) *conn {
 
 const maxConcurrentStreams = 100
 
+// initialWindow is a stream's receive window, the protocol's default,
+// which the server never raises.
+const initialWindow = 65535
+
 // connRefresh is how much of the connection's receive window (65,535,
 // never raised) may be owed before it is given back.
 const connRefresh = 16 << 10
@@ -470,24 +500,26 @@ func (c *conn) handleFrame(f http2.Frame) error {
 		return c.handleHeaders(f)
 	case *http2.DataFrame:
 		n := f.Header().Length
+		data := f.Data()
 		c.mu.Lock()
 		st := c.streams[f.StreamID]
 		c.mu.Unlock()
-		// The body is buffered without bound, so the windows are given
-		// back at once: a stream's with each of its DATA frames but the
-		// last, the connection's with a stream's, or once connRefresh is
-		// owed (a small request's body costs no write of its own).
+		// The connection's window is given back once connRefresh is owed:
+		// what a stream holds unread is bounded by its own window, which
+		// is given back as the handler reads (bodyBuffer.Read), so a
+		// handler that reads no body holds at most one window of it. A
+		// small request's body costs no write of its own.
 		c.recvOwed += n
-		streamToo := n > 0 && st != nil && !f.StreamEnded()
-		if streamToo || c.recvOwed >= connRefresh {
+		pad := n - uint32(len(data)) // padding is given back at once
+		if c.recvOwed >= connRefresh || (pad > 0 && st != nil) {
 			owed := c.recvOwed
 			c.recvOwed = 0
 			err := c.write(func(fr *http2.Framer) error {
 				if err := fr.WriteWindowUpdate(0, owed); err != nil {
 					return err
 				}
-				if streamToo {
-					return fr.WriteWindowUpdate(f.StreamID, n)
+				if pad > 0 && st != nil && !f.StreamEnded() {
+					return fr.WriteWindowUpdate(f.StreamID, pad)
 				}
 				return nil
 			})
@@ -496,9 +528,13 @@ func (c *conn) handleFrame(f http2.Frame) error {
 			}
 		}
 		if st != nil {
-			st.body.write(f.Data())
+			if !st.body.write(data, int64(n)) {
+				// More than the window the stream was given.
+				st.body.closeWithError(errFlowControl)
+				return c.resetStream(f.StreamID, http2.ErrCodeFlowControl)
+			}
 			if f.StreamEnded() {
-				st.body.closeWithError(io.EOF)
+				st.endBody()
 			}
 		}
 	case *http2.WindowUpdateFrame:
@@ -532,6 +568,7 @@ func (c *conn) handleFrame(f http2.Frame) error {
 }
 
 var (
+	errFlowControl  = errors.New("h2front: the client sent more than the stream's window")
 	errStreamReset  = errors.New("h2front: stream reset by the client")
 	errConnClosed   = errors.New("h2front: connection closed")
 	errClientGoAway = errors.New("h2front: client sent GOAWAY")
@@ -544,7 +581,7 @@ func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
 		// Trailers: their fields are dropped, the body ends.
 		c.mu.Unlock()
 		if f.StreamEnded() {
-			st.body.closeWithError(io.EOF)
+			st.endBody()
 		}
 		return nil
 	}
@@ -576,7 +613,7 @@ func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
 		header.Set("Cookie", strings.Join(cookies, "; "))
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	st := &stream{id: id, cancel: cancel, body: newBodyBuffer()}
+	st := &stream{id: id, cancel: cancel, body: newBodyBuffer(initialWindow)}
 	req := &http.Request{
 		Method:     method,
 		URL:        u,
@@ -590,8 +627,12 @@ func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	if f.StreamEnded() {
 		req.Body = http.NoBody
-		st.body.closeWithError(io.EOF)
+		st.endBody()
 	} else {
+		st.body.refund = func(n uint32) {
+			c.write(func(fr *http2.Framer) error { return fr.WriteWindowUpdate(id, n) })
+		}
+		st.timer = c.srv.netClock.AfterFunc(c.srv.bodyTimeout, func() { st.body.closeWithError(errBodyTimeout) })
 		req.Body = st.body
 		req.ContentLength = -1
 		if cl, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && cl >= 0 {
@@ -615,6 +656,11 @@ type stream struct {
 	id     uint32
 	cancel context.CancelFunc
 	body   *bodyBuffer
+	// timer ends a body that takes longer than the server's bodyTimeout;
+	// nil for a request without one. Set before the handler starts.
+	timer clockwork.Timer
+	// ended is set by the serve loop when the client has ended the body.
+	ended atomic.Bool
 
 	// Guarded by conn.mu.
 	sendWindow int64
@@ -670,9 +716,22 @@ func (c *conn) runHandler(st *stream, req *http.Request) {
 	default:
 		if err := c.writeResponse(st, req, rw); err != nil && !errors.Is(err, errStreamReset) {
 			c.tc.Close()
+		} else if err == nil && !st.ended.Load() {
+			// Answered before the client sent its whole body: ask it to
+			// stop sending, without error (RFC 9113, section 8.1).
+			c.resetStream(st.id, http2.ErrCodeNo)
 		}
 	}
 	c.removeStream(st)
+}
+
+// endBody marks st's body complete: the client sent END_STREAM.
+func (st *stream) endBody() {
+	st.ended.Store(true)
+	st.body.closeWithError(io.EOF)
+	if st.timer != nil {
+		st.timer.Stop()
+	}
 }
 
 // removeStream forgets st; on a connection going away, the last stream to
@@ -681,6 +740,9 @@ func (c *conn) runHandler(st *stream, req *http.Request) {
 func (c *conn) removeStream(st *stream) {
 	st.cancel()
 	st.body.closeWithError(errStreamDone)
+	if st.timer != nil {
+		st.timer.Stop()
+	}
 	c.mu.Lock()
 	delete(c.streams, st.id)
 	done := c.goingAway && len(c.streams) == 0 && !c.closed
@@ -863,27 +925,38 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 }
 
 // bodyBuffer is a request body fed by the connection's reader without
-// blocking it.
+// blocking it. It holds at most the stream's receive window: the window
+// is given back to the client (refund) as the handler reads.
 type bodyBuffer struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	buf  []byte
-	err  error
+	mu     sync.Mutex
+	cond   *sync.Cond
+	buf    []byte
+	err    error
+	window int64          // what the client may still send
+	refund func(n uint32) // gives n bytes of window back; nil: never needed
 }
 
-func newBodyBuffer() *bodyBuffer {
-	b := &bodyBuffer{}
+func newBodyBuffer(window int64) *bodyBuffer {
+	b := &bodyBuffer{window: window}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-func (b *bodyBuffer) write(p []byte) {
+// write adds p, a DATA frame of length bytes (padding included) to the
+// body. It reports false if the frame exceeds the stream's window.
+func (b *bodyBuffer) write(p []byte, length int64) bool {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.window -= length
+	if b.window < 0 {
+		return false
+	}
+	b.window += length - int64(len(p)) // the padding is given back at once
 	if b.err == nil {
 		b.buf = append(b.buf, p...)
 	}
 	b.cond.Broadcast()
-	b.mu.Unlock()
+	return true
 }
 
 func (b *bodyBuffer) closeWithError(err error) {
@@ -895,19 +968,29 @@ func (b *bodyBuffer) closeWithError(err error) {
 	b.mu.Unlock()
 }
 
-// Read implements io.Reader.
+// Read implements io.Reader. What it takes from the buffer is given back
+// to the client as window while the body is still arriving.
 func (b *bodyBuffer) Read(p []byte) (int, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for len(b.buf) == 0 && b.err == nil {
 		b.cond.Wait()
 	}
 	if len(b.buf) > 0 {
 		n := copy(p, b.buf)
 		b.buf = b.buf[n:]
+		refund := b.err == nil && b.refund != nil
+		if refund {
+			b.window += int64(n)
+		}
+		b.mu.Unlock()
+		if refund {
+			b.refund(uint32(n))
+		}
 		return n, nil
 	}
-	return 0, b.err
+	err := b.err
+	b.mu.Unlock()
+	return 0, err
 }
 
 // Close implements io.Closer.
@@ -916,40 +999,145 @@ func (b *bodyBuffer) Close() error {
 	return nil
 }
 
-func selfSigned() (tls.Certificate, *x509.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// errBodyTimeout ends a body that did not arrive within the server's
+// bodyTimeout.
+var errBodyTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "h2front: request body not received in time" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// ReadBodyWithin wraps h, for net/http's HTTP/1.1 server, so that a
+// request's body must arrive within d of the handler's start: a read after
+// that fails with an error whose Timeout method reports true. A body the
+// handler leaves unread is not read after it returns (net/http would read
+// up to 256 KiB of it to reuse the connection): the connection closes
+// after the answer. A request without a body is left alone, so that a
+// handler's own long wait does not end its request's context.
+func ReadBodyWithin(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		wall := clockwork.NewRealClock() // a socket deadline is on the system's clock
+		if rc.SetReadDeadline(wall.Now().Add(d)) != nil {
+			h.ServeHTTP(w, r) // not net/http's own writer: nothing to bound
+			return
+		}
+		body := &deadlineBody{ReadCloser: r.Body, rc: rc}
+		r2 := *r // net/http still reads r.Body, its own, once h returns
+		r2.Body = body
+		h.ServeHTTP(w, &r2)
+		if body.eof {
+			return
+		}
+		// Unread: one more byte, if the client is sending, marks the body
+		// too large (http.MaxBytesReader), on which net/http answers, reads
+		// no more and closes the connection without resetting it; the
+		// deadline after that makes any read of the rest fail at once.
+		rc.SetReadDeadline(wall.Now().Add(unreadWait))
+		if n, _ := http.MaxBytesReader(w, body, 0).Read(make([]byte, 1)); n == 0 && body.eof {
+			return // it was whole after all
+		}
+		rc.SetReadDeadline(time.Unix(1, 0))
+	})
+}
+
+// unreadWait is how long ReadBodyWithin waits for a byte of a body the
+// handler left unread.
+const unreadWait = 50 * time.Millisecond
+
+// deadlineBody lifts the read deadline once the body is read whole, so
+// that net/http's watch for the client going away, which starts then,
+// does not take the deadline for a disconnect.
+type deadlineBody struct {
+	io.ReadCloser
+	rc  *http.ResponseController
+	eof bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.eof {
+		b.eof = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// mintCerts makes a fresh certificate authority and a server certificate
+// it signs for 127.0.0.1, ::1 and localhost. It returns the server's
+// certificate (the leaf, served alone), the authority parsed and in PEM:
+// a client trusts the authority. The leaf is an end entity (CA:FALSE, no
+// keyCertSign), as strict verifiers such as rustls require of a server's
+// certificate; the authority signs certificates and nothing else.
+func mintCerts() (tls.Certificate, *x509.Certificate, []byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	limit := new(big.Int).Lsh(big.NewInt(1), 62)
+	caSerial, err := rand.Int(rand.Reader, limit)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	leafSerial, err := rand.Int(rand.Reader, limit)
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
 	// A client checks the validity on its own clock, whatever the
 	// handler's time is: a window wide enough for any clock a test or a
 	// simulation runs on.
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "127.0.0.1"},
-		NotBefore:             time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC),
-		NotAfter:              time.Date(2099, time.December, 31, 0, 0, 0, 0, time.UTC),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	notBefore := time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+	notAfter := time.Date(2099, time.December, 31, 0, 0, 0, 0, time.UTC)
+	caTmpl := &x509.Certificate{
+		SerialNumber:          caSerial,
+		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "tradewire h2front local CA"},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:              []string{"localhost"},
+		MaxPathLenZero:        true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return tls.Certificate{}, nil, nil, fmt.Errorf("certificate: %w", err)
+		return tls.Certificate{}, nil, nil, fmt.Errorf("CA certificate: %w", err)
 	}
-	leaf, err := x509.ParseCertificate(der)
+	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-	return cert, leaf, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+	leafTmpl := &x509.Certificate{
+		SerialNumber:          leafSerial,
+		Subject:               pkix.Name{Organization: []string{"tradewire h2front"}, CommonName: "localhost"},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageDigitalSignature, // an ECDSA key: no key encipherment
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  false,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:              []string{"localhost"},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, fmt.Errorf("server certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(leafDER)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey, Leaf: leaf}
+	return cert, ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
 }
 
 // connListener is the net.Listener through which serveConn hands the

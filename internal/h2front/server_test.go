@@ -402,7 +402,7 @@ func TestCACertPEM(t *testing.T) {
 	s := setup(t, http.HandlerFunc(echo))
 	block, _ := pem.Decode(s.CACertPEM())
 	if block == nil || block.Type != "CERTIFICATE" || !bytes.Equal(block.Bytes, s.Certificate().Raw) {
-		t.Fatal("CACertPEM is not the server's certificate")
+		t.Fatal("CACertPEM is not the server's certificate authority")
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(s.CACertPEM()) {

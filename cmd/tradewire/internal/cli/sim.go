@@ -27,8 +27,12 @@ const (
 	// flight once it is told to stop.
 	simShutdownGrace = 5 * time.Second
 	// simReadHeaderTimeout bounds how long a client may take to send its
-	// headers, so a stuck connection cannot pin the server.
+	// headers, simBodyTimeout its body (from the headers' end), and
+	// simIdleTimeout how long a connection may wait for its next request,
+	// so that a slow or stuck client cannot pin the server.
 	simReadHeaderTimeout = 10 * time.Second
+	simBodyTimeout       = 10 * time.Second
+	simIdleTimeout       = 2 * time.Minute
 )
 
 func newSimCmd(a *app) *cobra.Command {
@@ -120,14 +124,21 @@ seconds until the bucket holds a token again) or whole seconds such as 5s.
 
 --tls serves HTTPS, as the real venue is served: HTTP/2 to a client that
 offers h2, HTTP/1.1 to one that does not (curl --http1.1, Python's requests),
-with a fresh self-signed certificate for 127.0.0.1, ::1 and localhost, writes that
-certificate (PEM) to --ca-file (by default a new file in the temporary
-directory, removed at exit), and prints a fourth line, export
-SSL_CERT_FILE='…', which makes Go programs (tradewire included), curl and
-OpenSSL trust it. SSL_CERT_FILE replaces the system's roots for those
+with a fresh server certificate for 127.0.0.1, ::1 and localhost signed by a
+fresh certificate authority (CA). It writes the CA's certificate (PEM) to
+--ca-file (by default a new file in the temporary directory, removed at
+exit), and prints a fourth line, export SSL_CERT_FILE='…', which makes Go
+programs (tradewire included), curl and OpenSSL trust it; rustls-based
+clients (reqwest, Deno) take the same file as a root. SSL_CERT_FILE replaces the system's roots for those
 programs: set it only for commands aimed at the simulator. Only over --tls do
 the HTTP/2 stream faults (refused_stream, protocol_error, goaway) end the
 stream with that frame after the commit; over HTTP/1.1 they drop the connection.
+
+A request is judged on its headers before its body is read: one refused
+on them (a signature header missing, an unknown key, a stale timestamp) is
+answered without its body being read. A body over 64 KiB answers 413. A
+client has 10 s to send its headers and 10 s more for its body (else 408,
+and the connection closes), and a connection idle for 2 minutes is closed.
 
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
@@ -151,8 +162,8 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.StringVar(&f.faults, "faults", "", "JSON fault plan file to install")
 	fs.StringVar(&f.limits, "rate-limits", "", "JSON file of per-endpoint-class rate limits and their schedule")
 	fs.StringVar(&f.retryAft, "retry-after", "", "what a 429 says in Retry-After: off, bucket or whole seconds such as 5s (default: the --rate-limits file's, else off)")
-	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS + HTTP/2 with a self-signed certificate, written to --ca-file")
-	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the certificate clients must trust (default: a new temporary file)")
+	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS + HTTP/2 with a certificate signed by a fresh CA, whose certificate is written to --ca-file")
+	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the CA certificate clients must trust (default: a new temporary file)")
 	fs.StringVar(&f.status, "account-status", "active", "the account's status: active, sell_only (buys refused with 400) or deactivated (creates refused with 403)")
 	fs.BoolVar(&f.readOnly, "read-only-key", false, "make the API key read-only: every create and cancel answers 403")
 	fs.StringVar(&f.state, "state", "", "keep the venue's book (balances, orders, ids) in this file across restarts: loaded at start if it exists, saved every "+simStateEvery.String()+" and at stop")
@@ -236,11 +247,7 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		return a.simServeTLS(ctx, ln, base, srv, f)
 	}
 
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: simReadHeaderTimeout,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
+	hs := newSimHTTPServer(srv.Handler(), simBodyTimeout)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
@@ -267,6 +274,20 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
 	return nil
+}
+
+// newSimHTTPServer is the plain HTTP server of "sim serve": headers must
+// arrive within simReadHeaderTimeout, a body within bodyTimeout of them
+// (the venue answers 408), and a body the venue leaves unread, such as
+// that of a request refused on its headers or one over its 64 KiB limit,
+// is not read at all: the connection closes after the answer.
+func newSimHTTPServer(h http.Handler, bodyTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h2front.ReadBodyWithin(h, bodyTimeout),
+		ReadHeaderTimeout: simReadHeaderTimeout,
+		IdleTimeout:       simIdleTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
 }
 
 // simRateLimits reads --rate-limits, if given, and applies --retry-after
@@ -407,7 +428,7 @@ const envSSLCertFile = "SSL_CERT_FILE"
 // simServeTLS serves srv over TLS on ln with internal/h2front, which
 // controls HTTP/2 at the frame level (so the stream faults refuse the
 // stream or send GOAWAY) and serves clients that cannot speak HTTP/2 over
-// HTTP/1.1, writes its certificate to --ca-file or a
+// HTTP/1.1, writes its CA certificate to --ca-file or a
 // temporary file, prints the exports with SSL_CERT_FILE, and serves until
 // ctx ends.
 func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv *brokertest.Server, f simServeFlags) error {
@@ -424,14 +445,14 @@ func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv
 		return err
 	}
 	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s (HTTPS: HTTP/2, or HTTP/1.1 to a client without h2), account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
-	fmt.Fprintf(a.opts.Stderr, "sim serve: trust the certificate in %s (%s=%s, curl --cacert %s)\n", path, envSSLCertFile, path, path)
+	fmt.Fprintf(a.opts.Stderr, "sim serve: trust the CA certificate in %s (%s=%s, curl --cacert %s)\n", path, envSSLCertFile, path, path)
 	<-ctx.Done()
 	hs.Close() // ends the connections and waits for the handlers
 	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
 	return nil
 }
 
-// writeSimCA writes the certificate PEM to path, or, when path is empty,
+// writeSimCA writes the CA certificate PEM to path, or, when path is empty,
 // to a new temporary file (temp: remove it at exit), and returns the
 // absolute path written.
 func writeSimCA(path string, pemBytes []byte) (written string, temp bool, err error) {

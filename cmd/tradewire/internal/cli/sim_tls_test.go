@@ -74,6 +74,17 @@ func TestSimServe_TLSServesHTTP2AndHTTP1AndWritesItsCertificate(t *testing.T) {
 	if !strings.HasPrefix(base, "https://127.0.0.1:") {
 		t.Fatalf("%s = %q, want https on loopback", envBaseURL, base)
 	}
+	// The file is a CA; the server presents an end entity it signed, as
+	// rustls-based clients require.
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(base, "https://"), trustingTransport(t, caFile).next.(*http.Transport).TLSClientConfig)
+	if err != nil {
+		t.Fatalf("handshake trusting %s alone: %v", caFile, err)
+	}
+	peer := conn.ConnectionState().PeerCertificates
+	conn.Close()
+	if len(peer) != 1 || peer[0].IsCA || peer[0].KeyUsage&x509.KeyUsageCertSign != 0 {
+		t.Errorf("served %d certificates, the first IsCA %v: want one end entity", len(peer), peer[0].IsCA)
+	}
 	rt := trustingTransport(t, caFile)
 	resp, err := demoClient(t, env, rt).Get(context.Background(), "/api/v2/crypto/trading/accounts/")
 	if err != nil {
