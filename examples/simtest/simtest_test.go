@@ -8,12 +8,15 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
 )
 
@@ -61,7 +64,7 @@ func TestBotPlacesOnce(t *testing.T) {
 
 // placeUntilKnown is the bot under test: it places under key until the
 // outcome is known, waiting on clk (never time.Sleep) between attempts.
-func placeUntilKnown(ctx context.Context, c *broker.Client, clk brokertest.Clock, key string) error {
+func placeUntilKnown(ctx context.Context, c *broker.Client, clk clockwork.Clock, key string) error {
 	req := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeMarket,
 		AssetQuantity: decimal.RequireFromString("0.0001")}
 	for {
@@ -80,4 +83,40 @@ func placeUntilKnown(ctx context.Context, c *broker.Client, clk brokertest.Clock
 			return err
 		}
 	}
+}
+
+// TestBotPlacesOnceInABubble is the same test in a testing/synctest bubble:
+// both sides stay on the default real clock, and the bubble's time advances
+// by itself whenever every goroutine in it waits.
+func TestBotPlacesOnceInABubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{
+			Duplicate: brokertest.CreateSecond,
+			Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse,
+				Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
+			broker.WithRoundTripper(srv.Transport()), broker.WithIntentStore(idempotency.NewMemoryStore()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute) // bubble time
+		defer cancel()
+
+		if err := placeUntilKnown(ctx, c, clockwork.NewRealClock(), "job-1"); err != nil {
+			t.Fatal(err)
+		}
+		if n, left := len(srv.Ledger().Orders()), srv.PendingFaults(); n != 1 || left != 0 {
+			t.Fatalf("%d orders at the venue, %d faults not played; want 1 and 0", n, left)
+		}
+	})
 }
