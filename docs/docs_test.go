@@ -1,7 +1,8 @@
 // Package docs holds the tests that keep README.md and docs/*.md true:
 // every Go snippet is quoted from a program under examples/ (which make
 // test builds and runs), every JSON plan parses, every relative link
-// resolves, and the sandbox's shell blocks run as written.
+// resolves, every tradewire command line names commands and flags that
+// exist, and the sandbox's shell blocks run as written.
 package docs
 
 import (
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +24,46 @@ import (
 
 // root is the module's root, seen from this package's directory.
 const root = ".."
+
+// built is the tradewire the tests build from this tree, once.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// tradewireDir returns the directory holding the tradewire built from
+// this tree, building it on the first call.
+func tradewireDir(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "tradewire-docs")
+		if built.err != nil {
+			return
+		}
+		args := []string{"build", "-o", filepath.Join(built.dir, "tradewire")}
+		if raceEnabled {
+			args = append(args, "-race") // reuses the packages make test compiled
+		}
+		build := exec.Command("go", append(args, "./cmd/tradewire")...)
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build ./cmd/tradewire: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
 
 // block is one fenced code block of a Markdown file.
 type block struct {
@@ -255,16 +297,7 @@ func TestSandboxBlocksRun(t *testing.T) {
 	need(t, "curl")
 	need(t, "python3")
 	bash := need(t, "bash")
-	bin := t.TempDir()
-	args := []string{"build", "-o", filepath.Join(bin, "tradewire")}
-	if raceEnabled {
-		args = append(args, "-race") // reuses the packages make test compiled
-	}
-	build := exec.Command("go", append(args, "./cmd/tradewire")...)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/tradewire: %v\n%s", err, out)
-	}
+	bin := tradewireDir(t)
 	shims, err := filepath.Abs(filepath.Join(root, "broker", "brokertest", "testdata", "python"))
 	if err != nil {
 		t.Fatal(err)
@@ -354,4 +387,65 @@ func runShell(t *testing.T, bash, dir string, env []string, script string) strin
 		t.Fatalf("the block failed: %v (%v)\nstdout:\n%s\nstderr:\n%s", err, ctx.Err(), out, errOut)
 	}
 	return string(out)
+}
+
+// commandLines returns every tradewire command line of the shell blocks,
+// continuation lines joined, cut before a pipe, a redirection, a
+// background & or a comment outside quotes.
+func commandLines(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range mdFiles(t) {
+		for _, b := range blocks(t, f) {
+			if b.lang != "sh" {
+				continue
+			}
+			joined := strings.ReplaceAll(strings.Join(b.text, "\n"), "\\\n", " ")
+			for _, l := range strings.Split(joined, "\n") {
+				if !strings.HasPrefix(l, "tradewire ") {
+					continue
+				}
+				out[cutShell(l)] = fmt.Sprintf("%s:%d", f, b.line)
+			}
+		}
+	}
+	return out
+}
+
+// cutShell returns l up to its first |, >, &, ; or # outside quotes.
+func cutShell(l string) string {
+	var quote rune
+	for i, r := range l {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case strings.ContainsRune("|>&;#", r):
+			return strings.TrimSpace(l[:i])
+		}
+	}
+	return strings.TrimSpace(l)
+}
+
+// TestCommandLinesParse: every tradewire command line in the README and
+// docs/ names a command and flags that exist (run with --help appended,
+// which parses them and runs nothing).
+func TestCommandLinesParse(t *testing.T) {
+	bash := need(t, "bash")
+	bin := tradewireDir(t)
+	lines := commandLines(t)
+	if len(lines) < 10 {
+		t.Fatalf("%d command lines found", len(lines))
+	}
+	for line, where := range lines {
+		cmd := exec.Command(bash, "-c", line+" --help")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %s: %v\n%s", where, line, err, out)
+		}
+	}
 }
