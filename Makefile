@@ -4,7 +4,7 @@ GO       ?= go
 GOFMT    ?= gofmt
 FUZZTIME ?= 10s
 
-.PHONY: test prereqs fmt-check vet bench fuzz build demo api
+.PHONY: test prereqs fmt-check vet bench fuzz build examples demo api
 
 ## test: the prerequisites checked, gofmt check, go vet, and every test under
 ## the race detector: the examples run (examples/) and the README's and docs'
@@ -74,6 +74,13 @@ api:
 
 build:
 	$(GO) build -o bin/tradewire ./cmd/tradewire
+
+## examples: run the example programs on the simulated venue (make test runs
+## them too, as the tests of examples/): a bot, a fee job, a simulation test.
+examples:
+	$(GO) run ./examples/bot
+	$(GO) run ./examples/feejob
+	$(GO) test -count=1 -v ./examples/simtest
 
 ## demo: a main job on the embedded simulated venue, over HTTPS + HTTP/2 on
 ## loopback (go run ./cmd/tradewire demo --wire http: plain HTTP); no
