@@ -4,13 +4,41 @@ GO       ?= go
 GOFMT    ?= gofmt
 FUZZTIME ?= 10s
 
-.PHONY: test fmt-check vet bench fuzz build demo api
+.PHONY: test prereqs fmt-check vet bench fuzz build examples demo api
 
-## test: gofmt check, go vet, and every test under the race detector. The
-## Redis-backed packages need a redis-server: with TRADEWIRE_TEST_REDIS_URL
-## unset, one is started on a free loopback port for the run and stopped after.
-test: fmt-check vet
-	bash internal/redistest/with-redis.sh $(GO) test -race ./...
+## test: the prerequisites checked, gofmt check, go vet, and every test under
+## the race detector: the examples run (examples/) and the README's and docs'
+## snippets checked (docs/). The Redis-backed packages need a redis-server:
+## with TRADEWIRE_TEST_REDIS_URL unset, one is started on a free loopback port
+## for the run and stopped after. CI=true makes a test that cannot find
+## redis-server, python3 or curl fail instead of skip: make test never passes
+## by skipping.
+test: prereqs fmt-check vet
+	CI=true bash internal/redistest/with-redis.sh $(GO) test -race ./...
+
+## prereqs: stop at once, naming what make test needs and is missing, and how
+## to install it.
+prereqs:
+	@missing=""; apt=""; \
+	if ! command -v $(GO) >/dev/null; then \
+		missing="$$missing go"; \
+		echo "make test: go not found: install Go 1.26 or later (https://go.dev/doc/install)" >&2; \
+	fi; \
+	if [ -z "$$TRADEWIRE_TEST_REDIS_URL" ] && ! command -v redis-server >/dev/null; then \
+		missing="$$missing redis-server"; apt="$$apt redis-server"; \
+		echo "make test: redis-server not found: the Redis-backed tests run against a real one" >&2; \
+		echo "  (or set TRADEWIRE_TEST_REDIS_URL=redis://HOST:PORT/0, a Redis with appendonly yes, appendfsync always)" >&2; \
+	fi; \
+	if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null; then \
+		missing="$$missing python3"; apt="$$apt python3"; \
+		echo "make test: python3 3.8 or later not found: the vendor's Python samples run against the simulated venue" >&2; \
+	fi; \
+	if ! command -v curl >/dev/null; then \
+		missing="$$missing curl"; apt="$$apt curl"; \
+		echo "make test: curl not found: the README's sandbox example is run" >&2; \
+	fi; \
+	if [ -n "$$apt" ]; then echo "Install on Debian/Ubuntu: sudo apt-get install$$apt" >&2; fi; \
+	if [ -n "$$missing" ]; then exit 1; fi
 
 ## fmt-check: fail, listing them, if any Go file is not gofmt-clean.
 ## Files git ignores (scratch files) are skipped when git is available.
@@ -46,6 +74,13 @@ api:
 
 build:
 	$(GO) build -o bin/tradewire ./cmd/tradewire
+
+## examples: run the example programs on the simulated venue (make test runs
+## them too, as the tests of examples/): a bot, a fee job, a simulation test.
+examples:
+	$(GO) run ./examples/bot
+	$(GO) run ./examples/feejob
+	$(GO) test -count=1 -v ./examples/simtest
 
 ## demo: a main job on the embedded simulated venue, over HTTPS + HTTP/2 on
 ## loopback (go run ./cmd/tradewire demo --wire http: plain HTTP); no

@@ -56,8 +56,12 @@ func Example_bot() {
 	req := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
 		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: q[0].Bid.Mul(decimal.RequireFromString("0.9")).Round(2)}
 	p, err := c.Preview(ctx, req) // an *broker.ArgumentError names a field Place would refuse too
-	if err != nil || !p.OK() || p.Total.GreaterThan(acct.BuyingPower) {
-		fmt.Println("preview:", err, p.Violations)
+	if err != nil {
+		fmt.Println("preview:", err) // p is nil
+		return
+	}
+	if !p.OK() || p.Total.GreaterThan(acct.BuyingPower) {
+		fmt.Println("preview:", p.Violations, p.Total)
 		return
 	}
 	fmt.Println("account active:", acct.Status == "active", "preview ok:", p.OK())

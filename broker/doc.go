@@ -135,9 +135,13 @@
 // Point a Client at an httptest server on a loopback address with
 // WithBaseURL (http is allowed only for loopback), or at the simulated
 // venue in package brokertest with WithRoundTripper and its in-memory
-// transport. Use a clockwork.FakeClock with WithClock so that rate-limit
-// waits, backoff and fee-summary windows are deterministic and no test
-// sleeps. The in-memory venue also runs inside a testing/synctest bubble on
-// the real clock, where time is virtual: that is how a long fee sweep is
-// timed against the rate budget.
+// transport. For deterministic time with no test sleeping, share one
+// brokertest.NewClock between the venue (brokertest.WithClock) and the
+// Client (WithClock), and give contexts a deadline on it with
+// brokertest.WithTimeout; not a clockwork.FakeClock, which counts the
+// per-attempt timeout as a waiter, so the usual BlockUntilContext/Advance
+// loop moves time while a request is in flight and times it out. Or run the
+// in-memory venue and the Client inside a testing/synctest bubble, both on
+// the default real clock: time there is virtual. examples/simtest in the
+// repository shows both.
 package broker

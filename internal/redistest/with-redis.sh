@@ -4,15 +4,25 @@
 # idempotency/redisstore.
 #
 # - TRADEWIRE_TEST_REDIS_URL already set: run CMD as it is.
-# - redis-server not installed: run CMD as it is (those tests skip, or fail
-#   when CI=true; .ci/run installs redis-server).
+# - redis-server not installed: stop at once, saying how to install it.
 # - otherwise: start redis-server on a free loopback port, durable as the
 #   store demands (appendonly yes, appendfsync always) in a temporary
 #   directory, export its URL, run CMD, and stop the server afterwards.
 set -euo pipefail
 
-if [ -n "${TRADEWIRE_TEST_REDIS_URL:-}" ] || ! command -v redis-server >/dev/null; then
+if [ -n "${TRADEWIRE_TEST_REDIS_URL:-}" ]; then
   exec "$@"
+fi
+if ! command -v redis-server >/dev/null; then
+  cat >&2 <<'EOF'
+with-redis.sh: redis-server not found. The Redis-backed tests (idempotency/redisstore,
+transport/redisbudget, broker's fleet tests) run against a real one. Install it:
+  Debian/Ubuntu: sudo apt-get install redis-server
+  macOS:         brew install redis
+or point them at a running Redis with appendonly yes and appendfsync always:
+  TRADEWIRE_TEST_REDIS_URL=redis://127.0.0.1:6379/0 make test
+EOF
+  exit 1
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tradewire-redis.XXXXXX")

@@ -1,0 +1,108 @@
+// Command bot places one limit buy under an idempotency key, finds it again
+// by that key and cancels it, handling every error Place can return. It
+// runs on the simulated venue in memory (package brokertest): no
+// credentials, no network. Against the real venue, build the client with
+// broker.WithEnv(os.Getenv) and leave out WithRoundTripper.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/broker/brokertest"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bot:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	srv, err := brokertest.New() // the simulated venue, in memory
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	dir, err := os.MkdirTemp("", "bot")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	env := map[string]string{broker.EnvBaseURL: srv.URL, broker.EnvAPIKey: srv.APIKey,
+		broker.EnvPrivateKey: srv.PrivateKeyBase64}
+
+	c, err := broker.New(broker.WithEnv(func(k string) string { return env[k] }), // os.Getenv for real
+		broker.WithRoundTripper(srv.Transport()),                     // the in-memory venue; leave out for the real one
+		broker.WithIntentStoreFile(filepath.Join(dir, "intents.db"))) // default: $XDG_STATE_HOME/tradewire
+	if err != nil {
+		return err // names the missing variable, never a secret
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+
+	if _, err := c.Recover(ctx); err != nil { // settle what a previous run left open
+		return fmt.Errorf("recover: %w", err)
+	}
+	q, err := c.BestBidAsk(ctx, "BTC-USD")
+	if err != nil {
+		return fmt.Errorf("quote: %w", err)
+	}
+	req := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+		AssetQuantity: decimal.RequireFromString("0.001"),
+		LimitPrice:    q[0].Bid.Mul(decimal.RequireFromString("0.9")).Round(2)}
+	p, err := c.Preview(ctx, req) // the same offline checks as Place, and an estimate
+	if err != nil {
+		return fmt.Errorf("preview: %w", err)
+	}
+	if !p.OK() {
+		return fmt.Errorf("preview: the order breaks %v", p.Violations)
+	}
+
+	const key = "2026-11-29#BTC-USD#entry" // one key per job; the same key after any failure
+	o, err := c.Place(ctx, key, req)
+	switch { // in this order (go doc broker, "# Errors")
+	case err == nil, errors.Is(err, broker.ErrRecordedOrder): // placed (o may be the recorded copy)
+		fmt.Fprintln(out, "placed:", o.State)
+	case errors.Is(err, broker.ErrInProgress):
+		return fmt.Errorf("another holder places this key: Place again later, same key: %w", err)
+	case errors.Is(err, broker.ErrUnknownOutcome):
+		return fmt.Errorf("it may exist: Place again later with the same key, never a new one: %w", err)
+	case errors.Is(err, broker.ErrRejected):
+		return fmt.Errorf("the venue said no; nothing is live: %w", err)
+	case errors.Is(err, broker.ErrNotPlaced):
+		return fmt.Errorf("nothing was placed: the same key again is safe: %w", err)
+	case errors.Is(err, broker.ErrNotSent):
+		return fmt.Errorf("nothing was sent this time: retry later, same key only: %w", err)
+	case errors.Is(err, broker.ErrInvalidRequest):
+		return fmt.Errorf("refused offline, nothing sent: %w", err)
+	default:
+		return fmt.Errorf("treat as unknown: %w", err)
+	}
+
+	rec, err := c.Intent(ctx, key) // the intent store alone: what became of the key
+	if err != nil {
+		return fmt.Errorf("intent: %w", err)
+	}
+	found, err := c.OrderByKey(ctx, key) // the intent store first, then the venue
+	if err != nil {
+		return fmt.Errorf("by key: %w", err)
+	}
+	fmt.Fprintln(out, "intent:", rec.State, "same order:", rec.OrderID == o.ID && found.ID == o.ID)
+
+	if _, err := c.CancelOrder(ctx, o.ID); err != nil {
+		return fmt.Errorf("cancel: %w", err) // ErrRejected: already final, in the venue's words
+	}
+	fmt.Fprintln(out, "cancel requested")
+	return nil
+}

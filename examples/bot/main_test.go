@@ -1,0 +1,17 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	var out strings.Builder
+	if err := run(t.Context(), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "placed: open\nintent: acknowledged same order: true\ncancel requested\n"
+	if out.String() != want {
+		t.Fatalf("output:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
