@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,6 +21,17 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
+)
+
+// exploreRedisURL is the Redis the fleet schedules share (the tests'
+// shared one, TRADEWIRE_TEST_REDIS_URL); without it they run on a bbolt
+// file, one process after another. exploreRun and exploreRuns keep
+// each schedule's keys in it apart from every other's, a replay of the
+// same seed's included.
+var (
+	exploreRedisURL string
+	exploreRun      = time.Now().UnixNano()
+	exploreRuns     atomic.Int64
 )
 
 // TestExplore explores the placement protocol: each seed is one schedule
@@ -41,15 +53,6 @@ import (
 // -explore.seed=N (or TRADEWIRE_EXPLORE_SEED) replays one schedule and
 // prints its trace; -explore.schedules=N (or
 // TRADEWIRE_EXPLORE_SCHEDULES) explores seeds 1..N (default 300).
-// exploreRedisURL is the Redis the fleet schedules share (the tests'
-// shared one, TRADEWIRE_TEST_REDIS_URL); without it they run on a bbolt
-// file, one process after another. exploreRun keeps one run's keys in it
-// apart from another's.
-var (
-	exploreRedisURL string
-	exploreRun      = time.Now().UnixNano()
-)
-
 func TestExplore(t *testing.T) {
 	exploreRedisURL = os.Getenv(redistest.EnvURL)
 	if exploreRedisURL == "" && os.Getenv("CI") == "true" {
@@ -247,7 +250,7 @@ func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
 	if p.store == "redis" {
 		// Redis outlives the schedule: its keys are this run's alone.
 		w.redisURL = exploreRedisURL
-		w.ns = fmt.Sprintf("explore-%d-%d", seed, exploreRun)
+		w.ns = fmt.Sprintf("explore-%d-%d-%d", seed, exploreRun, exploreRuns.Add(1))
 	}
 	w.step.Store(int64(p.step0))
 	for k := range p.keys {

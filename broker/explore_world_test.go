@@ -307,7 +307,15 @@ func (c steppedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 func (c steppedClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 
 func (w *world) logf(format string, args ...any) {
-	w.trace = append(w.trace, fmt.Sprintf("%7.1fs ", time.Since(w.start).Seconds())+fmt.Sprintf(format, args...))
+	line := fmt.Sprintf(format, args...)
+	if w.ns != "" {
+		// A fleet's client_order_ids are derived in a namespace of the
+		// run's own: the trace names them by key, so that a seed replays.
+		for cid, k := range w.cidKey {
+			line = strings.ReplaceAll(line, cid, "cid("+k+")")
+		}
+	}
+	w.trace = append(w.trace, fmt.Sprintf("%7.1fs ", time.Since(w.start).Seconds())+line)
 }
 
 func (w *world) event(name string) { w.events[name]++ }

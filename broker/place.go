@@ -194,19 +194,13 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	// store kept at acknowledgement, to be read afresh here. (Of a
 	// compacted record, which keeps only the order's id, the engine reads
 	// the order itself.)
-	recorded, held := false, false
+	recorded := false
 	if key != "" {
 		rec, err := c.place.store.Get(ctx, p.ClientOrderID(key))
-		held = err == nil
-		recorded = held && rec.State == idempotency.Acknowledged && len(rec.Order) > 0
+		recorded = err == nil && rec.State == idempotency.Acknowledged && len(rec.Order) > 0
 	}
-	if !held {
-		// A key the store holds is answered by the rules it was sent under.
-		if err := c.checkPairRules(ctx, key, req); err != nil {
-			return nil, err
-		}
-	}
-	raw, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body})
+	raw, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body,
+		Check: func(ctx context.Context) error { return c.checkPairRules(ctx, key, req) }})
 	if raw == nil {
 		return nil, err
 	}

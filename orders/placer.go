@@ -88,9 +88,17 @@ type Facts struct {
 // Create is one order to place, prepared and validated by the caller:
 // Symbol narrows the lookups, and Body returns the create's JSON for a
 // client_order_id, the same bytes every time for the same id.
+//
+// Check, when set, judges the order once more before the first create of
+// a key the store did not hold is sent, once the store has let it through
+// (so that a store that refuses sends nothing at all); its error refuses
+// the order, nothing sent, and is returned as it is. It is not called for
+// a key the store holds: that key is answered by the rules it was sent
+// under.
 type Create struct {
 	Symbol string
 	Body   func(clientOrderID string) ([]byte, error)
+	Check  func(ctx context.Context) error
 }
 
 // Option configures a Placer.
@@ -222,6 +230,11 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 		// with its signature's time in one durable write, just before the
 		// create leaves.
 		if _, err := p.store.Get(ctx, cid); errors.Is(err, idempotency.ErrNotFound) {
+			if c.Check != nil {
+				if err := c.Check(ctx); err != nil {
+					return nil, err // nothing recorded, nothing sent
+				}
+			}
 			rec := fresh
 			defer p.release(ctx, &rec, holder)
 			return p.send(ctx, &rec, 1, true)
@@ -236,6 +249,17 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 	}
 	defer p.release(ctx, &rec, holder)
 	if created {
+		if c.Check != nil {
+			if err := c.Check(ctx); err != nil {
+				// Nothing sent. A store that vouches knows nothing was for
+				// this key; one that does not keeps the intent open, for a
+				// lookup to settle (an earlier process's create may exist).
+				if p.vouches() {
+					_ = p.setState(ctx, &rec, idempotency.NotPlaced, "refused before it was sent: "+err.Error())
+				}
+				return nil, err
+			}
+		}
 		return p.send(ctx, &rec, 1, false)
 	}
 	return p.resume(ctx, &rec, fresh.Fingerprint)

@@ -571,7 +571,11 @@ func TestResponseInOneWrite(t *testing.T) {
 			t.Fatalf("echoed %d bytes, want %d", len(body), size)
 		}
 	}
-	if n, want := cl.writes.Load()-before, int64(posts+posts/((connRefresh+size-1)/size)); n != want {
-		t.Errorf("%d posts of %d bytes took %d writes, want %d", posts, size, n, want)
+	// The connection's window is given back as handlers read their
+	// bodies, so now and then an update leaves in a write of its own,
+	// racing the answer: a few more writes than the floor, never one per
+	// request more.
+	if n, want := cl.writes.Load()-before, int64(posts+posts/((connRefresh+size-1)/size)); n < want || n > want+posts/10 {
+		t.Errorf("%d posts of %d bytes took %d writes, want %d to %d", posts, size, n, want, want+posts/10)
 	}
 }
