@@ -18,8 +18,8 @@ import (
 // account reads (accounts, holdings), order reads, and order writes
 // (creates and cancels) — and learns each class's rate from the venue's
 // answers, v1 and v2 paths alike. A Client whose Limiter is an
-// AdaptiveLimiter calls WaitFor instead of Wait before every attempt and
-// Answered after every answer it read. Implementations must be safe for
+// AdaptiveLimiter calls WaitFor instead of Wait before every attempt (and
+// every replay by net/http) and Answered after every answer it read. Implementations must be safe for
 // concurrent use.
 //
 // WaitFor is Wait for one request of method to path (without its query

@@ -7,11 +7,11 @@ import (
 )
 
 // attemptCtx is one attempt's context when the caller's can never end
-// (its Done is nil, as context.Background's is): the attempt timeout is
-// then all that ends it. It does what context.WithCancelCause would, for
-// a fraction of the cost on every request: it needs no registration with
-// its parent, and nothing needs to end it when the attempt is over, so it
-// is simply dropped. (context.WithCancelCause's, with the child net/http
+// (its Done is nil, as context.Background's is): the attempt timeout, or a
+// replay the rate budget refused (replay.go), is then all that ends it. It
+// does what context.WithCancelCause would, for a fraction of the cost on
+// every request: it needs no registration with its parent, and nothing
+// needs to end it when the attempt is over, so it is simply dropped. (context.WithCancelCause's, with the child net/http
 // derives from it, cost about 1.5 % of a loopback GET in
 // BenchmarkSignedGET/paired: five allocations, a map of children and a
 // cancel that contends with net/http's own.)
@@ -26,6 +26,9 @@ type attemptCtx struct {
 
 	done  chan struct{}
 	ended atomic.Bool // set, once, before done is closed
+	// cause is why the context ended early (a refused replay), nil when
+	// the attempt timed out; set before ended.
+	cause error
 
 	mu sync.Mutex
 	// after holds what AfterFunc registered, run once when the attempt
@@ -53,16 +56,20 @@ func (a *attemptCtx) Err() error {
 }
 
 // timedOut reports whether the attempt timeout ended the context.
-func (a *attemptCtx) timedOut() bool { return a.ended.Load() }
+func (a *attemptCtx) timedOut() bool { return a.ended.Load() && a.cause == nil }
 
 // end ends the context, once: it closes Done and runs what AfterFunc
 // registered, outside the lock (a child's cancel reads Err).
-func (a *attemptCtx) end() {
+func (a *attemptCtx) end() { a.endWith(nil) }
+
+// endWith is end for a reason other than the attempt timeout, cause.
+func (a *attemptCtx) endWith(cause error) {
 	a.mu.Lock()
 	if a.ended.Load() {
 		a.mu.Unlock()
 		return
 	}
+	a.cause = cause
 	a.ended.Store(true)
 	close(a.done)
 	after := a.after

@@ -63,6 +63,12 @@ type Client struct {
 	perMinute float64
 	burst     int
 	learn     bool
+	// plainH2 is plainHTTP2(rt): an unencrypted connection may be
+	// HTTP/2's, shared by other requests.
+	plainH2 bool
+	// unguarded turns the replay guard off, for tests that show what it
+	// stops.
+	unguarded bool
 }
 
 // Option configures a Client.
@@ -236,6 +242,7 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		perMinute:      cfg.perMinute,
 		burst:          cfg.burst,
 		learn:          cfg.learn,
+		plainH2:        plainHTTP2(rt),
 	}, nil
 }
 
@@ -423,6 +430,9 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		ans, sendErr := c.attempt(ctx, method, target, u, body, beforeSend, last)
 		last = ans.stamp
 		if c.adaptive != nil && ans.status != 0 {
+			if !ans.grantedAt.IsZero() {
+				grantedAt = ans.grantedAt // the answer is to the last replay's send
+			}
 			c.adaptive.Answered(method, path, grantedAt, ans.status)
 		}
 		if sendErr != nil {
@@ -431,7 +441,7 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 			}
 		}
 		if c.observe != nil {
-			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Elapsed: ans.elapsed, Err: sendErr})
+			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})
 		}
 		status, header := ans.status, ans.header
 		retry, reason := shouldRetry(ctx, method, status, sendErr)
@@ -475,7 +485,7 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 			pause, _ := c.policy.backoff(attempt+1, retryAfter, hasRetryAfter)
 			c.limiter.Pause(pause)
 		}
-		c.logAttempt(method, path, attempt, status, sendErr, retry, delay, reason)
+		c.logAttempt(method, path, attempt, status, ans.replays, sendErr, retry, delay, reason)
 
 		if !retry {
 			resp, err := c.finish(ctx, method, path, attempt, ans, retryAfter, sendErr)
@@ -510,6 +520,10 @@ type answer struct {
 	elapsed time.Duration
 	// stamp is when the attempt was signed.
 	stamp stamp
+	// replays counts the sends net/http made again by itself, each
+	// admitted by the rate budget, the last at grantedAt.
+	replays   int
+	grantedAt time.Time
 }
 
 // stamp is when an attempt was signed, in Unix seconds: on the client's
@@ -581,10 +595,12 @@ func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *ht
 var requestHeaderValues = [...]string{"application/json", "tradewire", "application/json"}
 
 // attemptState is what one attempt keeps, in one allocation: its
-// deadline and, when the caller's context can never end, its context.
+// deadline, its context when the caller's can never end, and, for a GET
+// or HEAD, its replay guard.
 type attemptState struct {
 	dl  deadline
 	ctx attemptCtx
+	replayState
 }
 
 // attempt signs and sends one request and reads its answer. A non-nil error
@@ -592,10 +608,14 @@ type attemptState struct {
 func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
 	now := c.clock.Now()
 	st := new(attemptState)
+	if guardsReplays(method) && !c.unguarded {
+		ctx = st.withReplayGuard(ctx, c, method, u.Path)
+	}
 	var actx context.Context
 	if ctx.Done() == nil {
-		// Only the attempt timeout can end the attempt: its own context,
-		// which nothing needs to cancel when the attempt is over.
+		// Only the attempt timeout (or a refused replay) can end the
+		// attempt: its own context, which nothing needs to cancel when the
+		// attempt is over.
 		st.ctx.init(ctx)
 		st.dl.actx = &st.ctx
 		actx = &st.ctx
@@ -605,6 +625,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 		st.dl.cancel = cancel
 		actx = cctx
 	}
+	st.actx = actx
 	if c.deadlines != nil {
 		c.deadlines.add(&st.dl, now)
 		defer c.deadlines.stop(&st.dl)
@@ -629,11 +650,14 @@ func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL,
 	start := c.clock.Now()
 	resp, err := c.roundTrip(req)
 	if err != nil {
-		return answer{elapsed: c.clock.Now().Sub(start), stamp: sst}, c.attemptError(actx, err)
+		if st.refused != nil {
+			err = st.refused
+		}
+		return answer{elapsed: c.clock.Now().Sub(start), stamp: sst, replays: st.replays, grantedAt: st.grantedAt}, c.attemptError(actx, err)
 	}
 	defer resp.Body.Close()
 	received := c.clock.Now()
-	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: sst}
+	ans := answer{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, applied: applied, stamp: sst, replays: st.replays, grantedAt: st.grantedAt}
 	data, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
 	ans.elapsed = c.clock.Now().Sub(start)
 	// The clock is learned from the time the answer arrived, once its body
@@ -790,7 +814,7 @@ func isDialError(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-func (c *Client) logAttempt(method, path string, attempt, status int, err error, retry bool, delay time.Duration, reason string) {
+func (c *Client) logAttempt(method, path string, attempt, status, replays int, err error, retry bool, delay time.Duration, reason string) {
 	var ev *zerolog.Event
 	switch {
 	case retry:
@@ -806,6 +830,9 @@ func (c *Client) logAttempt(method, path string, attempt, status int, err error,
 	ev = ev.Str("method", method).Str("path", path).Int("attempt", attempt).Int("status", status).Bool("retry", retry).Str("reason", reason)
 	if retry {
 		ev = ev.Dur("delay", delay)
+	}
+	if replays > 0 {
+		ev = ev.Int("replays", replays)
 	}
 	if err != nil {
 		ev = ev.Str("error", err.Error())

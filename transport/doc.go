@@ -56,10 +56,10 @@
 //
 // Backoff is not throttling. A client-side token bucket (default 100
 // requests a minute, bursts of 300: the venue's budget) sits in front of
-// every attempt, retries included. It refills RateMargin (1 %) below its
-// rate: at exactly the venue's rate, each token would be spent the instant
-// the venue's own bucket regains it, and rounding or arrival jitter would
-// draw a 429. And it holds back from its burst what the venue regains in
+// every attempt, retries and net/http's own replays of a GET included. It
+// refills RateMargin (1 %) below its rate: at exactly the venue's rate,
+// each token would be spent the instant the venue's own bucket regains
+// it, and rounding or arrival jitter would draw a 429. And it holds back from its burst what the venue regains in
 // MaxGrantDelay (250 ms; at 100 a minute, 1 of the 300): a burst granted
 // at once whose requests reach the venue up to 250 ms late, followed by
 // requests that arrive at once, still finds a token for each (Headroom).
@@ -166,12 +166,19 @@
 //     for. The client calls its RoundTrip itself, one attempt at a time, so
 //     nothing above it follows a redirect.
 //
-// A GET is built the ordinary way: net/http may re-send it on a fresh
-// connection, which a read can afford, and this package's own retries
-// apply on top. The tests hold this to a real TLS + HTTP/2 venue that
-// answers a POST with each of those resets after committing it, and count
-// one POST at the venue (internal/h2front). Response.Proto says which
-// protocol an answer came over.
+// The tests hold this to a real TLS + HTTP/2 venue that answers a POST
+// with each of those resets after committing it, and count one POST at
+// the venue (internal/h2front). Response.Proto says which protocol an
+// answer came over.
+//
+// A GET is built the ordinary way, so net/http may send it again by itself
+// (after a refused stream or a GOAWAY, or on a dead kept-alive
+// connection); each such send first waits for a token of its own from the
+// same rate budget (the attempt's httptrace hooks see it coming), and one
+// the budget refuses, or a fifth in one attempt, ends the attempt before
+// it is written. Against a venue that refuses every stream, a GET under a
+// budget of N tokens opens at most N streams; Attempt.Replays counts the
+// sends admitted.
 //
 // # Safety of the wire
 //

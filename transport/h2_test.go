@@ -218,8 +218,10 @@ func TestOldRequestIsReplayedOverHTTP2(t *testing.T) {
 	}
 }
 
-// TestGETMayBeReplayedOverHTTP2: net/http re-sending a GET is harmless; the
-// caller sees one attempt of its own and one token spent.
+// TestGETMayBeReplayedOverHTTP2: net/http may re-send a GET by itself
+// after a refused stream, but only with a token of its own: the caller
+// sees one attempt, with one replay, and two tokens spent for the two
+// GETs the venue saw.
 func TestGETMayBeReplayedOverHTTP2(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -229,13 +231,21 @@ func TestGETMayBeReplayedOverHTTP2(t *testing.T) {
 	t.Cleanup(srv.Close)
 	srv.AbortMethod(http.MethodGet, h2front.RefusedStream, 1)
 	lim := &countingLimiter{}
-	c := wireClient(t, srv.URL, srv.Client(), clock, lim)
+	var seen []Attempt
+	c, err := New(srv.URL, testSigner(t), WithClock(clock), WithRoundTripper(srv.Client().Transport), WithLimiter(lim),
+		WithObserver(func(a Attempt) { seen = append(seen, a) }))
+	if err != nil {
+		t.Fatal(err)
+	}
 	resp, err := c.Get(ctx, "/api/v2/crypto/trading/accounts/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Attempts != 1 || lim.taken() != 1 || v.seen(http.MethodGet) != 2 || resp.Proto != "HTTP/2.0" {
-		t.Errorf("attempts %d, tokens %d, venue saw %d GETs, %s; want 1, 1, 2, HTTP/2.0", resp.Attempts, lim.taken(), v.seen(http.MethodGet), resp.Proto)
+	if resp.Attempts != 1 || lim.taken() != 2 || v.seen(http.MethodGet) != 2 || resp.Proto != "HTTP/2.0" {
+		t.Errorf("attempts %d, tokens %d, venue saw %d GETs, %s; want 1, 2, 2, HTTP/2.0", resp.Attempts, lim.taken(), v.seen(http.MethodGet), resp.Proto)
+	}
+	if len(seen) != 1 || seen[0].Replays != 1 {
+		t.Errorf("observed %+v, want one attempt with one replay", seen)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 // Limiter is a rate budget that every attempt draws from before it is
-// sent, retries included. Implementations must be safe for concurrent use.
+// sent, retries included, and so does every send of a GET or HEAD that
+// net/http makes again by itself on another try (see package doc). Implementations must be safe for concurrent use.
 //
 // Wait blocks until one request may be sent, or until ctx is done, in which
 // case it returns an error that wraps ctx's. Pause stops every caller from

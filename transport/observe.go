@@ -15,6 +15,11 @@ type Attempt struct {
 	// Proto is the protocol the answer came over ("HTTP/2.0",
 	// "HTTP/1.1"), empty when none was read.
 	Proto string
+	// Replays is how many times net/http sent the attempt again by itself
+	// on another connection (after a refused stream, a GOAWAY or a dead
+	// kept-alive connection), each after a token of its own from the rate
+	// budget. A GET or HEAD only: a write is never sent again.
+	Replays int
 	// Elapsed runs from the attempt's signature to the end of its answer's
 	// body, on the client's clock.
 	Elapsed time.Duration

@@ -9,6 +9,9 @@
 // the answers on which Go's HTTP/2 client re-sends a request by itself.
 // A handler calls Abort to choose one of them for its request; a test can
 // instead set a policy for a whole server with Server.AbortMethod.
+// WithMaxConcurrentStreams(0) makes a server that refuses every stream,
+// as one shedding load may advertise; Server.Conns and Server.Streams
+// count what clients opened.
 //
 // Its certificate, for 127.0.0.1, ::1 and localhost, is an end entity
 // (CA:FALSE, serverAuth) signed by a certificate authority minted with it,

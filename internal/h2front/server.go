@@ -84,6 +84,12 @@ type Server struct {
 	policies  map[string]*policy
 	transport []*http.Transport
 	clock     clockwork.Clock
+	// maxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS advertised and
+	// enforced on every connection.
+	maxStreams uint32
+	// nconns and nstreams count the TLS connections accepted and the HTTP/2
+	// streams the clients opened, served or refused.
+	nconns, nstreams int
 
 	// h1 serves the connections that negotiate HTTP/1.1 (WithHTTP1);
 	// h1conns hands them to it.
@@ -136,6 +142,14 @@ func WithHTTP1() Option {
 	}
 }
 
+// WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS the
+// server advertises on every new connection (default 100) and enforces: a
+// stream opened while n are open on its connection is refused with
+// RST_STREAM(REFUSED_STREAM) before any handler sees it. 0 refuses every
+// stream, as a server shedding load may advertise; a client can still
+// open one before it reads the server's SETTINGS.
+func WithMaxConcurrentStreams(n uint32) Option { return func(s *Server) { s.maxStreams = n } }
+
 type policy struct {
 	kind      Kind
 	remaining int // < 0: every request
@@ -173,6 +187,7 @@ func NewServerListener(ln net.Listener, h http.Handler, opts ...Option) *Server 
 		conns:       make(map[net.Conn]struct{}),
 		policies:    make(map[string]*policy),
 		clock:       clockwork.NewRealClock(),
+		maxStreams:  maxConcurrentStreams,
 		bodyTimeout: defaultBodyTimeout,
 		netClock:    clockwork.NewRealClock(),
 		tlsConf: &tls.Config{
@@ -207,6 +222,21 @@ func (s *Server) Certificate() *x509.Certificate { return s.ca }
 // for a client that is told where to find it (curl --cacert,
 // SSL_CERT_FILE).
 func (s *Server) CACertPEM() []byte { return bytes.Clone(s.caPEM) }
+
+// Conns returns how many TLS connections the server has accepted.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nconns
+}
+
+// Streams returns how many HTTP/2 streams clients have opened on the
+// server, served or refused.
+func (s *Server) Streams() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nstreams
+}
 
 // Client returns an *http.Client whose transport trusts the server's
 // certificate authority (only), speaks HTTP/2 only and uses no proxy. Close closes its idle
@@ -328,6 +358,7 @@ func (s *Server) accept() {
 			return
 		}
 		s.conns[nc] = struct{}{}
+		s.nconns++
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go s.serveConn(nc)
@@ -434,7 +465,7 @@ const writeBufferSize = 32 << 10
 func (c *conn) serve() {
 	defer c.shutdown()
 	if err := c.write(func(fr *http2.Framer) error {
-		return fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxConcurrentStreams})
+		return fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: c.srv.maxStreams})
 	}); err != nil {
 		return
 	}
@@ -593,8 +624,12 @@ func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	c.maxStreamID = id
 	goingAway := c.goingAway
+	full := uint32(len(c.streams)) >= c.srv.maxStreams
 	c.mu.Unlock()
-	if goingAway {
+	c.srv.mu.Lock()
+	c.srv.nstreams++
+	c.srv.mu.Unlock()
+	if goingAway || full {
 		// Truthfully never processed.
 		return c.resetStream(id, http2.ErrCodeRefusedStream)
 	}

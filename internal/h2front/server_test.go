@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 func setup(t *testing.T, h http.Handler) *Server {
@@ -577,5 +579,64 @@ func TestResponseInOneWrite(t *testing.T) {
 	// request more.
 	if n, want := cl.writes.Load()-before, int64(posts+posts/((connRefresh+size-1)/size)); n < want || n > want+posts/10 {
 		t.Errorf("%d posts of %d bytes took %d writes, want %d to %d", posts, size, n, want, want+posts/10)
+	}
+}
+
+// TestMaxConcurrentStreamsZero: a server advertising 0 refuses a stream a
+// client opens before reading its SETTINGS, with REFUSED_STREAM and
+// without running the handler, and counts the connection and the stream.
+func TestMaxConcurrentStreamsZero(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	s := NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls.Add(1) }), WithMaxConcurrentStreams(0))
+	t.Cleanup(s.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	tc, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{RootCAs: pool, NextProtos: []string{http2.NextProtoTLS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	tc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(tc, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(tc, tc)
+	var hbuf bytes.Buffer
+	enc := hpack.NewEncoder(&hbuf)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "127.0.0.1"}, {":path", "/"}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hbuf.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	var advertised, refused bool
+	for !refused {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("reading frames: %v (settings with 0 seen: %v)", err, advertised)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok && v == 0 && !f.IsAck() {
+				advertised = true
+			}
+		case *http2.RSTStreamFrame:
+			if f.StreamID != 1 || f.ErrCode != http2.ErrCodeRefusedStream {
+				t.Fatalf("RST_STREAM %d %v, want stream 1 REFUSED_STREAM", f.StreamID, f.ErrCode)
+			}
+			refused = true
+		case *http2.HeadersFrame:
+			t.Fatal("the stream was answered")
+		}
+	}
+	if !advertised {
+		t.Error("no SETTINGS_MAX_CONCURRENT_STREAMS 0 before the refusal")
+	}
+	if calls.Load() != 0 || s.Streams() != 1 || s.Conns() != 1 {
+		t.Errorf("handler ran %d times, %d streams, %d connections; want 0, 1, 1", calls.Load(), s.Streams(), s.Conns())
 	}
 }

@@ -99,7 +99,7 @@ func checkCallsEnded(r *Run) error {
 		if c.Err != nil && !typed(c.Err) {
 			p.addf("call %d (%s %s) failed with an untyped error: %v", c.ID, c.Method, c.Target, c.Err)
 		}
-		if n := len(r.Attempts(c.ID)); n != c.Attempts && !(c.Err != nil && c.Attempts == 0 && n == 0) {
+		if n := len(r.Attempts(c.ID)) + r.undelivered[c.ID]; n != c.Attempts && !(c.Err != nil && c.Attempts == 0 && n == 0) {
 			p.addf("call %d (%s %s): the client reports %d attempts, the wire carried %d", c.ID, c.Method, c.Target, c.Attempts, n)
 		}
 	}

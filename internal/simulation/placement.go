@@ -427,6 +427,7 @@ func (p *process) endOp(id int, f func(*PlaceOp)) {
 // crash timer of g is moved to that moment, and fires in turn.
 func (p *process) withCrash(ctx context.Context, g *generation, fuse time.Duration, op int) (context.Context, func()) {
 	cctx, cancel := context.WithCancel(context.WithValue(ctx, opKey{}, op))
+	cctx = withCaller(cctx)
 	now := p.clock.Now()
 	at := g.deadAt
 	if fuse > 0 && now.Add(fuse).Before(at) {

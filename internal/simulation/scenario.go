@@ -268,11 +268,14 @@ type Run struct {
 	// Violations lists each invariant that failed, in Invariants order.
 	Violations []Violation
 
-	begun      int             // calls begun
-	base       string          // the venue's base URL
-	hostile    *HostileFigures // Hostile's answer, kept when the record it is drawn from is let go
-	byCallOnce sync.Once
-	byCall     map[int][]Event
+	begun int    // calls begun
+	base  string // the venue's base URL
+	// undelivered counts, per call, the attempts the transport ended
+	// before they reached the venue (a replay the budget did not admit).
+	undelivered map[int]int
+	hostile     *HostileFigures // Hostile's answer, kept when the record it is drawn from is let go
+	byCallOnce  sync.Once
+	byCall      map[int][]Event
 }
 
 // Call is one call a bot made through the Caller.
@@ -472,8 +475,16 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, err
 	}
 
-	run := &Run{Scenario: s, Calls: h.calls, Orders: srv.Ledger().Orders(), begun: h.next, base: baseURL}
-	if run.Events, err = join(srv.Ledger().Requests(), tp.records()); err != nil {
+	run := &Run{Scenario: s, Calls: h.calls, Orders: srv.Ledger().Orders(), begun: h.next, base: baseURL, undelivered: map[int]int{}}
+	var delivered []wireRecord
+	for _, w := range tp.records() {
+		if w.undelivered {
+			run.undelivered[w.call]++
+			continue
+		}
+		delivered = append(delivered, w)
+	}
+	if run.Events, err = join(srv.Ledger().Requests(), delivered); err != nil {
 		return nil, err
 	}
 	if proc != nil {
@@ -539,6 +550,25 @@ func (h *history) end(c Call) {
 
 type callKey struct{}
 
+// callerKey carries the context of a bot's call (Bot.Do, a Place or a
+// Recover) to the tap, beneath the transport's own attempt context.
+type callerKey struct{}
+
+// withCaller returns ctx carrying itself as the caller's context.
+func withCaller(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callerKey{}, ctx)
+}
+
+// refusedBeneath reports whether the transport ended req's attempt itself,
+// while its caller went on, because net/http would have sent it again and
+// the rate budget did not admit it at once (the transport's replay guard,
+// whose refusal is the attempt context's cause and matches
+// transport.ErrUnavailable; an attempt timeout is not).
+func refusedBeneath(req *http.Request) bool {
+	caller, _ := req.Context().Value(callerKey{}).(context.Context)
+	return caller != nil && caller.Err() == nil && errors.Is(context.Cause(req.Context()), transport.ErrUnavailable)
+}
+
 // callOf returns the call ID a request's context carries, or 0.
 func callOf(ctx context.Context) int {
 	id, _ := ctx.Value(callKey{}).(int)
@@ -574,6 +604,10 @@ type wireRecord struct {
 	method, target, timestamp string
 	signature, clientOrderID  string
 	proto                     string
+	// undelivered: the transport ended the attempt before it reached the
+	// venue (a replay the rate budget did not admit): an attempt of its
+	// call, and no request of the venue's.
+	undelivered bool
 }
 
 func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -599,12 +633,20 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 		rec.proto = resp.Proto
 	}
 	if t.ledger != nil {
-		// Every request reaches the loopback venue, which records it,
-		// answered or not; a request given up on, maybe only after the
-		// client moved on. Wait until the venue has recorded as many of
-		// this request as have returned; another bot's identical one may
-		// still wait at the venue, on the clock, which cannot move now.
-		if werr := t.awaitRecorded(rec.method + " " + rec.target + " @" + rec.timestamp); werr != nil && err == nil {
+		key := rec.method + " " + rec.target + " @" + rec.timestamp
+		if err != nil && refusedBeneath(req) && !t.recordedNow(key) {
+			// The transport ended the attempt itself, and the venue has no
+			// record of it: a GET net/http would have sent again, which the
+			// rate budget did not admit (whatever of it reached the venue
+			// was recorded when it arrived, before the attempt ended).
+			rec.undelivered = true
+		} else if werr := t.awaitRecorded(key); werr != nil && err == nil {
+			// Every request reaches the loopback venue, which records it,
+			// answered or not; a request given up on, maybe only after the
+			// client moved on. Wait until the venue has recorded as many of
+			// this request as have returned; another bot's identical one
+			// may still wait at the venue, on the clock, which cannot move
+			// now.
 			resp.Body.Close()
 			return nil, werr
 		}
@@ -652,6 +694,31 @@ func (t *tap) awaitRecorded(key string) error {
 	})
 	t.scanned = next
 	return err
+}
+
+// recordedNow is awaitRecorded without the wait: it reports whether the
+// venue has recorded key once more than returned before, counting it as
+// returned if so.
+func (t *tap) recordedNow(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done[key]++
+	if t.recorded[key] >= t.done[key] {
+		return true
+	}
+	now, cancel := context.WithCancel(t.ctx)
+	cancel() // scan what the ledger holds, and wait for nothing more
+	next, err := t.ledger.AwaitRequests(now, t.scanned, func(r brokertest.Request) bool {
+		k := r.Method + " " + r.Target + " @" + r.Timestamp
+		t.recorded[k]++
+		return k == key && t.recorded[k] >= t.done[k]
+	})
+	t.scanned = next
+	if err != nil {
+		t.done[key]--
+		return false
+	}
+	return true
 }
 
 func (t *tap) records() []wireRecord {

@@ -92,7 +92,7 @@ func (b *Bot) Do(ctx context.Context, method, target string, body []byte) (*tran
 	if body != nil {
 		c.ClientOrderID = clientOrderID(body)
 	}
-	resp, err := b.caller.Do(context.WithValue(ctx, callKey{}, id), method, target, body)
+	resp, err := b.caller.Do(withCaller(context.WithValue(ctx, callKey{}, id)), method, target, body)
 	c.End, c.Err = b.clock.Now(), err
 	c.Attempts, c.Status = reported(resp, err)
 	b.hist.end(c)
