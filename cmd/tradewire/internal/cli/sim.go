@@ -141,11 +141,12 @@ client has 10 s to send its headers and 10 s more for its body (else 408,
 and the connection closes), and a connection idle for 2 minutes is closed.
 
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
-		Example: `  tradewire sim serve > sim.env &   # then: . ./sim.env
-  tradewire api GET /api/v2/crypto/trading/accounts/
+		Example: `  tradewire sim serve --addr 127.0.0.1:0 > sim.env & server=$!
+  while ! grep -qs TRADEWIRE_PRIVATE_KEY sim.env && kill -0 $server; do sleep 0.1; done
+  . ./sim.env && tradewire api GET /api/v2/crypto/trading/accounts/
   tradewire sim serve --addr 127.0.0.1:0 --seed 7 --faults storm.json
   tradewire sim serve --rate-limits fluctuating.json --retry-after bucket
-  tradewire sim serve --tls > sim.env &   # . ./sim.env exports SSL_CERT_FILE too`,
+  tradewire sim serve --tls --addr 127.0.0.1:0 > sim.env &   # sim.env exports SSL_CERT_FILE too`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			if err := a.checkSimFlags(true); err != nil {
