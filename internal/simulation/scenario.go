@@ -680,35 +680,28 @@ func outage(s Scenario, clk clockwork.Clock, srv *brokertest.Server) func() erro
 
 // awaitRecorded waits until the venue has recorded every request sent
 // with key. Only the running bot calls it.
-func (t *tap) awaitRecorded(key string) error {
+func (t *tap) awaitRecorded(key string) error { return t.recorded1(t.ctx, key) }
+
+// recordedNow is awaitRecorded without the wait: it reports whether the
+// venue has recorded key once more than returned before, counting it as
+// returned if so.
+func (t *tap) recordedNow(key string) bool {
+	now, cancel := context.WithCancel(t.ctx)
+	cancel() // scan what the ledger holds, and wait for nothing more
+	return t.recorded1(now, key) == nil
+}
+
+// recorded1 counts one more return of key and reads the ledger, under
+// ctx, until the venue has recorded key as often; if ctx ends first, the
+// return is not counted and ctx's error is returned.
+func (t *tap) recorded1(ctx context.Context, key string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.done[key]++
 	if t.recorded[key] >= t.done[key] {
 		return nil
 	}
-	next, err := t.ledger.AwaitRequests(t.ctx, t.scanned, func(r brokertest.Request) bool {
-		k := r.Method + " " + r.Target + " @" + r.Timestamp
-		t.recorded[k]++
-		return k == key && t.recorded[k] >= t.done[k]
-	})
-	t.scanned = next
-	return err
-}
-
-// recordedNow is awaitRecorded without the wait: it reports whether the
-// venue has recorded key once more than returned before, counting it as
-// returned if so.
-func (t *tap) recordedNow(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.done[key]++
-	if t.recorded[key] >= t.done[key] {
-		return true
-	}
-	now, cancel := context.WithCancel(t.ctx)
-	cancel() // scan what the ledger holds, and wait for nothing more
-	next, err := t.ledger.AwaitRequests(now, t.scanned, func(r brokertest.Request) bool {
+	next, err := t.ledger.AwaitRequests(ctx, t.scanned, func(r brokertest.Request) bool {
 		k := r.Method + " " + r.Target + " @" + r.Timestamp
 		t.recorded[k]++
 		return k == key && t.recorded[k] >= t.done[k]
@@ -716,9 +709,8 @@ func (t *tap) recordedNow(key string) bool {
 	t.scanned = next
 	if err != nil {
 		t.done[key]--
-		return false
 	}
-	return true
+	return err
 }
 
 func (t *tap) records() []wireRecord {
