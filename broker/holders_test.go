@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -29,8 +30,8 @@ import (
 // client_order_id. The store's claim lets one of them send; the other is
 // told the key is in progress, or gets the order once it is placed. No
 // key gets two orders, with the bbolt, memory and Redis stores alike, and
-// with two processes each holding a Redis store of its own; in memory and
-// over TLS + HTTP/2 on loopback.
+// with two processes each holding a Redis store of its own; in memory, over
+// TLS + HTTP/2 and over HTTP/1.1 on loopback.
 func TestTwoHoldersOneStore(t *testing.T) {
 	openers := map[string]func(t *testing.T, account string) idempotency.Store{
 		"bolt": func(t *testing.T, _ string) idempotency.Store {
@@ -55,15 +56,17 @@ func TestTwoHoldersOneStore(t *testing.T) {
 	for _, tc := range []struct {
 		name, store string
 		keys        int
-		tls         bool // the venue served as the real one is: TLS + HTTP/2 on loopback
-		processes   bool // each Client with a store of its own on one database (Redis)
+		wire        string // "" in memory; "tls": TLS + HTTP/2 on loopback, as the real venue is served; "http": HTTP/1.1 on loopback
+		processes   bool   // each Client with a store of its own on one database (Redis)
 	}{
-		{"bolt", "bolt", 1000, false, false},
-		{"memory", "memory", 1000, false, false},
-		{"redis", "redis", 1000, false, false},
-		{"redis, two processes", "redis", 1000, false, true},
-		{"bolt over TLS and HTTP/2", "bolt", 200, true, false},
-		{"redis, two processes, over TLS and HTTP/2", "redis", 200, true, true},
+		{"bolt", "bolt", 1000, "", false},
+		{"memory", "memory", 1000, "", false},
+		{"redis", "redis", 1000, "", false},
+		{"redis, two processes", "redis", 1000, "", true},
+		{"bolt over TLS and HTTP/2", "bolt", 200, "tls", false},
+		{"redis, two processes, over TLS and HTTP/2", "redis", 200, "tls", true},
+		{"memory over HTTP/1.1", "memory", 200, "http", false},
+		{"redis, two processes, over HTTP/1.1", "redis", 200, "http", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -73,15 +76,22 @@ func TestTwoHoldersOneStore(t *testing.T) {
 			opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0),
 				brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond})}
 			var srv *brokertest.Server
-			if tc.tls {
+			switch tc.wire {
+			case "tls":
 				srv = brokertest.NewTLSServer(opts...)
-			} else {
+			case "http":
+				srv = brokertest.NewServer(opts...)
+			default:
 				var err error
 				if srv, err = brokertest.New(opts...); err != nil {
 					t.Fatal(err)
 				}
 			}
 			t.Cleanup(srv.Close)
+			rt := srv.Transport() // in memory, or HTTP/2 to the TLS server
+			if tc.wire == "http" {
+				rt = http.DefaultTransport.(*http.Transport).Clone() // HTTP/1.1 on loopback
+			}
 			open := openers[tc.store]
 			store := open(t, srv.AccountNumber)
 			key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
@@ -95,7 +105,7 @@ func TestTwoHoldersOneStore(t *testing.T) {
 					store = open(t, srv.AccountNumber)
 				}
 				c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-					broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk),
+					broker.WithRoundTripper(rt), broker.WithClock(clk),
 					broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store),
 					broker.WithTransportOptions(transport.WithRateLimit(0, 0)),
 					// A namespace of this run's: a shared Redis keeps earlier runs' keys.
