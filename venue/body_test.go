@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"encoding/json"
@@ -61,7 +61,7 @@ func TestBodyReadAfterHeadersAndBounded(t *testing.T) {
 	signed := h.sign("POST", ordersTarget, []byte("{}"), h.clock.Now())
 	unknownKey := h.sign("POST", ordersTarget, []byte("{}"), h.clock.Now())
 	unknownKey.Set("x-api-key", "rh-api-unknown")
-	stale := h.sign("POST", ordersTarget, []byte("{}"), h.clock.Now().Add(-2*SignatureWindow))
+	stale := h.sign("POST", ordersTarget, []byte("{}"), h.clock.Now().Add(-2*signatureWindow))
 
 	for _, tc := range []struct {
 		name   string

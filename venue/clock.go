@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"context"
@@ -117,7 +117,7 @@ func (c *simClock) AfterFunc(d time.Duration, f func()) clockwork.Timer {
 // until it is stopped. It panics if d <= 0, as time.NewTicker does.
 func (c *simClock) NewTicker(d time.Duration) clockwork.Ticker {
 	if d <= 0 {
-		panic(errors.New("brokertest: non-positive interval for NewTicker"))
+		panic(errors.New("venue: non-positive interval for NewTicker"))
 	}
 	t := &clockTimer{c: c, ch: make(chan time.Time, 1), wait: true, period: d}
 	c.mu.Lock()
@@ -271,7 +271,7 @@ func (k clockTicker) Chan() <-chan time.Time { return k.t.ch }
 func (k clockTicker) Stop()                  { k.t.Stop() }
 func (k clockTicker) Reset(d time.Duration) {
 	if d <= 0 {
-		panic(errors.New("brokertest: non-positive interval for Ticker.Reset"))
+		panic(errors.New("venue: non-positive interval for Ticker.Reset"))
 	}
 	k.t.c.mu.Lock()
 	k.t.c.remove(k.t)
@@ -340,4 +340,4 @@ func (c *clockContext) Err() error {
 	return c.err
 }
 
-func (c *clockContext) String() string { return fmt.Sprintf("brokertest.WithTimeout(%v)", c.deadline) }
+func (c *clockContext) String() string { return fmt.Sprintf("venue.WithTimeout(%v)", c.deadline) }

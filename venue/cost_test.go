@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ var costSizes = []int{1_000, 10_000, 100_000, 1_000_000}
 // Each history=N sub-benchmark reports us/order and, when the 1k case ran
 // first in the same run, its ratio to it (x-1k; goal: at most 1.5 at 1M).
 //
-//	go test -run '^$' -bench VenueCost -benchtime 2000x ./broker/brokertest/
+//	go test -run '^$' -bench VenueCost -benchtime 2000x ./venue/
 func BenchmarkVenueCost(b *testing.B) {
 	perOrder := map[int]float64{}
 	for _, n := range costSizes {
@@ -77,17 +77,16 @@ func BenchmarkVenueCost(b *testing.B) {
 // BenchmarkVenueRequest times the venue's whole answer to one request of
 // the saturated simulation's mix (accounts, holdings, pairs, best bid/ask,
 // order lists, an order by id, limit and market creates, cancels), served
-// through the in-memory Transport at the run's pace with its signature checked (the client's
+// through the handler, in memory, at the run's pace with its signature checked (the client's
 // signing is left out of the time), against the
 // floor of that check in the same iteration: one ed25519.Verify of a
 // message of the same size. It reports us/request (the venue's), and
 // x-verify, the venue's time over the verify's: 1 would be a venue that
 // does nothing but check signatures.
 //
-//	go test -run '^$' -bench VenueRequest -count 5 ./broker/brokertest/
+//	go test -run '^$' -bench VenueRequest -count 5 ./venue/
 func BenchmarkVenueRequest(b *testing.B) {
 	h := setup(b, engineConfig{History: 200, Seed: 5, RatePerMinute: -1})
-	rt := roundTripper{h.v}
 	pub := demoPrivateKey().Public().(ed25519.PublicKey)
 	acct := "account_number=" + demoAccountNumber
 	var (
@@ -97,13 +96,12 @@ func BenchmarkVenueRequest(b *testing.B) {
 	n := 0
 	send := func(method, target string, body []byte) []byte {
 		n++
-		r, _ := http.NewRequest(method, InMemoryURL+target, bytes.NewReader(body))
+		r, _ := http.NewRequest(method, "https://venue.invalid"+target, bytes.NewReader(body))
 		r.Header = h.sign(method, target, body, h.clock.Now())
 		start := time.Now()
-		resp, err := rt.RoundTrip(r)
-		if err != nil {
-			b.Fatal(err)
-		}
+		rec := httptest.NewRecorder()
+		h.v.ServeHTTP(rec, r)
+		resp := rec.Result()
 		out, _ := io.ReadAll(resp.Body)
 		venue += time.Since(start)
 		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusUnauthorized {

@@ -1,50 +1,36 @@
-// Package brokertest provides a simulated Robinhood Crypto Trading API
-// venue, v1 and v2, for tests and simulations, the way net/http/httptest
-// provides a server. The venue authenticates every request with Ed25519 exactly as the
-// real one does, rate-limits per account, validates orders strictly, fills
-// them against seeded, deterministic prices, and misbehaves on request.
+// Package venue is a simulated Robinhood Crypto Trading API venue, v1 and
+// v2, for tests, simulations and a sandbox. It authenticates every request
+// with Ed25519 exactly as the real one does, rate-limits per account,
+// validates orders strictly, fills them against seeded, deterministic
+// prices, and misbehaves on request. Package broker/brokertest wraps it as
+// a test double, as net/http/httptest wraps a handler.
 //
-// It is an independent oracle: it imports none of tradewire's client
-// packages (signing, transport, orders, idempotency, broker), and checks
-// signatures with crypto/ed25519 directly, so a bug shared with the client
-// cannot pass on both sides. A test enforces it.
+// It is an independent oracle: it imports no tradewire package outside
+// venue/ (signing, transport, orders, idempotency, broker, internal/...),
+// and checks signatures with crypto/ed25519 directly, so a bug shared with
+// the client cannot pass on both sides. A test enforces it.
 //
-// # Three ways in
+// # Serving
 //
-// NewServer listens on a loopback address; point any client at Server.URL
-// (http://127.0.0.1:port) and call Close when done:
+// New builds a Venue from a Config whose zero value is the demo venue. A
+// Venue is an http.Handler; Serve serves it on a listener, over HTTP/1.1
+// or over TLS with HTTP/2 as the real venue is served, minting a
+// certificate authority a client trusts (Server.CACertPEM). Only there do
+// the HTTP/2 stream faults end a stream rather than the connection.
 //
-//	srv := brokertest.NewServer(brokertest.WithClock(clk), brokertest.WithSeed(1))
+//	v, err := venue.New(venue.Config{Seed: 1, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
+//	ln, err := net.Listen("tcp", "127.0.0.1:0")
+//	srv := v.Serve(ln, true)
 //	defer srv.Close()
-//	// configure the client with srv.URL, srv.APIKey, srv.PrivateKeyBase64
-//
-// New builds the same venue without a listener. Requests reach it only
-// through Server.Transport, an http.RoundTripper that calls the handler in
-// memory, so it works inside testing/synctest bubbles. Its URL is
-// InMemoryURL (https://venue.brokertest.invalid): https, so a client that
-// demands https for non-loopback hosts accepts it. A dropped-connection
-// fault surfaces from the RoundTripper as io.ErrUnexpectedEOF.
-//
-//	srv, err := brokertest.New(brokertest.WithClock(clk))
-//	httpClient := &http.Client{Transport: srv.Transport()}
-//
-// NewTLSServer serves the venue as the real one is served: TLS with HTTP/2
-// on a loopback address (https://127.0.0.1:port). Its Server.Transport
-// speaks HTTP/2 to it and trusts only the certificate authority that
-// signed its certificate; CACertPEM is that authority for any other
-// client. Only there do the
-// HTTP/2 stream faults end a stream rather than the connection.
-//
-//	srv := brokertest.NewTLSServer(brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
-//	defer srv.Close()
-//	httpClient := &http.Client{Transport: srv.Transport()} // resp.Proto == "HTTP/2.0"
+//	// point a client at srv.URL, trusting srv.CACertPEM, signing with
+//	// v.Config().APIKey and v.Config().PrivateKey
 //
 // # Behaviour
 //
 // Every request must carry x-api-key, x-timestamp and x-signature; a
 // missing header answers 400 text/plain. The signature is verified over
 // api_key + timestamp + request-target (as received) + METHOD + body; an
-// unknown key, a bad signature or a timestamp more than SignatureWindow
+// unknown key, a bad signature or a timestamp more than signatureWindow
 // from the venue's now answers 401. All but the signature is judged on
 // the headers before a byte of the body is read, so a request refused on
 // them is answered without its body being read. A body is read up to
@@ -52,14 +38,14 @@
 // Content-Length or found, answers 413 client_error without being read
 // further, and one not received in time (the server's read timeout)
 // answers 408. Each account then has a token bucket
-// (WithRateLimit; default 100 a minute in bursts of 300, the real venue's
-// budget) on the venue's clock, shared by every endpoint; an empty bucket
+// (Config.RateLimits.Account; default 100 a minute in bursts of 300, the
+// real venue's budget) on the venue's clock, shared by every endpoint; an empty bucket
 // answers 429 "Request was throttled.", without Retry-After, as the real
 // venue's 429s come.
 //
 // The vendor also says its limits are "applied per endpoint and may differ
 // among each endpoint", with values that "fluctuate depending on the
-// availability of our service". WithRateLimits models that (see
+// availability of our service". Config.RateLimits models that (see
 // RateLimits): the endpoint classes market_data (best_bid_ask,
 // estimated_price, trading_pairs), account_reads (accounts, holdings),
 // order_reads (the orders list and one order) and order_writes (creates and
@@ -84,7 +70,7 @@
 // changes the account-wide bucket; retry_after is off (the default),
 // bucket or whole seconds such as "5s". Unknown fields are an error.
 //
-// Prices are a pure function of (WithSeed, symbol, whole second of the
+// Prices are a pure function of (Config.Seed, symbol, whole second of the
 // venue's clock), so two venues with one seed quote the same prices at the
 // same time. Each pair's book has depth: 50 seeded levels a side, each a
 // little further from the best bid or ask and larger than the one before
@@ -114,13 +100,13 @@
 // Fees follow a tier table: fee_ratio 0.0095 below a 30-day volume of
 // 50000 USD, 0.0085 from 50000, 0.006 from 250000, 0.004 from 1000000. The
 // 30-day volume is the account's filled notional on the day and the 29
-// UTC days before, plus the volume it started with (AccountConfig) for 30
+// UTC days before, plus the volume it started with (Config.ThirtyDayVolume) for 30
 // days from the venue's start. accounts reports the tier in force and the
 // next (null at the top); each fill pays the tier in force when it fills,
 // so the fill that crosses a threshold pays the old one. fee_charged is
 // the sum over the fills.
 //
-// WithAccount sets the account's status and key. A "sell_only" account's
+// Config.AccountStatus and ReadOnly set the account's status and key. A "sell_only" account's
 // buys answer 400 validation_error "Account is sell only." on attr side; a
 // "deactivated" account's creates answer 403 client_error "Account is
 // deactivated." (its reads and cancels work); a read-only key's creates
@@ -158,7 +144,7 @@
 //
 // Listings (accounts, trading_pairs, holdings, orders) page as the real
 // venue's do: {"next", "previous", "results"}, with absolute links that
-// keep every parameter. limit sets a page's size (default WithPageSize's),
+// keep every parameter. limit sets a page's size (default Config.PageSize),
 // an integer from 1 to 1000 (or the page size, if larger: the spec leaves
 // the maximum to the venue's configuration); any other value is a 400
 // validation_error naming limit. The v2 spec documents limit on every
@@ -214,7 +200,7 @@
 // # Time
 //
 // Everything the venue does happens lazily on requests, measured on its
-// clock (WithClock; default the real clock): price moves, fills, the ~1 s
+// clock (Config.Clock; default the real clock): price moves, fills, the ~1 s
 // cancel settlement, the token buckets and their schedule, the 30 s
 // signature window and injected latency. Nothing runs in the background.
 //
@@ -232,11 +218,11 @@
 // flight, because Clock.BlockUntilContext counts waits (timers, sleeps)
 // but not bounds (the client's per-attempt timeout, a context deadline):
 //
-//	clk := brokertest.NewClock(start)
-//	srv, _ := brokertest.New(brokertest.WithClock(clk))
+//	clk := venue.NewClock(start)
+//	srv, _ := brokertest.New(venue.Config{Clock: clk})
 //	client, _ := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
 //		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
-//	ctx, cancel := brokertest.WithTimeout(t.Context(), clk, time.Minute)
+//	ctx, cancel := venue.WithTimeout(t.Context(), clk, time.Minute)
 //	defer cancel()
 //	go func() {
 //		for clk.BlockUntilContext(ctx, 1) == nil { // n: how many goroutines wait
@@ -257,9 +243,8 @@
 //
 // # Faults
 //
-// A FaultPlan is everything the venue does wrong: WithFaultPlan sets it up
-// from the start, Server.SetFaultPlan changes a running Server by it, and
-// Server.Inject queues scripted faults alone. A Fault scripts the next N
+// A FaultPlan is everything the venue does wrong: Config.Faults sets it up
+// from the start, and Venue.SetFaultPlan changes a running Venue by it. A Fault scripts the next N
 // matching requests: a canned status (FaultRespond), a committed create
 // whose answer is lost (FaultLoseResponse: 429, 500, 502, 503, 504 or a
 // dropped connection), latency on the venue's clock (FaultLatency), a
@@ -276,11 +261,11 @@
 // DuplicateMode picks what a reused client_order_id does: ReturnOriginal
 // (the default), Reject400 or CreateSecond (the dangerous venue):
 //
-//	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(brokertest.FaultPlan{
-//		Duplicate: brokertest.CreateSecond,
-//		Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse,
+//	v, err := venue.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{
+//		Duplicate: venue.CreateSecond,
+//		Faults: []venue.Fault{{Kind: venue.FaultLoseResponse,
 //			Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
-//	}))
+//	}})
 //
 // ParseFaultPlan reads the JSON form, the file the CLI's --faults flag
 // takes:
@@ -330,18 +315,18 @@
 // x-timestamp, signature validity, status, fault) and every order created,
 // so a test can assert that a client left exactly one order per
 // client_order_id. Its counts and per-client_order_id answers are exact;
-// WithLedgerLimit bounds the requests it keeps to the most recent:
+// Config.LedgerLimit bounds the requests it keeps to the most recent:
 //
-//	if dups := srv.Ledger().DuplicateClientIDs(); len(dups) > 0 {
+//	if dups := v.Ledger().DuplicateClientIDs(); len(dups) > 0 {
 //		t.Fatalf("orders placed twice: %v", dups)
 //	}
 //
 // # History
 //
-// WithHistory(n) seeds n orders over the last 30 days (filled, partly filled
-// then canceled, canceled, failed, open). WithBulkOrders(n) adds n final
+// Config.History seeds that many orders over the last 30 days (filled, partly filled
+// then canceled, canceled, failed, open). Config.BulkOrders adds that many final
 // orders generated on demand from their index, for pagination and fee-sweep
 // benchmarks at any size.
 //
-// A Server is safe for concurrent use.
-package brokertest
+// A Venue is safe for concurrent use.
+package venue

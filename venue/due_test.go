@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"bytes"
@@ -412,8 +412,8 @@ func TestLedgerLimit(t *testing.T) {
 			t.Errorf("limit %d: AwaitRequests from 1 saw %v, returned %d, %v", limit, seen, n, err)
 		}
 		c := l.Counts()
-		if l.Len() != 8 || c.Total != 8 || c.ByStatus[200] != 4 || c.ByStatus[201] != 4 || c.Creates != 3 {
-			t.Errorf("limit %d: Len %d, counts %+v", limit, l.Len(), c)
+		if l.len() != 8 || c.Total != 8 || c.ByStatus[200] != 4 || c.ByStatus[201] != 4 || c.Creates != 3 {
+			t.Errorf("limit %d: Len %d, counts %+v", limit, l.len(), c)
 		}
 		if d := l.DuplicateClientIDs(); fmt.Sprint(d) != "[c0]" || len(l.OrdersByClientID("c0")) != 2 || len(l.OrdersByClientID("c1")) != 1 {
 			t.Errorf("limit %d: duplicates %v, c0 %v, c1 %v", limit, d, l.OrdersByClientID("c0"), l.OrdersByClientID("c1"))

@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"crypto/ed25519"
@@ -30,11 +30,11 @@ const (
 	defaultFeeRatio      = "0.0095" // the lowest tier's (feeTiers[0])
 )
 
-// SignatureWindow is how far a request's x-timestamp may be from the
+// signatureWindow is how far a request's x-timestamp may be from the
 // venue's own now (its clock plus Hostile.ClockOffset), in either
 // direction, before the request is refused with 401, as the real venue
 // refuses it.
-const SignatureWindow = 30 * time.Second
+const signatureWindow = 30 * time.Second
 
 // Demo credentials: deterministic, public, and only good against a simulated venue.
 const (
@@ -140,7 +140,7 @@ type engineConfig struct {
 	StreamAbort streamAbortFunc
 }
 
-// engine is the simulated Robinhood Crypto Trading API, v1 and v2, behind a Server,
+// engine is the simulated Robinhood Crypto Trading API, v1 and v2, behind a Venue,
 // served as an http.Handler. All state advances lazily on requests, from
 // the injected clock: there are no background goroutines or timers. An
 // engine is safe for concurrent use. Create one with newEngine.
@@ -225,10 +225,10 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		v.pageSize = defaultPageSize
 	}
 	if v.pageSize < 0 {
-		return nil, fmt.Errorf("brokertest: PageSize %d is negative", cfg.PageSize)
+		return nil, fmt.Errorf("venue: PageSize %d is negative", cfg.PageSize)
 	}
 	if cfg.Burst < 0 {
-		return nil, fmt.Errorf("brokertest: Burst %d is negative", cfg.Burst)
+		return nil, fmt.Errorf("venue: Burst %d is negative", cfg.Burst)
 	}
 	shared := bucketSpec{on: cfg.RatePerMinute >= 0, rate: cfg.RatePerMinute / 60, burst: float64(cfg.Burst)}
 	if cfg.RatePerMinute == 0 {
@@ -267,10 +267,10 @@ func newEngine(cfg engineConfig) (*engine, error) {
 	}
 	for i, a := range accts {
 		if a.Number == "" || a.APIKey == "" || len(a.PublicKey) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("brokertest: Accounts[%d] needs Number, APIKey and a %d-byte PublicKey", i, ed25519.PublicKeySize)
+			return nil, fmt.Errorf("venue: Accounts[%d] needs Number, APIKey and a %d-byte PublicKey", i, ed25519.PublicKeySize)
 		}
 		if v.byKey[a.APIKey] != nil || v.byNumber[a.Number] != nil {
-			return nil, fmt.Errorf("brokertest: Accounts[%d] repeats an API key or account number", i)
+			return nil, fmt.Errorf("venue: Accounts[%d] repeats an API key or account number", i)
 		}
 		if a.BuyingPower.IsZero() {
 			a.BuyingPower = decimal.RequireFromString(defaultBuyingPower)
@@ -279,10 +279,10 @@ func newEngine(cfg engineConfig) (*engine, error) {
 			a.Status = accountActive
 		}
 		if !accountStatuses[a.Status] {
-			return nil, fmt.Errorf("brokertest: Accounts[%d] status %q: want active, sell_only or deactivated", i, a.Status)
+			return nil, fmt.Errorf("venue: Accounts[%d] status %q: want active, sell_only or deactivated", i, a.Status)
 		}
 		if a.ThirtyDayVolume.IsNegative() {
-			return nil, fmt.Errorf("brokertest: Accounts[%d] 30-day volume %s is negative", i, a.ThirtyDayVolume)
+			return nil, fmt.Errorf("venue: Accounts[%d] 30-day volume %s is negative", i, a.ThirtyDayVolume)
 		}
 		a.FeeRatio = feeTiers[tierAt(a.ThirtyDayVolume)].ratio
 		ac := &account{accountConfig: a, cash: a.BuyingPower, holdings: map[string]decimal.Decimal{}, resAssets: map[string]decimal.Decimal{},
@@ -299,7 +299,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		return nil, err
 	}
 	if cfg.History < 0 || cfg.BulkOrders < 0 {
-		return nil, errors.New("brokertest: History and BulkOrders must not be negative")
+		return nil, errors.New("venue: History and BulkOrders must not be negative")
 	}
 	v.seedHistory(v.accounts[0], cfg.History)
 	if cfg.BulkOrders > 0 {
@@ -321,7 +321,7 @@ func (v *engine) symbols() []string {
 func (v *engine) quote(symbol string) (bid, ask decimal.Decimal, err error) {
 	p := v.bySymbol[symbol]
 	if p == nil {
-		return bid, ask, fmt.Errorf("brokertest: unknown symbol %q", symbol)
+		return bid, ask, fmt.Errorf("venue: unknown symbol %q", symbol)
 	}
 	bid, ask = p.quoteAt(v.seed, v.now())
 	return bid, ask, nil
@@ -332,7 +332,7 @@ func (v *engine) quote(symbol string) (bid, ask decimal.Decimal, err error) {
 func (v *engine) quoteAt(symbol string, t time.Time) (bid, ask decimal.Decimal, err error) {
 	p := v.bySymbol[symbol]
 	if p == nil {
-		return bid, ask, fmt.Errorf("brokertest: unknown symbol %q", symbol)
+		return bid, ask, fmt.Errorf("venue: unknown symbol %q", symbol)
 	}
 	bid, ask = p.quoteAt(v.seed, t)
 	return bid, ask, nil
@@ -550,7 +550,7 @@ func (v *engine) checkHeaders(r *http.Request, now time.Time) (*account, *reply)
 	if err != nil {
 		return nil, errReply(http.StatusUnauthorized, "client_error", "Invalid timestamp.", "")
 	}
-	if d := now.Sub(time.Unix(secs, 0)); d > SignatureWindow || d < -SignatureWindow {
+	if d := now.Sub(time.Unix(secs, 0)); d > signatureWindow || d < -signatureWindow {
 		return nil, errReply(http.StatusUnauthorized, "client_error", "Timestamp is outside the allowed window.", "")
 	}
 	raw, err := base64.StdEncoding.DecodeString(sig)

@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ const (
 	// FaultRefusedStream serves the request (a create is committed), then
 	// resets its HTTP/2 stream with RST_STREAM REFUSED_STREAM, which tells
 	// the client the request was not processed: Go's HTTP/2 client replays
-	// such a request by itself. Only a NewTLSServer can; elsewhere the
+	// such a request by itself. Only a TLS Server (Venue.Serve) can; elsewhere the
 	// connection is dropped, as by FaultLoseResponse with Status 0.
 	FaultRefusedStream FaultKind = "refused_stream"
 	// FaultProtocolError is FaultRefusedStream with RST_STREAM PROTOCOL_ERROR.
@@ -92,30 +92,30 @@ func (f *Fault) validate() error {
 	switch f.Kind {
 	case FaultRespond:
 		if f.Status < 100 || f.Status > 599 {
-			return fmt.Errorf("brokertest: respond fault needs a status, got %d", f.Status)
+			return fmt.Errorf("venue: respond fault needs a status, got %d", f.Status)
 		}
 	case FaultLoseResponse:
 		if f.Status != 0 && f.Status != 429 && f.Status != 500 && f.Status != 502 && f.Status != 503 && f.Status != 504 {
-			return fmt.Errorf("brokertest: lose_response status must be 0 (drop), 429, 500, 502, 503 or 504, got %d", f.Status)
+			return fmt.Errorf("venue: lose_response status must be 0 (drop), 429, 500, 502, 503 or 504, got %d", f.Status)
 		}
 	case FaultLatency:
 		if f.Delay <= 0 {
-			return fmt.Errorf("brokertest: latency fault needs a positive delay")
+			return fmt.Errorf("venue: latency fault needs a positive delay")
 		}
 	case FaultTruncatedBody, FaultOtherOrderBody, FaultWrongClientOrderID,
 		FaultRefusedStream, FaultProtocolError, FaultGoAway:
 	case FaultRedirect, FaultForeignNext:
 		if !strings.HasPrefix(f.Location, "http://") && !strings.HasPrefix(f.Location, "https://") {
-			return fmt.Errorf("brokertest: %s fault needs an absolute http(s) location, got %q", f.Kind, f.Location)
+			return fmt.Errorf("venue: %s fault needs an absolute http(s) location, got %q", f.Kind, f.Location)
 		}
 		if f.Kind == FaultRedirect && f.Status != 0 && (f.Status < 300 || f.Status > 399) {
-			return fmt.Errorf("brokertest: redirect status must be 3xx, got %d", f.Status)
+			return fmt.Errorf("venue: redirect status must be 3xx, got %d", f.Status)
 		}
 	default:
-		return fmt.Errorf("brokertest: unknown fault kind %q", f.Kind)
+		return fmt.Errorf("venue: unknown fault kind %q", f.Kind)
 	}
 	if f.Times < 0 {
-		return fmt.Errorf("brokertest: fault times %d is negative", f.Times)
+		return fmt.Errorf("venue: fault times %d is negative", f.Times)
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func (m DuplicateMode) validate() error {
 	case "", ReturnOriginal, Reject400, CreateSecond:
 		return nil
 	}
-	return fmt.Errorf("brokertest: unknown duplicate mode %q", m)
+	return fmt.Errorf("venue: unknown duplicate mode %q", m)
 }
 
 // inject queues faults after those pending; each affects the next Times
@@ -192,11 +192,11 @@ func (v *engine) pendingFaults() int {
 func (m Mix) validate() error {
 	for _, r := range []float64{m.Rate429, m.Rate5xx, m.RateLost, m.RateLatency} {
 		if !(r >= 0 && r <= 1) {
-			return fmt.Errorf("brokertest: mix rate %v is outside [0, 1]", r)
+			return fmt.Errorf("venue: mix rate %v is outside [0, 1]", r)
 		}
 	}
 	if m.RateLatency > 0 && m.Latency <= 0 {
-		return fmt.Errorf("brokertest: mix latency rate needs a positive Latency")
+		return fmt.Errorf("venue: mix latency rate needs a positive Latency")
 	}
 	return nil
 }
@@ -291,8 +291,8 @@ func (v *engine) matchFault(method, p, target string) action {
 
 // FaultPlan is everything the venue does wrong, in one value: scripted
 // faults, a seeded random mix, what a reused client_order_id does, and the
-// hostile modes. WithFaultPlan sets it up from the start and
-// Server.SetFaultPlan changes a running Server by it; ParseFaultPlan reads
+// hostile modes. Config.Faults sets it up from the start and
+// Venue.SetFaultPlan changes a running Venue by it; ParseFaultPlan reads
 // the JSON form the CLI's --faults FILE takes (see the package
 // documentation). What a plan leaves unset is left as it is: the zero
 // value changes nothing.
@@ -341,7 +341,7 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&pj); err != nil {
-		return FaultPlan{}, fmt.Errorf("brokertest: fault plan: %w", err)
+		return FaultPlan{}, fmt.Errorf("venue: fault plan: %w", err)
 	}
 	var plan FaultPlan
 	for i, fj := range pj.Faults {
@@ -349,12 +349,12 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 		if fj.Delay != "" {
 			d, err := time.ParseDuration(fj.Delay)
 			if err != nil {
-				return FaultPlan{}, fmt.Errorf("brokertest: fault plan: faults[%d].delay: %w", i, err)
+				return FaultPlan{}, fmt.Errorf("venue: fault plan: faults[%d].delay: %w", i, err)
 			}
 			f.Delay = d
 		}
 		if err := f.validate(); err != nil {
-			return FaultPlan{}, fmt.Errorf("brokertest: fault plan: faults[%d]: %w", i, err)
+			return FaultPlan{}, fmt.Errorf("venue: fault plan: faults[%d]: %w", i, err)
 		}
 		plan.Faults = append(plan.Faults, f)
 	}
@@ -363,7 +363,7 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 		if pj.Mix.Latency != "" {
 			d, err := time.ParseDuration(pj.Mix.Latency)
 			if err != nil {
-				return FaultPlan{}, fmt.Errorf("brokertest: fault plan: mix.latency: %w", err)
+				return FaultPlan{}, fmt.Errorf("venue: fault plan: mix.latency: %w", err)
 			}
 			m.Latency = d
 		}
@@ -384,19 +384,19 @@ func ParseFaultPlan(data []byte) (FaultPlan, error) {
 			}
 			x, err := time.ParseDuration(d.s)
 			if err != nil {
-				return FaultPlan{}, fmt.Errorf("brokertest: fault plan: hostile.%s: %w", d.name, err)
+				return FaultPlan{}, fmt.Errorf("venue: fault plan: hostile.%s: %w", d.name, err)
 			}
 			*d.dst = x
 		}
 		if err := h.validate(); err != nil {
-			return FaultPlan{}, fmt.Errorf("brokertest: fault plan: %w", err)
+			return FaultPlan{}, fmt.Errorf("venue: fault plan: %w", err)
 		}
 		plan.Hostile = &h
 	}
 	return plan, nil
 }
 
-// apply changes the venue by p, as Server.SetFaultPlan documents: the
+// apply changes the venue by p, as Venue.SetFaultPlan documents: the
 // faults are queued after those pending, and the mix, duplicate mode and
 // hostile modes the plan sets replace the venue's. It fails, changing
 // nothing, if any part of p is invalid.

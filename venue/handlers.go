@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"encoding/base64"
@@ -45,9 +45,6 @@ func errReply(status int, typ, detail, attr string) *reply {
 func notFound() *reply { return errReply(http.StatusNotFound, "client_error", "Not found.", "") }
 
 func jsonReply(status int, v any) *reply {
-	if b, ok := appendFast(nil, v); ok {
-		return &reply{status: status, body: b}
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return errReply(http.StatusInternalServerError, "server_error", "A server error occurred.", "")
@@ -276,7 +273,9 @@ func (v *engine) bbaReply(r *http.Request, now time.Time) *reply {
 		bid, ask := p.quoteAt(v.seed, now)
 		out = append(out, bbaJSON{s, marketStamp(p.bookTime(v.seed, now)), bid.String(), ask.String()})
 	}
-	return jsonReply(http.StatusOK, bbaPage{out})
+	return jsonReply(http.StatusOK, struct {
+		Results []bbaJSON `json:"results"`
+	}{out})
 }
 
 type estJSON struct {

@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"encoding/binary"
@@ -36,14 +36,14 @@ type Hostile struct {
 
 func (h Hostile) validate() error {
 	if h.ListLag < 0 {
-		return fmt.Errorf("brokertest: hostile list_lag %v is negative", h.ListLag)
+		return fmt.Errorf("venue: hostile list_lag %v is negative", h.ListLag)
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"omit_client_order_id", h.OmitClientOrderID}, {"drop_next", h.DropNext}} {
 		if !(f.v >= 0 && f.v <= 1) {
-			return fmt.Errorf("brokertest: hostile %s %v is outside [0, 1]", f.name, f.v)
+			return fmt.Errorf("venue: hostile %s %v is outside [0, 1]", f.name, f.v)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"context"
@@ -49,16 +49,16 @@ type Counts struct {
 	Creates      int // orders created
 }
 
-// Ledger records the requests a Server received and every order created
-// through its API, for assertions. Get a Server's with Server.Ledger; the
+// Ledger records the requests a Venue received and every order created
+// through its API, for assertions. Get a Venue's with Venue.Ledger; the
 // zero Ledger is empty and keeps every request. It is safe for concurrent
 // use.
 //
 // What it answers about orders (Orders, OrdersByClientID,
 // DuplicateClientIDs) and its Counts are exact over everything recorded
 // since the last Reset, each answered from an index or a running count,
-// not a scan. The requests themselves it keeps all of, unless the Server
-// was made WithLedgerLimit(n): then it keeps the n most recent (a ring,
+// not a scan. The requests themselves it keeps all of, unless the Venue
+// has a Config.LedgerLimit n: then it keeps the n most recent (a ring,
 // for a long-running venue such as tradewire sim serve) while Len, Counts
 // and the order records still count them all.
 type Ledger struct {
@@ -118,8 +118,8 @@ func (l *Ledger) at(i int) Request {
 	return l.requests[j]
 }
 
-// Len returns how many requests the ledger has recorded, kept or not.
-func (l *Ledger) Len() int {
+// len returns how many requests the ledger has recorded, kept or not.
+func (l *Ledger) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.first + len(l.requests)
@@ -131,7 +131,7 @@ func (l *Ledger) Len() int {
 // Over a socket the venue may record a request its client gave up on (a
 // timeout, a cancel) after the client has moved on: a harness that must
 // see the ledger in the client's order waits for it here. With
-// WithLedgerLimit, requests no longer kept are passed over.
+// a Config.LedgerLimit, requests no longer kept are passed over.
 func (l *Ledger) AwaitRequests(ctx context.Context, from int, f func(Request) bool) (int, error) {
 	for {
 		l.mu.Lock()
@@ -172,7 +172,7 @@ func (l *Ledger) addOrder(o OrderRecord) {
 }
 
 // Requests returns a copy of the requests kept, in arrival order: every
-// request recorded, or with WithLedgerLimit(n) the n most recent.
+// request recorded, or with a Config.LedgerLimit n the n most recent.
 func (l *Ledger) Requests() []Request {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -222,12 +222,4 @@ func (l *Ledger) Counts() Counts {
 		c.ByStatus[k] = n
 	}
 	return c
-}
-
-// Reset forgets everything recorded so far; the limit stays.
-func (l *Ledger) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.requests, l.head, l.first, l.counts = nil, 0, 0, Counts{}
-	l.orders, l.byClient, l.dups = nil, nil, nil
 }

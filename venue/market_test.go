@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"crypto/ed25519"
@@ -398,25 +398,26 @@ func TestAccountStatesAndReadOnlyKey(t *testing.T) {
 	mustStatus(t, resp, b, 200)
 }
 
-func TestWithAccount(t *testing.T) {
+func TestConfigAccount(t *testing.T) {
 	t.Parallel()
-	for _, bad := range []AccountConfig{
-		{Status: "frozen"},
+	for _, bad := range []Config{
+		{AccountStatus: "frozen"},
 		{ThirtyDayVolume: decimal.NewNullDecimal(decimal.NewFromInt(-1))},
 		{Holdings: map[string]decimal.Decimal{"BTC": decimal.NewFromInt(-1)}},
 	} {
-		if _, err := New(WithAccount(bad)); err == nil {
+		if _, err := New(bad); err == nil {
 			t.Errorf("New accepted %+v", bad)
 		}
 	}
 	clk := clockwork.NewFakeClockAt(epoch)
-	srv, err := New(WithClock(clk), WithAccount(AccountConfig{Status: "sell_only", ReadOnly: true,
+	v, err := New(Config{Clock: clk, AccountStatus: "sell_only", ReadOnly: true,
 		ThirtyDayVolume: decimal.NewNullDecimal(decimal.RequireFromString("300000")),
-		Holdings:        map[string]decimal.Decimal{"ZEC": decimal.NewFromInt(3)}}))
+		Holdings:        map[string]decimal.Decimal{"ZEC": decimal.NewFromInt(3)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, v: srv.v, clock: clk, key: srv.APIKey, priv: srv.PrivateKey}
+	cfg := v.Config()
+	h := &harness{t: t, v: v.e, clock: clk, key: cfg.APIKey, priv: cfg.PrivateKey}
 	a := h.account()
 	if a["status"] != "sell_only" || !dec(t, a["fee_tier_status"].(map[string]any)["fee_ratio"]).Equal(decimal.RequireFromString("0.006")) {
 		t.Errorf("account %v", a)

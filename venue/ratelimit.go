@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"bytes"
@@ -8,9 +8,8 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
-
-	"github.com/tradewire/tradewire/internal/wire"
 )
 
 // RateLimits is how the venue rate-limits each account beyond the
@@ -18,7 +17,7 @@ import (
 // endpoint and may differ among each endpoint", with values that
 // "fluctuate depending on the availability of our service". The zero
 // value changes nothing: every endpoint shares the one account-wide
-// bucket (WithRateLimit; default 100 a minute in bursts of 300) and a 429
+// bucket (Account; default 100 a minute in bursts of 300) and a 429
 // carries no Retry-After, as the real venue's do not.
 //
 // Requests fall into four endpoint classes, the same for v1 and v2 paths:
@@ -32,8 +31,9 @@ import (
 // the account-wide bucket. Ledger rows name each request's class
 // (Request.Class).
 type RateLimits struct {
-	// Account, where set, is the account-wide bucket, as WithRateLimit sets
-	// it (whichever option comes later wins). Zero leaves it as it is.
+	// Account is the account-wide bucket; zero is 100 a minute, burst
+	// 300, and a PerMinute of math.Inf(1) turns it off (the classes with a
+	// bucket of their own keep it).
 	Account RateLimit
 	// Classes gives an endpoint class (a key from the table above) a
 	// bucket of its own per account; the classes it leaves out share the
@@ -41,7 +41,7 @@ type RateLimits struct {
 	Classes map[string]RateLimit
 	// Schedule changes buckets over time on the venue's clock, in order of
 	// At: the venue lowers and restores capacity with it.
-	Schedule []RateStep
+	Schedule []RateLimit
 	// RetryAfter is what a 429 from a bucket says in Retry-After: "" or
 	// "off" nothing (the real venue's behaviour); "bucket" the whole
 	// seconds until the bucket holds a token again, at least 1; a
@@ -50,36 +50,39 @@ type RateLimits struct {
 }
 
 // RateLimit is a token bucket: PerMinute tokens a minute, up to Burst.
-// Both must be positive.
+// Both must be positive, but for RateLimits.Account, where a PerMinute of
+// math.Inf(1) turns the account-wide bucket off.
+//
+// In RateLimits.Schedule a RateLimit is a step: it changes one bucket,
+// Class (a key of RateLimits.Classes, or "" for the account-wide bucket),
+// At after the venue's start (its now when New built it): from then on
+// the bucket refills at PerMinute and holds at most Burst tokens. A lower
+// Burst drops the tokens above it; a higher one leaves the tokens where
+// they are, to refill at the new rate, as a venue restoring capacity
+// does. At and Class mean nothing outside a Schedule.
 type RateLimit struct {
 	PerMinute float64
 	Burst     int
+	At        time.Duration
+	Class     string
 }
 
-// RateStep changes one bucket at At after the venue's start (its now when
-// New built it): from then on the bucket refills at PerMinute and holds
-// at most Burst tokens. A lower Burst drops the tokens above it; a higher
-// one leaves the tokens where they are, to refill at the new rate, as a
-// venue restoring capacity does. Class is a key of RateLimits.Classes, or
-// "" for the account-wide bucket.
-type RateStep struct {
-	At    time.Duration
-	Class string
-	RateLimit
-}
-
-// Bucket indexes: classNone, the account-wide bucket, then 1 + each of
-// internal/wire's endpoint classes (the one table of the venue's paths
-// and classes, which tradewire's adaptive limiter keys on too) but
-// wire.ClassOther, which draws on the account-wide bucket.
+// Bucket indexes: classNone, the account-wide bucket, then one per
+// endpoint class (market data, account reads, order reads, order writes).
+// The venue keeps its own copy of the endpoint-class rule: it is the
+// oracle the client's rule is checked against, so it shares no code with
+// the client.
 const (
-	classNone  = 0
-	numBuckets = 1 + int(wire.ClassOther)
+	classNone        = 0
+	classMarketData  = 1
+	classAccountRead = 2
+	classOrderReads  = 3
+	classOrderWrites = 4
+	numBuckets       = 5
 )
 
-// classNames are the classes' names in RateLimits, RateStep and
-// Request.Class, by bucket index: wire.ClassMarketData, ClassAccountReads,
-// ClassOrderReads and ClassOrderWrites in that order.
+// classNames are the classes' names in RateLimits, a schedule step and
+// Request.Class, by bucket index.
 var classNames = [numBuckets]string{"", "market_data", "account_reads", "order_reads", "order_writes"}
 
 // classIndex returns the bucket index of a class name, or -1.
@@ -95,10 +98,38 @@ func classIndex(name string) int {
 // classOf returns the bucket index of a request's endpoint class, v1 and
 // v2 paths alike.
 func classOf(method, path string) int {
-	if c := wire.ClassOf(method, path); c != wire.ClassOther {
-		return 1 + int(c)
+	if p, ok := strings.CutPrefix(path, "/api/v1/"); ok {
+		if strings.HasPrefix(path, "/api/v1/crypto/marketdata/estimated_price/") {
+			return classMarketData
+		}
+		path = "/api/v2/" + p
+	}
+	for _, e := range endpointClasses {
+		if !strings.HasPrefix(path, e.path) {
+			continue
+		}
+		if e.class == classOrderReads && method != http.MethodGet && method != http.MethodHead {
+			return classOrderWrites
+		}
+		return e.class
 	}
 	return classNone
+}
+
+// endpointClasses maps the venue's v2 paths to their classes; a v1 path
+// is the v2 one with /api/v1/ for /api/v2/, but v1's estimated price,
+// which lives under marketdata. Anything but a GET or HEAD under the
+// orders path (a create, a cancel) is an order write.
+var endpointClasses = [...]struct {
+	path  string
+	class int
+}{
+	{"/api/v2/crypto/marketdata/best_bid_ask/", classMarketData},
+	{"/api/v2/crypto/trading/estimated_price/", classMarketData},
+	{"/api/v2/crypto/trading/trading_pairs/", classMarketData},
+	{"/api/v2/crypto/trading/accounts/", classAccountRead},
+	{"/api/v2/crypto/trading/holdings/", classAccountRead},
+	{"/api/v2/crypto/trading/orders/", classOrderReads},
 }
 
 func (l RateLimit) validate() error {
@@ -131,39 +162,39 @@ const (
 )
 
 // validate checks l as newEngine will use it; accountOff reports that the
-// account-wide bucket is off (WithRateLimit(0, 0)).
+// account-wide bucket is off (Account.PerMinute is math.Inf(1)).
 func (l RateLimits) validate(accountOff bool) error {
 	if l.Account != (RateLimit{}) {
 		if err := l.Account.validate(); err != nil {
-			return fmt.Errorf("brokertest: rate limits: account: %w", err)
+			return fmt.Errorf("venue: rate limits: account: %w", err)
 		}
 		accountOff = false
 	}
 	for name, c := range l.Classes {
 		if i := classIndex(name); i <= classNone {
-			return fmt.Errorf("brokertest: rate limits: classes: unknown class %q (want market_data, account_reads, order_reads or order_writes)", name)
+			return fmt.Errorf("venue: rate limits: classes: unknown class %q (want market_data, account_reads, order_reads or order_writes)", name)
 		}
 		if err := c.validate(); err != nil {
-			return fmt.Errorf("brokertest: rate limits: classes[%s]: %w", name, err)
+			return fmt.Errorf("venue: rate limits: classes[%s]: %w", name, err)
 		}
 	}
 	for i, s := range l.Schedule {
 		if s.At < 0 || (i > 0 && s.At < l.Schedule[i-1].At) {
-			return fmt.Errorf("brokertest: rate limits: schedule[%d]: at %v: want 0 or more, in order", i, s.At)
+			return fmt.Errorf("venue: rate limits: schedule[%d]: at %v: want 0 or more, in order", i, s.At)
 		}
 		if s.Class == "" {
 			if accountOff {
-				return fmt.Errorf("brokertest: rate limits: schedule[%d] changes the account-wide bucket, which is off", i)
+				return fmt.Errorf("venue: rate limits: schedule[%d] changes the account-wide bucket, which is off", i)
 			}
 		} else if _, ok := l.Classes[s.Class]; !ok {
-			return fmt.Errorf("brokertest: rate limits: schedule[%d]: class %q has no bucket of its own in classes", i, s.Class)
+			return fmt.Errorf("venue: rate limits: schedule[%d]: class %q has no bucket of its own in classes", i, s.Class)
 		}
-		if err := s.RateLimit.validate(); err != nil {
-			return fmt.Errorf("brokertest: rate limits: schedule[%d]: %w", i, err)
+		if err := s.validate(); err != nil {
+			return fmt.Errorf("venue: rate limits: schedule[%d]: %w", i, err)
 		}
 	}
 	if _, _, err := parseRetryAfter(l.RetryAfter); err != nil {
-		return fmt.Errorf("brokertest: rate limits: %w", err)
+		return fmt.Errorf("venue: rate limits: %w", err)
 	}
 	return nil
 }
@@ -191,33 +222,33 @@ type rateLimitsJSON struct {
 // sim serve --rate-limits flag takes (see the package doc). Unknown
 // fields are an error, and so is anything New would refuse, but for a
 // schedule step on the account-wide bucket, which only New can check
-// against WithRateLimit(0, 0).
+// against an account-wide bucket that is off.
 func ParseRateLimits(data []byte) (RateLimits, error) {
 	var j rateLimitsJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
-		return RateLimits{}, fmt.Errorf("brokertest: rate limits: %w", err)
+		return RateLimits{}, fmt.Errorf("venue: rate limits: %w", err)
 	}
 	l := RateLimits{RetryAfter: j.RetryAfter}
 	if j.Account != nil {
-		l.Account = RateLimit(*j.Account)
+		l.Account = RateLimit{PerMinute: j.Account.PerMinute, Burst: j.Account.Burst}
 		if err := l.Account.validate(); err != nil {
-			return RateLimits{}, fmt.Errorf("brokertest: rate limits: account: %w", err)
+			return RateLimits{}, fmt.Errorf("venue: rate limits: account: %w", err)
 		}
 	}
 	if len(j.Classes) > 0 {
 		l.Classes = map[string]RateLimit{}
 		for k, c := range j.Classes {
-			l.Classes[k] = RateLimit(c)
+			l.Classes[k] = RateLimit{PerMinute: c.PerMinute, Burst: c.Burst}
 		}
 	}
 	for i, s := range j.Schedule {
 		at, err := time.ParseDuration(s.At)
 		if err != nil {
-			return RateLimits{}, fmt.Errorf("brokertest: rate limits: schedule[%d].at: %w", i, err)
+			return RateLimits{}, fmt.Errorf("venue: rate limits: schedule[%d].at: %w", i, err)
 		}
-		l.Schedule = append(l.Schedule, RateStep{At: at, Class: s.Class, RateLimit: RateLimit{s.PerMinute, s.Burst}})
+		l.Schedule = append(l.Schedule, RateLimit{At: at, Class: s.Class, PerMinute: s.PerMinute, Burst: s.Burst})
 	}
 	if err := l.validate(false); err != nil {
 		return RateLimits{}, err
@@ -279,7 +310,7 @@ func newLimiter(account bucketSpec, l RateLimits, start time.Time) *limiter {
 		lim.spec[i], lim.own[i] = specOf(c), true
 	}
 	for _, s := range l.Schedule {
-		lim.steps = append(lim.steps, rateStep{at: start.Add(s.At), bucket: classIndex(s.Class), spec: specOf(s.RateLimit)})
+		lim.steps = append(lim.steps, rateStep{at: start.Add(s.At), bucket: classIndex(s.Class), spec: specOf(s)})
 	}
 	sort.SliceStable(lim.steps, func(i, j int) bool { return lim.steps[i].at.Before(lim.steps[j].at) })
 	lim.retry, lim.secs, _ = parseRetryAfter(l.RetryAfter)

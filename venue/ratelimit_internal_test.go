@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"crypto/ed25519"
@@ -24,8 +24,8 @@ func TestRateLimitsArePerAccount(t *testing.T) {
 		},
 		Limits: RateLimits{
 			Classes: map[string]RateLimit{"order_writes": {PerMinute: 60, Burst: 3}},
-			Schedule: []RateStep{{At: 10 * time.Second, Class: "order_writes",
-				RateLimit: RateLimit{PerMinute: 60, Burst: 1}}},
+			Schedule: []RateLimit{{At: 10 * time.Second, Class: "order_writes",
+				PerMinute: 60, Burst: 1}},
 		},
 	})
 	as := func(key string, priv ed25519.PrivateKey) *harness {

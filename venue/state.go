@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ const stateVersion = 1
 
 // venueState is the venue's book as a state file holds it: the seed, the
 // order id sequence, each account's cash, holdings and 30-day volume, and
-// every order the venue holds (not the generated WithBulkOrders ones, not
+// every order the venue holds (not the generated Config.BulkOrders ones, not
 // the ledger, not the token buckets or faults).
 type venueState struct {
 	Version  int            `json:"version"`
@@ -61,36 +61,20 @@ type orderState struct {
 	Filled, Notional, Fee                     decimal.Decimal
 }
 
-// WithStateFile makes New start the venue from the book saved at path by
-// Server.SaveState, if the file exists (else as usual): the accounts'
-// cash, holdings and 30-day volume, every order with its fills, and the
-// order id sequence, so that a bot restarted against the new venue finds
-// the orders it placed, still resting, filling and cancelable. The seed
-// must be the one the file was saved with; WithHistory is then not seeded
-// again (the file holds it). The ledger starts empty.
-func WithStateFile(path string) Option {
-	return func(c *config) error {
-		if path == "" {
-			return errors.New("brokertest: state file path is empty")
-		}
-		c.stateFile = path
-		return nil
-	}
-}
-
 // SaveState writes the venue's book to path atomically (a temporary file
-// in the same directory, synced, then renamed over path), for WithStateFile
-// to start a later venue from. It is safe to call while the venue serves.
-func (s *Server) SaveState(path string) error {
-	s.v.mu.Lock()
-	b, err := json.Marshal(s.v.state())
-	s.v.mu.Unlock()
+// in the same directory, synced, then renamed over path), for
+// Config.StateFile to start a later venue from. It is safe to call while
+// the venue serves.
+func (v *Venue) SaveState(path string) error {
+	v.e.mu.Lock()
+	b, err := json.Marshal(v.e.state())
+	v.e.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("brokertest: save state: %w", err)
+		return fmt.Errorf("venue: save state: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("brokertest: save state: %w", err)
+		return fmt.Errorf("venue: save state: %w", err)
 	}
 	_, err = tmp.Write(b)
 	if err == nil {
@@ -104,7 +88,7 @@ func (s *Server) SaveState(path string) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("brokertest: save state: %w", err)
+		return fmt.Errorf("venue: save state: %w", err)
 	}
 	return nil
 }
@@ -139,17 +123,17 @@ func (v *engine) loadStateFile(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("brokertest: state file: %w", err)
+		return fmt.Errorf("venue: state file: %w", err)
 	}
 	var st venueState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("brokertest: state file %s: %w", path, err)
+		return fmt.Errorf("venue: state file %s: %w", path, err)
 	}
 	if st.Version != stateVersion {
-		return fmt.Errorf("brokertest: state file %s: version %d, want %d", path, st.Version, stateVersion)
+		return fmt.Errorf("venue: state file %s: version %d, want %d", path, st.Version, stateVersion)
 	}
 	if st.Seed != v.seed {
-		return fmt.Errorf("brokertest: state file %s was saved by a venue of seed %d, not %d", path, st.Seed, v.seed)
+		return fmt.Errorf("venue: state file %s was saved by a venue of seed %d, not %d", path, st.Seed, v.seed)
 	}
 	v.orders, v.byID, v.byClient, v.due, v.seq = nil, map[string]*order{}, map[string][]*order{}, nil, st.Seq
 	for _, a := range v.accounts {
@@ -158,7 +142,7 @@ func (v *engine) loadStateFile(path string) error {
 	for _, as := range st.Accounts {
 		a := v.byNumber[as.Number]
 		if a == nil {
-			return fmt.Errorf("brokertest: state file %s: account %s is not this venue's", path, as.Number)
+			return fmt.Errorf("venue: state file %s: account %s is not this venue's", path, as.Number)
 		}
 		a.cash, a.holdings = as.Cash, map[string]decimal.Decimal{}
 		a.volume = volume{carried: as.Volume.Carried, until: as.Volume.Until, days: as.Volume.Days}
@@ -169,7 +153,7 @@ func (v *engine) loadStateFile(path string) error {
 	for _, s := range st.Orders {
 		p := v.bySymbol[s.Symbol]
 		if p == nil || v.byNumber[s.Account] == nil || v.byID[s.ID] != nil {
-			return fmt.Errorf("brokertest: state file %s: order %s: unknown symbol or account, or a repeated id", path, s.ID)
+			return fmt.Errorf("venue: state file %s: order %s: unknown symbol or account, or a repeated id", path, s.ID)
 		}
 		o := &order{id: s.ID, clientID: s.ClientID, account: s.Account, symbol: s.Symbol, side: s.Side, typ: s.Type, pair: p,
 			qty: s.Qty, quoteAmt: s.QuoteAmount, limit: s.Limit, stop: s.Stop, feeRatio: s.FeeRatio,

@@ -1,58 +1,88 @@
-package brokertest
+package venue
 
 import (
 	"crypto/x509"
+	"io"
+	"log"
+	"net"
 	"net/http"
+	"sync"
+	"time"
 
-	"github.com/tradewire/tradewire/internal/h2front"
+	"github.com/tradewire/tradewire/venue/internal/h2front"
 )
 
-// tlsFront is the TLS + HTTP/2 listener of a NewTLSServer.
-type tlsFront struct {
-	close func()
-	caPEM []byte
-	cert  *x509.Certificate // the authority
+// Server is a Venue served on a listener by Serve. It is safe for
+// concurrent use.
+type Server struct {
+	// URL is the base URL to point a client at, without a trailing slash:
+	// http://ADDR, or https://ADDR when served over TLS.
+	URL string
+	// CACertPEM is the PEM of the certificate authority that signed the
+	// certificate a TLS server presents, which a client must trust (for the
+	// CLI: --ca-cert FILE or SSL_CERT_FILE); nil without TLS.
+	CACertPEM []byte
+	// CA is the certificate authority of CACertPEM; nil without TLS.
+	CA *x509.Certificate
+
+	h2     *h2front.Server
+	h1     *http.Server
+	served sync.WaitGroup
 }
 
-// NewTLSServer starts a Server served over TLS with HTTP/2 on a loopback
-// address, as the real venue is served, and sets URL to it
-// (https://127.0.0.1:port). Its certificate, for 127.0.0.1, ::1 and
-// localhost, is signed by a certificate authority minted with it
-// (CACertPEM, Certificate); Transport speaks HTTP/2 to it and trusts only
-// that authority. The server controls
-// HTTP/2 at the frame level, so the stream faults (FaultRefusedStream,
-// FaultProtocolError, FaultGoAway) end the stream as they say. Like
-// httptest.NewTLSServer it panics if it cannot start, including on an
-// invalid Option. Call Close when done.
-func NewTLSServer(opts ...Option) *Server {
-	s, err := New(opts...)
-	if err != nil {
-		panic(err)
+// The HTTP/1.1 server's bounds: how long a request's headers may take and
+// how long a connection may wait for its next request.
+const (
+	readHeaderTimeout  = 10 * time.Second
+	idleTimeout        = 2 * time.Minute
+	defaultBodyTimeout = 10 * time.Second
+)
+
+// Serve serves v on ln until Close, and owns ln. Without TLS it serves
+// HTTP/1.1. With TLS it mints a certificate authority (Server.CACertPEM)
+// and a server certificate it signs, for 127.0.0.1, ::1 and localhost,
+// and serves HTTP/2, as the real venue is served, or HTTP/1.1 to a client
+// that cannot speak HTTP/2; it controls HTTP/2 at the frame level, so the
+// stream faults (FaultRefusedStream, FaultProtocolError, FaultGoAway) end
+// the stream as they say. Either way a request's headers are checked
+// before its body is read, a body must arrive within Config.BodyTimeout,
+// and a body the venue leaves unread is not read at all. Serve panics if
+// it cannot make a certificate.
+func (v *Venue) Serve(ln net.Listener, tls bool) *Server {
+	body := v.cfg.BodyTimeout
+	if body <= 0 {
+		body = defaultBodyTimeout
 	}
-	hs := h2front.NewServer(s.v, h2front.WithClock(s.v.clock))
-	s.URL = hs.URL
-	s.rt = hs.Client().Transport
-	s.tls = &tlsFront{close: hs.Close, cert: hs.Certificate(), caPEM: hs.CACertPEM()}
+	s := &Server{}
+	if tls {
+		s.h2 = h2front.NewServerListener(ln, v, h2front.WithClock(v.e.clock), h2front.WithHTTP1(), h2front.WithBodyTimeout(body))
+		s.URL, s.CACertPEM, s.CA = s.h2.URL, s.h2.CACertPEM(), s.h2.Certificate()
+		return s
+	}
+	s.URL = "http://" + ln.Addr().String()
+	s.h1 = &http.Server{
+		Handler:           h2front.ReadBodyWithin(v, body),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	s.served.Add(1)
+	go func() {
+		defer s.served.Done()
+		_ = s.h1.Serve(ln) // ends when Close closes ln
+	}()
 	return s
 }
 
-// CACertPEM returns the PEM of the certificate authority that signed the
-// certificate a NewTLSServer presents, which a client must trust (for the
-// CLI: --ca-cert FILE or SSL_CERT_FILE), or nil for a Server without TLS.
-func (s *Server) CACertPEM() []byte {
-	if s.tls == nil {
-		return nil
+// Close stops the listener, closes every connection (ending the contexts
+// of requests in flight) and waits for the requests being served.
+func (s *Server) Close() {
+	if s.h2 != nil {
+		s.h2.Close()
+		return
 	}
-	return append([]byte(nil), s.tls.caPEM...)
-}
-
-// Certificate returns the certificate authority of CACertPEM, or nil for a
-// Server without TLS.
-func (s *Server) Certificate() *x509.Certificate {
-	if s.tls == nil {
-		return nil
-	}
-	return s.tls.cert
+	_ = s.h1.Close()
+	s.served.Wait()
 }
 
 // streamAbort ends a request's HTTP/2 stream for the venue's stream

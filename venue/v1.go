@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"encoding/json"
@@ -210,7 +210,7 @@ func v1Account(b []byte) ([]byte, error) {
 }
 
 // errUnexpected marks a v2 answer v1 cannot be written from.
-var errUnexpected = errors.New("brokertest: unexpected v2 answer")
+var errUnexpected = errors.New("venue: unexpected v2 answer")
 
 // asNumber rewrites a decimal string as a bare JSON number; anything else
 // is kept.

@@ -1,4 +1,4 @@
-package brokertest
+package venue
 
 import (
 	"encoding/json"

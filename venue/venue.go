@@ -1,164 +1,58 @@
-package brokertest
+package venue
 
 import (
-	"bytes"
 	"crypto/ed25519"
-	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
+	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
-	"strconv"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
 )
 
-// InMemoryURL is the base URL of a Server made by New: it exists only
-// inside the RoundTripper returned by Transport. It is https so that a
-// client insisting on https for non-loopback hosts accepts it.
-const InMemoryURL = "https://venue.brokertest.invalid"
-
-// Server is a simulated venue reachable over a loopback listener
-// (NewServer, NewTLSServer) or only in memory (New). It is safe for
-// concurrent use.
-type Server struct {
-	// URL is the base URL to point a client at, without a trailing slash.
-	URL string
-	// APIKey is the x-api-key the venue accepts.
-	APIKey string
-	// PrivateKey signs requests for APIKey.
-	PrivateKey ed25519.PrivateKey
-	// PrivateKeyBase64 is the base64 of PrivateKey's 32-byte seed, the form
-	// TRADEWIRE_PRIVATE_KEY takes.
-	PrivateKeyBase64 string
-	// AccountNumber is the account APIKey trades.
-	AccountNumber string
-	// Clock is the venue's clock; advance it if it is a fake.
+// Config configures a Venue. Every zero value is a default, documented
+// with its field, so Config{} is the demo venue: the real clock, seed 0,
+// pages of 100, 100 requests a minute in bursts of 300, the demo account
+// and API key, no faults.
+type Config struct {
+	// Clock is the venue's clock; nil is the real clock. For a simulation
+	// test, share one Clock (NewClock) with the client.
 	Clock clockwork.Clock
+	// Seed seeds prices, order ids, partial fills and history.
+	Seed int64
+	// PageSize is how many results a page holds; 0 is 100.
+	PageSize int
+	// RateLimits are the account-wide bucket, the per-endpoint-class
+	// buckets, their schedule and what a 429 says (see RateLimits); the
+	// zero value is one account-wide bucket of 100 a minute, burst 300.
+	RateLimits RateLimits
+	// History pre-populates the account with that many orders over the
+	// last 30 days; 0 adds none.
+	History int
+	// BulkOrders adds that many generated final orders over the last 30
+	// days, for pagination and fee-sweep benchmarks; they cost no memory
+	// per order. 0 adds none.
+	BulkOrders int
 
-	v   *engine
-	ts  *httptest.Server
-	tls *tlsFront
-	rt  http.RoundTripper // what Transport returns
-}
-
-// Option configures a Server.
-type Option func(*config) error
-
-type config struct {
-	cfg  engineConfig
-	priv ed25519.PrivateKey
-	key  string
-
-	buyingPower decimal.Decimal
-	stateFile   string // WithStateFile
-	account     AccountConfig
-}
-
-// WithClock sets the venue's clock (default: the real clock). For a
-// simulation test, share one Clock (NewClock) with the client.
-func WithClock(c clockwork.Clock) Option {
-	return func(c2 *config) error { c2.cfg.Clock = c; return nil }
-}
-
-// WithSeed sets the seed of prices, ids, partial fills and history.
-func WithSeed(seed int64) Option { return func(c *config) error { c.cfg.Seed = seed; return nil } }
-
-// WithPageSize sets how many results a page holds (default 100).
-func WithPageSize(n int) Option {
-	return func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("brokertest: page size %d must be positive", n)
-		}
-		c.cfg.PageSize = n
-		return nil
-	}
-}
-
-// WithRateLimit sets the account-wide token bucket (default 100/min,
-// burst 300), which every endpoint class without a bucket of its own
-// shares (see WithRateLimits). WithRateLimit(0, 0) turns it off, as it
-// does for transport.WithRateLimit (which a broker.Client takes through
-// broker.WithTransportOptions); a class with a bucket of its own keeps it.
-func WithRateLimit(perMinute float64, burst int) Option {
-	return func(c *config) error {
-		switch {
-		case perMinute == 0 && burst == 0:
-			c.cfg.RatePerMinute = -1 // off, as transport.WithRateLimit(0, 0)
-			return nil
-		case perMinute <= 0 || burst <= 0:
-			return fmt.Errorf("brokertest: rate limit %v/min burst %d: want both positive, or both 0 to turn it off", perMinute, burst)
-		}
-		c.cfg.RatePerMinute, c.cfg.Burst = perMinute, burst
-		return nil
-	}
-}
-
-// WithRateLimits sets the venue's per-endpoint-class buckets, their
-// schedule and what a 429 says in Retry-After (see RateLimits), replacing
-// those of an earlier WithRateLimits. Where l sets Account, it is the
-// account-wide bucket, as WithRateLimit sets it; the later of the two
-// wins. New fails if l is invalid.
-func WithRateLimits(l RateLimits) Option {
-	l.Classes = maps.Clone(l.Classes)
-	l.Schedule = slices.Clone(l.Schedule)
-	return func(c *config) error {
-		if l.Account != (RateLimit{}) {
-			if err := l.Account.validate(); err != nil {
-				return fmt.Errorf("brokertest: rate limits: account: %w", err)
-			}
-			c.cfg.RatePerMinute, c.cfg.Burst = l.Account.PerMinute, l.Account.Burst
-		}
-		c.cfg.Limits = l
-		c.cfg.Limits.Account = RateLimit{}
-		return nil
-	}
-}
-
-// WithHistory pre-populates the account with n orders over the last 30 days.
-func WithHistory(n int) Option { return func(c *config) error { c.cfg.History = n; return nil } }
-
-// WithBulkOrders adds n generated final orders over the last 30 days, for
-// pagination and fee-sweep benchmarks; they cost no memory per order.
-func WithBulkOrders(n int) Option { return func(c *config) error { c.cfg.BulkOrders = n; return nil } }
-
-// WithCredentials replaces the demo credentials with apiKey and key.
-func WithCredentials(apiKey string, key ed25519.PrivateKey) Option {
-	return func(c *config) error {
-		if apiKey == "" || len(key) != ed25519.PrivateKeySize {
-			return errors.New("brokertest: credentials need an API key and a 64-byte Ed25519 private key")
-		}
-		c.key, c.priv = apiKey, key
-		return nil
-	}
-}
-
-// WithBuyingPower sets the account's starting cash in USD (default 100000).
-func WithBuyingPower(usd decimal.Decimal) Option {
-	return func(c *config) error {
-		if !usd.IsPositive() {
-			return fmt.Errorf("brokertest: buying power %s must be positive", usd)
-		}
-		c.buyingPower = usd
-		return nil
-	}
-}
-
-// AccountConfig is the state of a Server's account and API key, for
-// WithAccount. The zero value is the default account: active, with a key
-// that trades, the demo holdings and a 30-day volume of 12480.55 (the
-// live capture's).
-type AccountConfig struct {
-	// Status is the account's status as the venue reports it: "active"
-	// (also for ""), "sell_only" (buys are refused with 400 on attr side,
-	// "Account is sell only.") or "deactivated" (creates are refused with
+	// APIKey and PrivateKey are the credentials the venue accepts: the
+	// x-api-key and the Ed25519 key that signs for it. Both empty: the
+	// demo credentials, which Venue.Config reports.
+	APIKey     string
+	PrivateKey ed25519.PrivateKey
+	// AccountNumber is the account the API key trades; "" is the demo
+	// account's, which Venue.Config reports.
+	AccountNumber string
+	// BuyingPower is the account's starting cash in USD; zero is 100000.
+	BuyingPower decimal.Decimal
+	// AccountStatus is the account's status as the venue reports it:
+	// "" or "active"; "sell_only" (buys are refused with 400 on attr side,
+	// "Account is sell only."); "deactivated" (creates are refused with
 	// 403, "Account is deactivated."; reads and cancels work).
-	Status string
+	AccountStatus string
 	// ReadOnly makes the API key a read-only one: every create and cancel
 	// answers 403 client_error "You do not have permission to perform this
 	// action.", as the venue answers a key without trade scope.
@@ -170,265 +64,161 @@ type AccountConfig struct {
 	// Holdings, if not nil, replaces the demo holdings (0.5 BTC, 4 ETH,
 	// 10000 DOGE, 20 SOL): asset code to quantity. An empty map holds none.
 	Holdings map[string]decimal.Decimal
+
+	// Faults is what the venue does wrong from the start (see FaultPlan),
+	// as Venue.SetFaultPlan changes it on a running venue; the zero value
+	// is a well-behaved venue. Its hostile modes are in force before the
+	// history is seeded, so its orders are on the venue's own clock.
+	Faults FaultPlan
+	// LedgerLimit, when positive, makes the Ledger keep only that many of
+	// the most recent requests; its Counts and order records stay exact
+	// over all of them. 0 keeps every request, as a test asserting on them
+	// needs; a venue that runs for long (tradewire sim serve) sets one so
+	// that its memory stays bounded.
+	LedgerLimit int
+	// PublicBaseURL, if set (such as "https://venue.example"), is the
+	// scheme and host of pagination links; "" uses the request's own.
+	PublicBaseURL string
+	// StateFile, if set, starts the venue from the book saved there by
+	// Venue.SaveState, if the file exists (else as usual): the accounts'
+	// cash, holdings and 30-day volume, every order with its fills, and the
+	// order id sequence, so that a bot restarted against the new venue
+	// finds the orders it placed, still resting, filling and cancelable.
+	// The seed must be the one the file was saved with; History is then
+	// not seeded again (the file holds it). The ledger starts empty.
+	StateFile string
+	// BodyTimeout bounds how long Serve waits for a request's body, from
+	// the end of its headers (the venue answers 408); 0 is 10 seconds.
+	BodyTimeout time.Duration
 }
 
-// WithAccount sets the state of the Server's account and API key (see
-// AccountConfig); the buying power stays WithBuyingPower's. New fails on
-// an unknown status, a negative volume or a negative holding.
-func WithAccount(a AccountConfig) Option {
-	return func(c *config) error {
-		switch a.Status {
-		case "", accountActive, accountSellOnly, accountDeactivated:
-		default:
-			return fmt.Errorf("brokertest: account status %q: want active, sell_only or deactivated", a.Status)
-		}
-		if a.ThirtyDayVolume.Valid && a.ThirtyDayVolume.Decimal.IsNegative() {
-			return fmt.Errorf("brokertest: 30-day volume %s is negative", a.ThirtyDayVolume.Decimal)
-		}
-		for k, q := range a.Holdings {
-			if q.IsNegative() {
-				return fmt.Errorf("brokertest: holding of %s %s is negative", k, q)
-			}
-		}
-		c.account = a
-		return nil
-	}
+// Venue is the simulated Robinhood Crypto Trading API, v1 and v2: an
+// http.Handler. All state advances lazily on requests, from its clock:
+// there are no background goroutines or timers. It is safe for
+// concurrent use. Create one with New.
+type Venue struct {
+	e   *engine
+	cfg Config
 }
 
-// WithFaultPlan sets up what the venue does wrong from the start: the
-// plan's faults, mix, duplicate mode and hostile modes (see FaultPlan), as
-// Server.SetFaultPlan changes them on a running Server. The hostile modes
-// are in force before the history is seeded, so its orders are on the
-// venue's own clock. Several WithFaultPlan options apply in order: their
-// faults queue one after another, and a later plan's mix, duplicate mode
-// or hostile modes, where set, replace an earlier one's. New fails if any
-// part of a plan is invalid.
-func WithFaultPlan(p FaultPlan) Option {
-	return func(c *config) error {
-		c.cfg.Faults = append(c.cfg.Faults, p.Faults...)
-		if p.Mix != nil {
-			m := *p.Mix
-			c.cfg.Mix = &m
-		}
-		if p.Duplicate != "" {
-			c.cfg.Duplicate = p.Duplicate
-		}
-		if p.Hostile != nil {
-			c.cfg.Hostile = *p.Hostile
-		}
-		return nil
+// New returns a Venue configured by cfg. It fails, naming the field, if
+// any part of cfg is invalid, or if StateFile cannot be read.
+func New(cfg Config) (*Venue, error) {
+	ec := engineConfig{Clock: cfg.Clock, Seed: cfg.Seed, History: cfg.History,
+		BulkOrders: cfg.BulkOrders, PublicBaseURL: cfg.PublicBaseURL}
+	if cfg.PageSize < 0 {
+		return nil, fmt.Errorf("venue: page size %d must be positive", cfg.PageSize)
 	}
-}
-
-// WithLedgerLimit makes the Server's Ledger keep only the n most recent
-// requests (default: every request, as a test asserting on them needs).
-// Its Counts, Len and order records stay exact over all of them. A venue
-// that runs for long, such as tradewire sim serve, sets one so that its
-// memory stays bounded.
-func WithLedgerLimit(n int) Option {
-	return func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("brokertest: ledger limit %d must be positive", n)
-		}
-		c.cfg.LedgerLimit = n
-		return nil
+	ec.PageSize = cfg.PageSize
+	if cfg.LedgerLimit < 0 {
+		return nil, fmt.Errorf("venue: ledger limit %d must be positive", cfg.LedgerLimit)
 	}
-}
-
-// WithPublicBaseURL makes pagination links use base instead of the
-// request's own scheme and host.
-func WithPublicBaseURL(base string) Option {
-	return func(c *config) error { c.cfg.PublicBaseURL = base; return nil }
-}
-
-// New returns a Server reachable only through Transport (no sockets), at
-// InMemoryURL. Use it inside testing/synctest bubbles.
-func New(opts ...Option) (*Server, error) {
-	c := &config{}
-	for _, o := range opts {
-		if err := o(c); err != nil {
-			return nil, err
+	ec.LedgerLimit = cfg.LedgerLimit
+	l := cfg.RateLimits
+	l.Classes = maps.Clone(l.Classes)
+	l.Schedule = slices.Clone(l.Schedule)
+	switch a := l.Account; {
+	case a == RateLimit{}:
+	case math.IsInf(a.PerMinute, 1):
+		ec.RatePerMinute = -1 // off
+	default:
+		if err := a.validate(); err != nil {
+			return nil, fmt.Errorf("venue: rate limits: account: %w", err)
+		}
+		ec.RatePerMinute, ec.Burst = a.PerMinute, a.Burst
+	}
+	l.Account = RateLimit{}
+	ec.Limits = l
+	switch {
+	case cfg.APIKey == "" && cfg.PrivateKey == nil:
+		cfg.APIKey, cfg.PrivateKey = demoAPIKey, demoPrivateKey()
+	case cfg.APIKey == "" || len(cfg.PrivateKey) != ed25519.PrivateKeySize:
+		return nil, errors.New("venue: credentials need an API key and a 64-byte Ed25519 private key")
+	}
+	if cfg.BuyingPower.IsNegative() {
+		return nil, fmt.Errorf("venue: buying power %s must be positive", cfg.BuyingPower)
+	}
+	switch cfg.AccountStatus {
+	case "", accountActive, accountSellOnly, accountDeactivated:
+	default:
+		return nil, fmt.Errorf("venue: account status %q: want active, sell_only or deactivated", cfg.AccountStatus)
+	}
+	if cfg.ThirtyDayVolume.Valid && cfg.ThirtyDayVolume.Decimal.IsNegative() {
+		return nil, fmt.Errorf("venue: 30-day volume %s is negative", cfg.ThirtyDayVolume.Decimal)
+	}
+	for k, q := range cfg.Holdings {
+		if q.IsNegative() {
+			return nil, fmt.Errorf("venue: holding of %s %s is negative", k, q)
 		}
 	}
-	if c.priv == nil {
-		c.key, c.priv = demoAPIKey, demoPrivateKey()
+	if cfg.AccountNumber == "" {
+		cfg.AccountNumber = demoAccountNumber
 	}
-	acct := accountConfig{Number: demoAccountNumber, APIKey: c.key,
-		PublicKey: c.priv.Public().(ed25519.PublicKey), BuyingPower: c.buyingPower,
+	acct := accountConfig{Number: cfg.AccountNumber, APIKey: cfg.APIKey,
+		PublicKey: cfg.PrivateKey.Public().(ed25519.PublicKey), BuyingPower: cfg.BuyingPower,
 		Holdings: demoHoldings(), ThirtyDayVolume: decimal.RequireFromString(demoThirtyDayVolume),
-		Status: c.account.Status, ReadOnly: c.account.ReadOnly,
+		Status: cfg.AccountStatus, ReadOnly: cfg.ReadOnly,
 	}
-	if c.account.Holdings != nil {
-		acct.Holdings = c.account.Holdings
+	if cfg.Holdings != nil {
+		acct.Holdings = cfg.Holdings
 	}
-	if c.account.ThirtyDayVolume.Valid {
-		acct.ThirtyDayVolume = c.account.ThirtyDayVolume.Decimal
+	if cfg.ThirtyDayVolume.Valid {
+		acct.ThirtyDayVolume = cfg.ThirtyDayVolume.Decimal
 	}
-	c.cfg.Accounts = []accountConfig{acct}
-	c.cfg.StreamAbort = streamAbort
-	v, err := newEngine(c.cfg)
+	ec.Accounts = []accountConfig{acct}
+	p := cfg.Faults
+	ec.Faults = slices.Clone(p.Faults)
+	if p.Mix != nil {
+		m := *p.Mix
+		ec.Mix = &m
+	}
+	ec.Duplicate = p.Duplicate
+	if p.Hostile != nil {
+		ec.Hostile = *p.Hostile
+	}
+	ec.StreamAbort = streamAbort
+	e, err := newEngine(ec)
 	if err != nil {
 		return nil, err
 	}
-	if c.stateFile != "" {
-		if err := v.loadStateFile(c.stateFile); err != nil {
+	if cfg.StateFile != "" {
+		if err := e.loadStateFile(cfg.StateFile); err != nil {
 			return nil, err
 		}
 	}
-	return &Server{URL: InMemoryURL, APIKey: c.key, PrivateKey: c.priv,
-		PrivateKeyBase64: base64.StdEncoding.EncodeToString(c.priv.Seed()),
-		AccountNumber:    acct.Number, Clock: v.clock, v: v, rt: roundTripper{v}}, nil
+	cfg.Clock = e.clock
+	return &Venue{e: e, cfg: cfg}, nil
 }
 
-// NewServer starts a Server listening on a loopback address and sets URL to
-// it (http://127.0.0.1:port). Like httptest.NewServer it panics if it cannot
-// start, including on an invalid Option. Call Close when done.
-func NewServer(opts ...Option) *Server {
-	s, err := New(opts...)
-	if err != nil {
-		panic(err)
-	}
-	s.ts = httptest.NewServer(s.v)
-	s.URL = s.ts.URL
-	return s
+// Config returns the venue's configuration with its defaults filled in
+// where a client needs them: Clock, AccountNumber and the credentials
+// (APIKey, PrivateKey) it accepts.
+func (v *Venue) Config() Config {
+	c := v.cfg
+	c.Holdings = maps.Clone(c.Holdings)
+	return c
 }
 
-// Close shuts down the listener, if any, blocking until requests finish.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
-	if s.tls != nil {
-		s.tls.close()
-	}
-}
-
-// Handler returns the venue as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.v }
-
-// Inject queues scripted faults after those still pending; each affects
-// the next Times requests that match it (see Fault). It fails, queuing
-// none, if any fault is invalid. It is SetFaultPlan(FaultPlan{Faults: f}).
-func (s *Server) Inject(f ...Fault) error { return s.v.inject(f...) }
+// ServeHTTP serves one request of the venue's API.
+func (v *Venue) ServeHTTP(w http.ResponseWriter, r *http.Request) { v.e.ServeHTTP(w, r) }
 
 // SetFaultPlan changes what the running venue does wrong by p, from the
-// next request on. p's Faults are queued after those still pending, as by
-// Inject. Each other part, where p sets it, replaces the venue's: Mix the
+// next request on. p's Faults are queued after those still pending; each
+// affects the next Times requests that match it (see Fault). Each other part, where p sets it, replaces the venue's: Mix the
 // random fault mix (a zero Mix removes it), Duplicate what a reused
 // client_order_id does (ReturnOriginal restores the default), Hostile
 // every hostile mode (a zero Hostile is a well-behaved venue; a new
 // ClockOffset moves the venue's now, not the seeded history). What p
 // leaves unset (nil, "") is unchanged. It fails, changing nothing, if any
 // part of p is invalid.
-func (s *Server) SetFaultPlan(p FaultPlan) error { return s.v.apply(p) }
+func (v *Venue) SetFaultPlan(p FaultPlan) error { return v.e.apply(p) }
 
 // PendingFaults reports how many scripted fault activations are unused.
-func (s *Server) PendingFaults() int { return s.v.pendingFaults() }
+func (v *Venue) PendingFaults() int { return v.e.pendingFaults() }
 
 // Ledger returns the record of requests and created orders.
-func (s *Server) Ledger() *Ledger { return s.v.ledger }
+func (v *Venue) Ledger() *Ledger { return v.e.ledger }
 
 // Quote returns the venue's best bid and ask for symbol now, as
 // best_bid_ask sends them: now and then crossed (bid above ask) or stale.
-func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return s.v.quote(symbol) }
-
-// Transport returns the http.RoundTripper that reaches the venue. For a
-// Server made by New or NewServer it serves requests in memory, without
-// sockets, whatever the request's host; a dropped-connection fault returns
-// io.ErrUnexpectedEOF. For a NewTLSServer it speaks TLS + HTTP/2 to the
-// listener and trusts only the server's certificate. It is safe for
-// concurrent use; use it as broker.WithRoundTripper(srv.Transport()) or
-// &http.Client{Transport: srv.Transport()}.
-func (s *Server) Transport() http.RoundTripper { return s.rt }
-
-type roundTripper struct{ h http.Handler }
-
-func (rt roundTripper) RoundTrip(req *http.Request) (resp *http.Response, err error) {
-	var body []byte
-	if req.Body != nil {
-		body, err = io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	// The venue reads the request and never changes it: a shallow copy
-	// holds the fields the server side sets without cloning the headers.
-	in := req.WithContext(req.Context())
-	in.Body = io.NopCloser(bytes.NewReader(body))
-	in.ContentLength = int64(len(body))
-	in.RequestURI = req.URL.RequestURI()
-	if in.Host == "" {
-		in.Host = req.URL.Host
-	}
-	if req.URL.Scheme == "https" {
-		in.TLS = &tls.ConnectionState{HandshakeComplete: true}
-	}
-	in.RemoteAddr = "192.0.2.1:1234"
-	w := &memResponse{header: http.Header{}}
-	dropped := false
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				if p != http.ErrAbortHandler {
-					panic(p)
-				}
-				dropped = true
-			}
-		}()
-		rt.h.ServeHTTP(w, in)
-	}()
-	if dropped {
-		return nil, io.ErrUnexpectedEOF
-	}
-	if err := req.Context().Err(); err != nil {
-		return nil, err
-	}
-	resp = w.result()
-	resp.Request = req
-	return resp, nil
-}
-
-// memResponse is the in-memory ResponseWriter: httptest.ResponseRecorder's
-// answer (the headers as of WriteHeader, a body sniffed for its
-// Content-Type when it has none), without its copies.
-type memResponse struct {
-	header, sent http.Header // sent: the headers as of WriteHeader
-	status       int
-	body         bytes.Buffer
-}
-
-func (m *memResponse) Header() http.Header { return m.header }
-
-func (m *memResponse) WriteHeader(code int) {
-	if m.sent != nil {
-		return
-	}
-	m.status, m.sent = code, m.header
-	m.header = http.Header{} // later changes are not sent, as on a real server
-}
-
-func (m *memResponse) Write(b []byte) (int, error) {
-	if m.sent == nil {
-		if _, ok := m.header["Content-Type"]; !ok && m.header.Get("Transfer-Encoding") == "" {
-			m.header.Set("Content-Type", http.DetectContentType(b))
-		}
-		m.WriteHeader(http.StatusOK)
-	}
-	return m.body.Write(b)
-}
-
-func (m *memResponse) result() *http.Response {
-	m.WriteHeader(http.StatusOK) // a handler that wrote nothing answered 200
-	resp := &http.Response{
-		Status: strconv.Itoa(m.status) + " " + http.StatusText(m.status), StatusCode: m.status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: m.sent,
-		Body: io.NopCloser(bytes.NewReader(m.body.Bytes())), ContentLength: -1,
-	}
-	if cl := m.sent.Get("Content-Length"); cl != "" {
-		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
-			resp.ContentLength = n
-		}
-	}
-	return resp
-}
+func (v *Venue) Quote(symbol string) (bid, ask decimal.Decimal, err error) { return v.e.quote(symbol) }

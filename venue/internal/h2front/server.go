@@ -142,6 +142,10 @@ func WithHTTP1() Option {
 	}
 }
 
+// WithBodyTimeout sets how long a request's body may take to arrive
+// (default 10 seconds).
+func WithBodyTimeout(d time.Duration) Option { return func(s *Server) { s.bodyTimeout = d } }
+
 // WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS the
 // server advertises on every new connection (default 100) and enforces: a
 // stream opened while n are open on its connection is refused with
