@@ -18,7 +18,7 @@ import (
 var costSizes = []int{1_000, 10_000, 100_000, 1_000_000}
 
 // BenchmarkVenueCost times the venue's own work per order placed against a
-// stored history of 1k, 10k, 100k and 1M orders (WithHistory: a sixth of
+// stored history of 1k, 10k, 100k and 1M orders (Config.History: a sixth of
 // them still open, resting far from the market), one simulated second
 // apart: each op advances the clock a second and routes one create, a
 // limit order at the touch, buy and sell in turn, so the book keeps

@@ -5,10 +5,12 @@
 // prices, and misbehaves on request. Package broker/brokertest wraps it as
 // a test double, as net/http/httptest wraps a handler.
 //
-// It is an independent oracle: it imports no tradewire package outside
-// venue/ (signing, transport, orders, idempotency, broker, internal/...),
-// and checks signatures with crypto/ed25519 directly, so a bug shared with
-// the client cannot pass on both sides. A test enforces it.
+// It is an independent oracle: it imports none of tradewire's client code
+// (signing, transport, orders, idempotency, broker, internal/wire); outside
+// venue/ it uses only its HTTP/2 front, internal/h2front, which imports
+// nothing of tradewire. It checks signatures with crypto/ed25519
+// directly, so a bug shared with the client cannot pass on both sides. A
+// test enforces it.
 //
 // # Serving
 //

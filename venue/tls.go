@@ -1,6 +1,7 @@
 package venue
 
 import (
+	"context"
 	"crypto/x509"
 	"io"
 	"log"
@@ -9,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tradewire/tradewire/venue/internal/h2front"
+	"github.com/tradewire/tradewire/internal/h2front"
 )
 
 // Server is a Venue served on a listener by Serve. It is safe for
@@ -36,6 +37,7 @@ const (
 	readHeaderTimeout  = 10 * time.Second
 	idleTimeout        = 2 * time.Minute
 	defaultBodyTimeout = 10 * time.Second
+	shutdownGrace      = 5 * time.Second
 )
 
 // Serve serves v on ln until Close, and owns ln. Without TLS it serves
@@ -74,14 +76,20 @@ func (v *Venue) Serve(ln net.Listener, tls bool) *Server {
 	return s
 }
 
-// Close stops the listener, closes every connection (ending the contexts
-// of requests in flight) and waits for the requests being served.
+// Close stops the listener and ends every connection. Over HTTP/1.1 it
+// first waits up to 5 seconds for the requests in flight to be answered;
+// over TLS it ends the connections at once (ending the contexts of
+// requests in flight) and waits for their handlers.
 func (s *Server) Close() {
 	if s.h2 != nil {
 		s.h2.Close()
 		return
 	}
-	_ = s.h1.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if s.h1.Shutdown(ctx) != nil {
+		_ = s.h1.Close()
+	}
 	s.served.Wait()
 }
 
