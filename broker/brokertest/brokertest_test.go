@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // signedRequest builds a request signed by hand with crypto/ed25519.
@@ -49,7 +51,7 @@ func status(t testing.TB, c *http.Client, req *http.Request) int {
 func TestLoopbackServer(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s := brokertest.NewServer(brokertest.WithClock(clk), brokertest.WithSeed(1))
+	s := brokertest.NewServer(venue.Config{Clock: clk, Seed: 1})
 	defer s.Close()
 	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
 		t.Fatalf("URL %s", s.URL)
@@ -63,7 +65,7 @@ func TestLoopbackServer(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	// Dropped connection over a real socket: a transport error, order committed.
-	s.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST"})
+	s.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST"})
 	body := `{"client_order_id":"0b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"BTC-USD","market_order_config":{"asset_quantity":"0.0001"}}`
 	if resp, err := http.DefaultClient.Do(signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, body)); err == nil {
 		resp.Body.Close()
@@ -77,8 +79,7 @@ func TestLoopbackServer(t *testing.T) {
 func TestInMemoryTransport(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithPageSize(2), brokertest.WithHistory(10),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
+	s, err := brokertest.New(venue.Config{Clock: clk, PageSize: 2, History: 10, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func TestInMemoryTransport(t *testing.T) {
 	// Lost responses: dropped connection is io.ErrUnexpectedEOF; 503 is an answer.
 	body := `{"client_order_id":"1b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"ETH-USD","market_order_config":{"asset_quantity":"0.001"}}`
 	target := "/api/v2/crypto/trading/orders/?account_number=" + s.AccountNumber
-	if err := s.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST"},
-		brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Status: 503}); err != nil {
+	if err := s.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST"},
+		venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Status: 503}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Do(signedRequest(t, s, "POST", target, body))
@@ -124,58 +125,59 @@ func TestInMemoryTransport(t *testing.T) {
 	}
 }
 
-func TestOptionsValidate(t *testing.T) {
+func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	for _, o := range []brokertest.Option{brokertest.WithPageSize(0), brokertest.WithRateLimit(0, 1),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: "maybe"}), brokertest.WithCredentials("", nil)} {
-		if _, err := brokertest.New(o); err == nil {
-			t.Errorf("option accepted")
+	for _, c := range []venue.Config{
+		{PageSize: -1},
+		{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: 0, Burst: 1}}},
+		{Faults: venue.FaultPlan{Duplicate: "maybe"}},
+		{APIKey: "key", PrivateKey: nil},
+		{LedgerLimit: -1},
+	} {
+		if _, err := brokertest.New(c); err == nil {
+			t.Errorf("config %+v accepted", c)
 		}
 	}
-	if _, err := brokertest.ParseFaultPlan([]byte(`{"faults":[{"kind":"nope"}]}`)); err == nil {
+	if _, err := venue.ParseFaultPlan([]byte(`{"faults":[{"kind":"nope"}]}`)); err == nil {
 		t.Error("bad plan accepted")
 	}
-	p, err := brokertest.ParseFaultPlan([]byte(`{"faults":[{"kind":"respond","status":418}]}`))
+	p, err := venue.ParseFaultPlan([]byte(`{"faults":[{"kind":"respond","status":418}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := brokertest.New(brokertest.WithFaultPlan(p), brokertest.WithRateLimit(0, 0))
+	s, err := brokertest.New(venue.Config{Faults: p, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	if err != nil || s.PendingFaults() != 1 {
 		t.Fatalf("%v %d", err, s.PendingFaults())
 	}
 }
 
-// TestWithRateLimitZeroMeansOff: 0, 0 turns the venue's bucket off, as it
-// does for the client's; any other non-positive value is refused.
-func TestWithRateLimitZeroMeansOff(t *testing.T) {
+// TestAccountRateLimit: the zero account-wide bucket is the default, an
+// infinite rate turns it off, and any other non-positive value is refused.
+func TestAccountRateLimit(t *testing.T) {
 	for _, tc := range []struct {
 		perMinute float64
 		burst     int
 		ok        bool
-	}{{0, 0, true}, {100, 300, true}, {-1, 1, false}, {5, 0, false}, {0, 5, false}} {
-		_, err := brokertest.New(brokertest.WithRateLimit(tc.perMinute, tc.burst))
+	}{{0, 0, true}, {math.Inf(1), 0, true}, {100, 300, true}, {-1, 1, false}, {5, 0, false}, {0, 5, false}} {
+		_, err := brokertest.New(venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: tc.perMinute, Burst: tc.burst}}})
 		if (err == nil) != tc.ok {
-			t.Errorf("WithRateLimit(%v, %d): err = %v, want ok %v", tc.perMinute, tc.burst, err, tc.ok)
+			t.Errorf("account bucket %v/min burst %d: err = %v, want ok %v", tc.perMinute, tc.burst, err, tc.ok)
 		}
 	}
 }
 
-// TestWithFaultPlanComposes: faults of several WithFaultPlan options queue
-// one after another; a later plan's duplicate mode replaces an earlier's
-// and one that leaves it unset keeps it.
-func TestWithFaultPlanComposes(t *testing.T) {
+// TestConfigFaults: the faults of Config.Faults are pending from the start
+// and its duplicate mode is in force.
+func TestConfigFaults(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	respond := brokertest.Fault{Kind: brokertest.FaultRespond, Method: "GET", Status: 418}
-	s, err := brokertest.New(brokertest.WithClock(clk),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{respond}, Duplicate: brokertest.Reject400}),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{respond}}))
+	respond := venue.Fault{Kind: venue.FaultRespond, Method: "GET", Status: 418}
+	s, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{Faults: []venue.Fault{respond, respond}, Duplicate: venue.CreateSecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := s.PendingFaults(); n != 2 {
-		t.Fatalf("%d faults pending, want both plans' 2", n)
+		t.Fatalf("%d faults pending, want 2", n)
 	}
 	c := &http.Client{Transport: s.Transport()}
 	for range 2 {
@@ -190,7 +192,7 @@ func TestWithFaultPlanComposes(t *testing.T) {
 			t.Fatalf("status %d, want 201 from a CreateSecond venue", st)
 		}
 	}
-	if _, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{Hostile: &brokertest.Hostile{ListLag: -time.Second}})); err == nil {
+	if _, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Hostile: &venue.Hostile{ListLag: -time.Second}}}); err == nil {
 		t.Error("a negative list lag was accepted")
 	}
 }
@@ -201,17 +203,17 @@ func TestWithFaultPlanComposes(t *testing.T) {
 func TestSetFaultPlan(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(brokertest.FaultPlan{
-		Faults:    []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "DELETE", Status: 418}},
-		Duplicate: brokertest.CreateSecond,
-	}))
+	s, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{
+		Faults:    []venue.Fault{{Kind: venue.FaultRespond, Method: "DELETE", Status: 418}},
+		Duplicate: venue.CreateSecond,
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := brokertest.FaultPlan{
-		Faults:    []brokertest.Fault{{Kind: brokertest.FaultRespond, Status: 503}},
-		Duplicate: brokertest.Reject400,
-		Hostile:   &brokertest.Hostile{DropNext: 2},
+	bad := venue.FaultPlan{
+		Faults:    []venue.Fault{{Kind: venue.FaultRespond, Status: 503}},
+		Duplicate: venue.Reject400,
+		Hostile:   &venue.Hostile{DropNext: 2},
 	}
 	if err := s.SetFaultPlan(bad); err == nil {
 		t.Fatal("a plan with an invalid hostile mode was accepted")
@@ -220,9 +222,9 @@ func TestSetFaultPlan(t *testing.T) {
 		t.Fatalf("%d faults pending after a refused plan, want 1: it changed something", n)
 	}
 	offset := -20 * time.Second
-	if err := s.SetFaultPlan(brokertest.FaultPlan{
-		Faults:  []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "DELETE", Status: 418, Times: 2}},
-		Hostile: &brokertest.Hostile{ClockOffset: offset},
+	if err := s.SetFaultPlan(venue.FaultPlan{
+		Faults:  []venue.Fault{{Kind: venue.FaultRespond, Method: "DELETE", Status: 418, Times: 2}},
+		Hostile: &venue.Hostile{ClockOffset: offset},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +253,7 @@ func TestSetFaultPlan(t *testing.T) {
 		t.Fatalf("%d orders, want 2 from the CreateSecond venue", n)
 	}
 	// ReturnOriginal restores the default.
-	if err := s.SetFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.ReturnOriginal}); err != nil {
+	if err := s.SetFaultPlan(venue.FaultPlan{Duplicate: venue.ReturnOriginal}); err != nil {
 		t.Fatal(err)
 	}
 	st := status(t, c, signedRequest(t, s, "POST", target, body))
@@ -262,9 +264,8 @@ func TestSetFaultPlan(t *testing.T) {
 
 func TestZeroLedgerIsEmpty(t *testing.T) {
 	t.Parallel()
-	var l brokertest.Ledger
-	if l.Len() != 0 || l.Requests() != nil || l.Orders() != nil || l.Counts().Total != 0 || l.DuplicateClientIDs() != nil {
+	var l venue.Ledger
+	if l.Requests() != nil || l.Orders() != nil || l.Counts().Total != 0 || l.DuplicateClientIDs() != nil {
 		t.Fatal("zero Ledger is not empty")
 	}
-	l.Reset()
 }

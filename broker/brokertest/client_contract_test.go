@@ -24,6 +24,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // sent is one request as tradewire's client put it on the wire.
@@ -192,7 +193,7 @@ func TestContractClientRequests(t *testing.T) {
 func driveClient(t *testing.T) []sent {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := brokertest.New(brokertest.WithSeed(3), brokertest.WithHistory(12), brokertest.WithPageSize(5))
+	srv, err := brokertest.New(venue.Config{Seed: 3, History: 12, PageSize: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +279,8 @@ func driveClient(t *testing.T) []sent {
 	must(err)
 	// A create whose answer is lost while the orders list fails: Place
 	// cannot know, and Recover on a new client settles it by lookup.
-	must(srv.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: http.MethodPost, Path: "/api/v2/crypto/trading/orders/", Status: 503},
-		brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: "/api/v2/crypto/trading/orders/", Times: 4, Status: 503}))
+	must(srv.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: "/api/v2/crypto/trading/orders/", Status: 503},
+		venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet, Path: "/api/v2/crypto/trading/orders/", Times: 4, Status: 503}))
 	if _, err := b.Place(ctx, "contract-lost", resting); !errors.Is(err, broker.ErrUnknownOutcome) {
 		t.Fatalf("Place with its answer and lookup lost: %v, want ErrUnknownOutcome", err)
 	}

@@ -13,12 +13,13 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 var clockStart = time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC)
 
 func TestClockCountsWaitsNotBounds(t *testing.T) {
-	clk := brokertest.NewClock(clockStart)
+	clk := venue.NewClock(clockStart)
 	bound := make(chan struct{})
 	clk.AfterFunc(time.Second, func() { close(bound) })
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -52,7 +53,7 @@ func TestClockCountsWaitsNotBounds(t *testing.T) {
 }
 
 func TestClockFiresInOrderAtEachDeadline(t *testing.T) {
-	clk := brokertest.NewClock(clockStart)
+	clk := venue.NewClock(clockStart)
 	var order []string
 	at := func(name string) func() {
 		return func() { order = append(order, fmt.Sprintf("%s@%v", name, clk.Since(clockStart))) }
@@ -80,8 +81,8 @@ func TestClockFiresInOrderAtEachDeadline(t *testing.T) {
 }
 
 func TestWithTimeoutIsOnTheClock(t *testing.T) {
-	clk := brokertest.NewClock(clockStart)
-	ctx, cancel := brokertest.WithTimeout(t.Context(), clk, time.Minute)
+	clk := venue.NewClock(clockStart)
+	ctx, cancel := venue.WithTimeout(t.Context(), clk, time.Minute)
 	defer cancel()
 	if dl, ok := ctx.Deadline(); !ok || !dl.Equal(clockStart.Add(time.Minute)) {
 		t.Fatalf("deadline %v %v, want the clock's now + 1m", dl, ok)
@@ -102,7 +103,7 @@ func TestWithTimeoutIsOnTheClock(t *testing.T) {
 	}
 
 	parent, stop := context.WithCancel(t.Context())
-	ctx3, cancel3 := brokertest.WithTimeout(parent, clk, time.Hour)
+	ctx3, cancel3 := venue.WithTimeout(parent, clk, time.Hour)
 	defer cancel3()
 	stop()
 	<-ctx3.Done()
@@ -110,7 +111,7 @@ func TestWithTimeoutIsOnTheClock(t *testing.T) {
 		t.Fatalf("Err after the parent's cancel = %v", ctx3.Err())
 	}
 	cancel4 := func() {}
-	_, cancel4 = brokertest.WithTimeout(t.Context(), clk, time.Hour)
+	_, cancel4 = venue.WithTimeout(t.Context(), clk, time.Hour)
 	cancel4()
 	if err := clk.BlockUntilContext(expired(t), 0); err != nil {
 		t.Fatal(err)
@@ -196,11 +197,10 @@ func TestBotOnClockWithTheUsualIdiom(t *testing.T) {
 
 // botVenue is the bot's venue and client on clk.
 func botVenue(clk clockwork.Clock) (*brokertest.Server, *broker.Client, error) {
-	srv, err := brokertest.New(brokertest.WithClock(clk),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{
-			{Kind: brokertest.FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/holdings/", Status: 503},
-			{Kind: brokertest.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Delay: 1500 * time.Millisecond, Times: 2},
-		}}))
+	srv, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{Faults: []venue.Fault{
+		{Kind: venue.FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/holdings/", Status: 503},
+		{Kind: venue.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Delay: 1500 * time.Millisecond, Times: 2},
+	}}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,14 +214,14 @@ func botVenue(clk clockwork.Clock) (*brokertest.Server, *broker.Client, error) {
 }
 
 func oneBotRun(t *testing.T) (botRun, error) {
-	clk := brokertest.NewClock(clockStart)
+	clk := venue.NewClock(clockStart)
 	srv, c, err := botVenue(clk)
 	if err != nil {
 		return botRun{}, err
 	}
 	defer c.Close()
 
-	ctx, cancel := brokertest.WithTimeout(t.Context(), clk, time.Minute)
+	ctx, cancel := venue.WithTimeout(t.Context(), clk, time.Minute)
 	defer cancel()
 	advanced := make(chan struct{})
 	go func() {
@@ -250,7 +250,7 @@ func TestBotInSynctestBubble(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		ctx, cancel := brokertest.WithTimeout(t.Context(), clk, time.Minute)
+		ctx, cancel := venue.WithTimeout(t.Context(), clk, time.Minute)
 		defer cancel()
 		run, err := bot(ctx, c, clk)
 		if err != nil {

@@ -22,13 +22,14 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // The contract: the vendor's own OpenAPI document, testdata/openapi/
 // crypto-trading.openapi.json (unedited), with the corrections of
 // testdata/openapi/corrections.json applied (see the README there).
 
-const specDir = "testdata/openapi"
+const specDir = "../../venue/testdata/openapi"
 
 // overlay is testdata/openapi/corrections.json.
 type overlay struct {
@@ -354,8 +355,8 @@ func badSignature(r *http.Request) {
 // (status, content type, body schema) against the corrected vendor spec.
 func TestContractV2(t *testing.T) {
 	c := loadContract(t, nil)
-	clk := brokertest.NewClock(time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithSeed(11), brokertest.WithHistory(5))
+	clk := venue.NewClock(time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC))
+	srv, err := brokertest.New(venue.Config{Clock: clk, Seed: 11, History: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +530,7 @@ func TestContractCaptures(t *testing.T) {
 		c := loadContract(t, ids)
 		var bad []string
 		for _, cp := range captures {
-			body, err := os.ReadFile(filepath.Join("testdata", cp.file))
+			body, err := os.ReadFile(filepath.Join("../../venue/testdata", cp.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -607,8 +608,8 @@ func checkDeclared(t *testing.T, c *contract, schema string, body []byte) {
 // v1 takes no account_number anywhere.
 func TestContractV1(t *testing.T) {
 	c := loadContract(t, nil)
-	clk := brokertest.NewClock(time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithSeed(11), brokertest.WithHistory(5), brokertest.WithPageSize(2))
+	clk := venue.NewClock(time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC))
+	srv, err := brokertest.New(venue.Config{Clock: clk, Seed: 11, History: 5, PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

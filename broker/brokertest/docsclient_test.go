@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // docsClient is a client of the venue written only from the vendor's
@@ -161,8 +162,8 @@ type (
 // call succeeds, and an order placed through either version is read back
 // through the other.
 func TestClientsFromTheDocs(t *testing.T) {
-	clk := brokertest.NewClock(time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC))
-	srv := brokertest.NewServer(brokertest.WithClock(clk), brokertest.WithSeed(5), brokertest.WithHistory(12), brokertest.WithPageSize(5))
+	clk := venue.NewClock(time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC))
+	srv := brokertest.NewServer(venue.Config{Clock: clk, Seed: 5, History: 12, PageSize: 5})
 	defer srv.Close()
 	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
 		t.Fatalf("not served over loopback HTTP: %s", srv.URL)

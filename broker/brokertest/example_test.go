@@ -16,13 +16,14 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // Example signs a request by hand with crypto/ed25519 and reads the
 // accounts list from an in-memory venue.
 func Example() {
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(brokertest.WithClock(clk))
+	srv, err := brokertest.New(venue.Config{Clock: clk})
 	if err != nil {
 		panic(err)
 	}
@@ -67,8 +68,8 @@ func Example() {
 // the usual clockwork idiom: the minute it waits costs no wall time.
 func ExampleNewClock() {
 	start := time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC)
-	clk := brokertest.NewClock(start)
-	srv, err := brokertest.New(brokertest.WithClock(clk))
+	clk := venue.NewClock(start)
+	srv, err := brokertest.New(venue.Config{Clock: clk})
 	if err != nil {
 		panic(err)
 	}
@@ -81,7 +82,7 @@ func ExampleNewClock() {
 	if err != nil {
 		panic(err)
 	}
-	ctx, cancel := brokertest.WithTimeout(context.Background(), clk, time.Hour)
+	ctx, cancel := venue.WithTimeout(context.Background(), clk, time.Hour)
 	defer cancel()
 	go func() {
 		for clk.BlockUntilContext(ctx, 1) == nil {
@@ -106,18 +107,18 @@ func ExampleNewClock() {
 	// TW0000000001 3 quotes over 1m30s
 }
 
-// ExampleWithFaultPlan sets up a venue that loses the answer to the next
+// Example_faultPlan sets up a venue that loses the answer to the next
 // create and would create a second order for a resent client_order_id,
 // then changes what it does wrong while it runs.
-func ExampleWithFaultPlan() {
-	plan, err := brokertest.ParseFaultPlan([]byte(`{
+func Example_faultPlan() {
+	plan, err := venue.ParseFaultPlan([]byte(`{
 		"faults": [{"kind": "lose_response", "method": "POST", "path": "/api/v2/crypto/trading/orders/", "status": 503}],
 		"duplicate": "create_second"
 	}`))
 	if err != nil {
 		panic(err)
 	}
-	srv, err := brokertest.New(brokertest.WithFaultPlan(plan))
+	srv, err := brokertest.New(venue.Config{Faults: plan})
 	if err != nil {
 		panic(err)
 	}
@@ -125,33 +126,30 @@ func ExampleWithFaultPlan() {
 
 	// Two more lost answers, queued after the first; a resent
 	// client_order_id now returns the original order.
-	err = srv.SetFaultPlan(brokertest.FaultPlan{
-		Faults:    []brokertest.Fault{{Kind: brokertest.FaultLoseResponse, Method: "POST", Times: 2}},
-		Duplicate: brokertest.ReturnOriginal,
+	err = srv.SetFaultPlan(venue.FaultPlan{
+		Faults:    []venue.Fault{{Kind: venue.FaultLoseResponse, Method: "POST", Times: 2}},
+		Duplicate: venue.ReturnOriginal,
 	})
 	fmt.Println("pending:", srv.PendingFaults(), err)
 
 	// A plan with an invalid part changes nothing.
-	err = srv.SetFaultPlan(brokertest.FaultPlan{
-		Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Status: 503}},
-		Mix:    &brokertest.Mix{Rate5xx: 2},
+	err = srv.SetFaultPlan(venue.FaultPlan{
+		Faults: []venue.Fault{{Kind: venue.FaultRespond, Status: 503}},
+		Mix:    &venue.Mix{Rate5xx: 2},
 	})
 	fmt.Println("pending:", srv.PendingFaults(), err)
 	// Output:
 	// pending: 1
 	// pending: 3 <nil>
-	// pending: 3 brokertest: mix rate 2 is outside [0, 1]
+	// pending: 3 venue: mix rate 2 is outside [0, 1]
 }
 
-// ExampleWithAccount sets up a sell-only account whose 30-day volume puts
+// Example_account sets up a sell-only account whose 30-day volume puts
 // it in the second fee tier; the accounts read reports both, with the
 // next tier. (Its buys would answer 400 "Account is sell only.".)
-func ExampleWithAccount() {
-	clk := brokertest.NewClock(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithAccount(brokertest.AccountConfig{
-		Status:          "sell_only",
-		ThirtyDayVolume: decimal.NewNullDecimal(decimal.RequireFromString("60000")),
-	}))
+func Example_account() {
+	clk := venue.NewClock(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	srv, err := brokertest.New(venue.Config{Clock: clk, AccountStatus: "sell_only", ThirtyDayVolume: decimal.NewNullDecimal(decimal.RequireFromString("60000"))})
 	if err != nil {
 		panic(err)
 	}

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
-// ExampleWithRateLimits gives order reads a bucket of their own, which
+// Example_rateLimits gives order reads a bucket of their own, which
 // the venue lowers after a minute, and counts from the ledger what each
 // class was served and refused in each phase.
 //
@@ -19,16 +20,16 @@ import (
 // of them, and refills at 6 a minute: a 429 says to retry after the 10 s
 // the next token takes. Market data shares the account-wide bucket,
 // untouched.
-func ExampleWithRateLimits() {
+func Example_rateLimits() {
 	start := time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC)
-	clk := brokertest.NewClock(start)
-	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithRateLimits(brokertest.RateLimits{
-		Classes: map[string]brokertest.RateLimit{"order_reads": {PerMinute: 60, Burst: 5}},
-		Schedule: []brokertest.RateStep{
-			{At: time.Minute, Class: "order_reads", RateLimit: brokertest.RateLimit{PerMinute: 6, Burst: 2}},
+	clk := venue.NewClock(start)
+	srv, err := brokertest.New(venue.Config{Clock: clk, RateLimits: venue.RateLimits{
+		Classes: map[string]venue.RateLimit{"order_reads": {PerMinute: 60, Burst: 5}},
+		Schedule: []venue.RateLimit{
+			{At: time.Minute, Class: "order_reads", PerMinute: 6, Burst: 2},
 		},
 		RetryAfter: "bucket",
-	}))
+	}})
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,7 @@
 package brokertest_test
 
 import (
+	"math"
 	"net/http"
 	"os"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 var rlStart = time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC)
@@ -28,14 +30,15 @@ const (
 type rlVenue struct {
 	t   *testing.T
 	srv *brokertest.Server
-	clk brokertest.Clock
+	clk venue.Clock
 	hc  *http.Client
 }
 
-func newRLVenue(t *testing.T, opts ...brokertest.Option) *rlVenue {
+func newRLVenue(t *testing.T, cfg venue.Config) *rlVenue {
 	t.Helper()
-	clk := brokertest.NewClock(rlStart)
-	srv, err := brokertest.New(append([]brokertest.Option{brokertest.WithClock(clk)}, opts...)...)
+	clk := venue.NewClock(rlStart)
+	cfg.Clock = clk
+	srv, err := brokertest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +73,7 @@ type tally struct{ served, throttled int }
 
 // phases counts the ledger's requests of class by phase: phase i holds
 // those that arrived in [bounds[i-1], bounds[i]) after rlStart.
-func phases(l *brokertest.Ledger, class string, bounds ...time.Duration) []tally {
+func phases(l *venue.Ledger, class string, bounds ...time.Duration) []tally {
 	out := make([]tally, len(bounds)+1)
 	for _, r := range l.Requests() {
 		if r.Class != class {
@@ -94,12 +97,12 @@ func phases(l *brokertest.Ledger, class string, bounds ...time.Duration) []tally
 // account-wide bucket.
 func TestRateLimitsClassesAreIndependent(t *testing.T) {
 	t.Parallel()
-	v := newRLVenue(t, brokertest.WithRateLimit(60, 4), brokertest.WithRateLimits(brokertest.RateLimits{
-		Classes: map[string]brokertest.RateLimit{
+	v := newRLVenue(t, venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: 60, Burst: 4},
+		Classes: map[string]venue.RateLimit{
 			"market_data":  {PerMinute: 60, Burst: 3},
 			"order_writes": {PerMinute: 60, Burst: 2},
 		},
-	}))
+	}})
 	if n := v.served(5, "GET", rlBBA); n != 3 {
 		t.Errorf("market data served %d of 5, want its burst 3", n)
 	}
@@ -148,7 +151,7 @@ func TestRateLimitsClassesAreIndependent(t *testing.T) {
 // draws on the one account-wide bucket of 300.
 func TestRateLimitsDefaultIsOneSharedBucket(t *testing.T) {
 	t.Parallel()
-	v := newRLVenue(t)
+	v := newRLVenue(t, venue.Config{})
 	if n := v.served(100, "GET", rlBBA) + v.served(100, "GET", rlOrders) + v.served(100, "POST", rlCancel); n != 300 {
 		t.Fatalf("served %d of the burst 300", n)
 	}
@@ -165,15 +168,15 @@ func TestRateLimitsDefaultIsOneSharedBucket(t *testing.T) {
 // without adding tokens at once. Another class is untouched.
 func TestRateLimitsScheduleLowersAndRestores(t *testing.T) {
 	t.Parallel()
-	limits := brokertest.RateLimits{
-		Classes: map[string]brokertest.RateLimit{"order_reads": {PerMinute: 60, Burst: 10}},
-		Schedule: []brokertest.RateStep{
-			{At: time.Minute, Class: "order_reads", RateLimit: brokertest.RateLimit{PerMinute: 6, Burst: 2}},
-			{At: 3 * time.Minute, Class: "order_reads", RateLimit: brokertest.RateLimit{PerMinute: 60, Burst: 10}},
+	limits := venue.RateLimits{
+		Classes: map[string]venue.RateLimit{"order_reads": {PerMinute: 60, Burst: 10}},
+		Schedule: []venue.RateLimit{
+			{At: time.Minute, Class: "order_reads", PerMinute: 6, Burst: 2},
+			{At: 3 * time.Minute, Class: "order_reads", PerMinute: 60, Burst: 10},
 		},
 	}
-	run := func(t *testing.T, opts ...brokertest.Option) []tally {
-		v := newRLVenue(t, opts...)
+	run := func(t *testing.T, cfg venue.Config) []tally {
+		v := newRLVenue(t, cfg)
 		at := func(d time.Duration) { v.clk.Advance(rlStart.Add(d).Sub(v.clk.Now())) }
 		v.served(5, "GET", rlOrders) // 5 of 10 left
 		at(59 * time.Second)         // full again
@@ -193,14 +196,14 @@ func TestRateLimitsScheduleLowersAndRestores(t *testing.T) {
 		v.served(6, "GET", rlOrders)
 		return phases(v.srv.Ledger(), "order_reads", time.Minute, 3*time.Minute)
 	}
-	got := run(t, brokertest.WithRateLimits(limits))
+	got := run(t, venue.Config{RateLimits: limits})
 	want := []tally{{served: 5}, {served: 2 + 1 + 2, throttled: 1 + 1 + 1}, {served: 0 + 5, throttled: 1 + 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("order reads by phase (before, lowered, restored) = %+v, want %+v", got, want)
 	}
 	// Negative control: the same requests without the schedule are all served.
 	limits.Schedule = nil
-	got = run(t, brokertest.WithRateLimits(limits))
+	got = run(t, venue.Config{RateLimits: limits})
 	if want := []tally{{served: 5}, {served: 8}, {served: 7}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("without the schedule: %+v, want %+v", got, want)
 	}
@@ -210,9 +213,9 @@ func TestRateLimitsScheduleLowersAndRestores(t *testing.T) {
 // account-wide bucket, for every class that shares it.
 func TestRateLimitsScheduleAccountWide(t *testing.T) {
 	t.Parallel()
-	v := newRLVenue(t, brokertest.WithRateLimit(60, 5), brokertest.WithRateLimits(brokertest.RateLimits{
-		Schedule: []brokertest.RateStep{{At: 30 * time.Second, RateLimit: brokertest.RateLimit{PerMinute: 60, Burst: 1}}},
-	}))
+	v := newRLVenue(t, venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: 60, Burst: 5},
+		Schedule: []venue.RateLimit{{At: 30 * time.Second, PerMinute: 60, Burst: 1}},
+	}})
 	if n := v.served(6, "GET", rlBBA); n != 5 {
 		t.Errorf("before the step: served %d of 6", n)
 	}
@@ -231,9 +234,9 @@ func TestRateLimitsRetryAfter(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			v := newRLVenue(t, brokertest.WithRateLimits(brokertest.RateLimits{
-				Account: brokertest.RateLimit{PerMinute: 30, Burst: 1}, RetryAfter: tc.mode,
-			}))
+			v := newRLVenue(t, venue.Config{RateLimits: venue.RateLimits{
+				Account: venue.RateLimit{PerMinute: 30, Burst: 1}, RetryAfter: tc.mode,
+			}})
 			v.send("GET", rlAccounts)
 			st, ra := v.send("GET", rlAccounts)
 			if st != http.StatusTooManyRequests || ra != tc.want {
@@ -251,53 +254,35 @@ func TestRateLimitsRetryAfter(t *testing.T) {
 	}
 }
 
-// TestRateLimitsOptionOrder: WithRateLimits' Account and WithRateLimit
-// set the one account-wide bucket; the later wins.
-func TestRateLimitsOptionOrder(t *testing.T) {
-	t.Parallel()
-	two := brokertest.WithRateLimits(brokertest.RateLimits{Account: brokertest.RateLimit{PerMinute: 60, Burst: 2}})
-	three := brokertest.WithRateLimit(60, 3)
-	for _, tc := range []struct {
-		name string
-		opts []brokertest.Option
-		want int
-	}{{"limits then limit", []brokertest.Option{two, three}, 3}, {"limit then limits", []brokertest.Option{three, two}, 2}} {
-		v := newRLVenue(t, tc.opts...)
-		if n := v.served(5, "GET", rlAccounts); n != tc.want {
-			t.Errorf("%s: served %d, want %d", tc.name, n, tc.want)
-		}
-	}
-}
-
 func TestRateLimitsValidate(t *testing.T) {
 	t.Parallel()
-	ok := brokertest.RateLimit{PerMinute: 10, Burst: 10}
+	ok := venue.RateLimit{PerMinute: 10, Burst: 10}
 	for _, tc := range []struct {
 		name string
-		opts []brokertest.Option
+		cfg  venue.Config
 		want string
 	}{
-		{"unknown class", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{Classes: map[string]brokertest.RateLimit{"reads": ok}})}, `unknown class "reads"`},
-		{"zero burst", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{Classes: map[string]brokertest.RateLimit{"market_data": {PerMinute: 10}}})}, "classes[market_data]"},
-		{"bad account", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{Account: brokertest.RateLimit{PerMinute: -1, Burst: 3}})}, "account"},
-		{"step without bucket", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{Schedule: []brokertest.RateStep{{Class: "order_writes", RateLimit: ok}}})}, "no bucket of its own"},
-		{"steps out of order", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{Schedule: []brokertest.RateStep{{At: time.Minute, RateLimit: ok}, {At: time.Second, RateLimit: ok}}})}, "schedule[1]"},
-		{"step to nothing", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{Schedule: []brokertest.RateStep{{At: time.Minute}}})}, "schedule[0]"},
-		{"step on an account-wide bucket that is off", []brokertest.Option{brokertest.WithRateLimit(0, 0), brokertest.WithRateLimits(brokertest.RateLimits{Schedule: []brokertest.RateStep{{RateLimit: ok}}})}, "is off"},
-		{"fractional retry after", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{RetryAfter: "1.5s"})}, "retry_after"},
-		{"unknown retry after", []brokertest.Option{brokertest.WithRateLimits(brokertest.RateLimits{RetryAfter: "soon"})}, "retry_after"},
+		{"unknown class", venue.Config{RateLimits: venue.RateLimits{Classes: map[string]venue.RateLimit{"reads": ok}}}, `unknown class "reads"`},
+		{"zero burst", venue.Config{RateLimits: venue.RateLimits{Classes: map[string]venue.RateLimit{"market_data": {PerMinute: 10}}}}, "classes[market_data]"},
+		{"bad account", venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: -1, Burst: 3}}}, "account"},
+		{"step without bucket", venue.Config{RateLimits: venue.RateLimits{Schedule: []venue.RateLimit{{Class: "order_writes", PerMinute: 10, Burst: 10}}}}, "no bucket of its own"},
+		{"steps out of order", venue.Config{RateLimits: venue.RateLimits{Schedule: []venue.RateLimit{{At: time.Minute, PerMinute: 10, Burst: 10}, {At: time.Second, PerMinute: 10, Burst: 10}}}}, "schedule[1]"},
+		{"step to nothing", venue.Config{RateLimits: venue.RateLimits{Schedule: []venue.RateLimit{{At: time.Minute}}}}, "schedule[0]"},
+		{"step on an account-wide bucket that is off", venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}, Schedule: []venue.RateLimit{ok}}}, "is off"},
+		{"fractional retry after", venue.Config{RateLimits: venue.RateLimits{RetryAfter: "1.5s"}}, "retry_after"},
+		{"unknown retry after", venue.Config{RateLimits: venue.RateLimits{RetryAfter: "soon"}}, "retry_after"},
 	} {
-		_, err := brokertest.New(tc.opts...)
+		_, err := brokertest.New(tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want one naming %q", tc.name, err, tc.want)
 		}
 	}
 	// Negative control: a valid set of every part builds.
-	if _, err := brokertest.New(brokertest.WithRateLimits(brokertest.RateLimits{
-		Account: ok, Classes: map[string]brokertest.RateLimit{"order_writes": ok},
-		Schedule:   []brokertest.RateStep{{At: time.Minute, RateLimit: ok}, {At: time.Minute, Class: "order_writes", RateLimit: ok}},
+	if _, err := brokertest.New(venue.Config{RateLimits: venue.RateLimits{
+		Account: ok, Classes: map[string]venue.RateLimit{"order_writes": ok},
+		Schedule:   []venue.RateLimit{{At: time.Minute, PerMinute: 10, Burst: 10}, {At: time.Minute, Class: "order_writes", PerMinute: 10, Burst: 10}},
 		RetryAfter: "bucket",
-	})); err != nil {
+	}}); err != nil {
 		t.Errorf("valid limits refused: %v", err)
 	}
 }
@@ -306,30 +291,30 @@ func TestRateLimitsValidate(t *testing.T) {
 // example, and refuses what New would.
 func TestParseRateLimits(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("testdata/ratelimits.json")
+	b, err := os.ReadFile("../../venue/testdata/ratelimits.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := brokertest.ParseRateLimits(b)
+	got, err := venue.ParseRateLimits(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := brokertest.RateLimits{
-		Account: brokertest.RateLimit{PerMinute: 100, Burst: 300},
-		Classes: map[string]brokertest.RateLimit{
+	want := venue.RateLimits{
+		Account: venue.RateLimit{PerMinute: 100, Burst: 300},
+		Classes: map[string]venue.RateLimit{
 			"market_data":  {PerMinute: 300, Burst: 300},
 			"order_writes": {PerMinute: 100, Burst: 300},
 		},
-		Schedule: []brokertest.RateStep{
-			{At: 10 * time.Minute, Class: "order_writes", RateLimit: brokertest.RateLimit{PerMinute: 20, Burst: 20}},
-			{At: 20 * time.Minute, Class: "order_writes", RateLimit: brokertest.RateLimit{PerMinute: 100, Burst: 300}},
+		Schedule: []venue.RateLimit{
+			{At: 10 * time.Minute, Class: "order_writes", PerMinute: 20, Burst: 20},
+			{At: 20 * time.Minute, Class: "order_writes", PerMinute: 100, Burst: 300},
 		},
 		RetryAfter: "bucket",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parsed %+v\nwant   %+v", got, want)
 	}
-	if _, err := brokertest.New(brokertest.WithRateLimits(got)); err != nil {
+	if _, err := brokertest.New(venue.Config{RateLimits: got}); err != nil {
 		t.Errorf("New refused the parsed limits: %v", err)
 	}
 	for _, bad := range []string{
@@ -340,7 +325,7 @@ func TestParseRateLimits(t *testing.T) {
 		`{"account": {"per_minute": 0, "burst": 0}}`,
 		`{"retry_after": "true"}`,
 	} {
-		if _, err := brokertest.ParseRateLimits([]byte(bad)); err == nil {
+		if _, err := venue.ParseRateLimits([]byte(bad)); err == nil {
 			t.Errorf("ParseRateLimits(%s) accepted", bad)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // call sends a signed request to s in memory and returns status and body.
@@ -36,8 +37,8 @@ func TestStateFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "venue.json")
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithSeed(4), brokertest.WithHistory(20), brokertest.WithStateFile(path)}
-	a, err := brokertest.New(opts...) // no file yet: a fresh venue
+	opts := venue.Config{Clock: clk, Seed: 4, History: 20, StateFile: path}
+	a, err := brokertest.New(opts) // no file yet: a fresh venue
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestStateFile(t *testing.T) {
 	if err := a.SaveState(path); err != nil {
 		t.Fatal(err)
 	}
-	b, err := brokertest.New(opts...)
+	b, err := brokertest.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +104,11 @@ func TestStateFile(t *testing.T) {
 		t.Errorf("next ids %v and %v", ma["id"], mb["id"])
 	}
 	// A file from another seed is refused; so is a file that is not one.
-	if _, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithSeed(5), brokertest.WithStateFile(path)); err == nil {
+	if _, err := brokertest.New(venue.Config{Clock: clk, Seed: 5, StateFile: path}); err == nil {
 		t.Error("a state file of seed 4 loaded into a venue of seed 5")
 	}
 	os.WriteFile(path, []byte("{"), 0o600)
-	if _, err := brokertest.New(opts...); err == nil {
+	if _, err := brokertest.New(opts); err == nil {
 		t.Error("a broken state file loaded")
 	}
 }

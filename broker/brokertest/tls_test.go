@@ -11,6 +11,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 const createBody = `{"client_order_id":"2b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"limit","symbol":"DOGE-USD","limit_order_config":{"asset_quantity":"10","limit_price":"0.01"}}`
@@ -18,7 +19,7 @@ const createBody = `{"client_order_id":"2b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","s
 func TestTLSServerSpeaksHTTP2(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s := brokertest.NewTLSServer(brokertest.WithClock(clk), brokertest.WithPageSize(1), brokertest.WithHistory(3))
+	s := brokertest.NewTLSServer(venue.Config{Clock: clk, PageSize: 1, History: 3})
 	defer s.Close()
 	if !strings.HasPrefix(s.URL, "https://127.0.0.1:") {
 		t.Fatalf("URL %s", s.URL)
@@ -52,12 +53,12 @@ func TestTLSServerSpeaksHTTP2(t *testing.T) {
 
 func TestTLSServerStreamFaultsCommit(t *testing.T) {
 	t.Parallel()
-	for _, k := range []brokertest.FaultKind{brokertest.FaultRefusedStream, brokertest.FaultProtocolError, brokertest.FaultGoAway} {
+	for _, k := range []venue.FaultKind{venue.FaultRefusedStream, venue.FaultProtocolError, venue.FaultGoAway} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
-			s := brokertest.NewTLSServer()
+			s := brokertest.NewTLSServer(venue.Config{})
 			defer s.Close()
-			s.Inject(brokertest.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
+			s.Inject(venue.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
 			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
 			req.GetBody = nil // nothing beneath may replay it: count the venue's creates
 			if resp, err := (&http.Client{Transport: s.Transport()}).Do(req); err == nil {
@@ -78,12 +79,12 @@ func TestTLSServerStreamFaultsCommit(t *testing.T) {
 // reused client_order_id holds two. tradewire's transport must not allow it.
 func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
 	t.Parallel()
-	for _, k := range []brokertest.FaultKind{brokertest.FaultRefusedStream, brokertest.FaultProtocolError, brokertest.FaultGoAway} {
+	for _, k := range []venue.FaultKind{venue.FaultRefusedStream, venue.FaultProtocolError, venue.FaultGoAway} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
-			s := brokertest.NewTLSServer(brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
+			s := brokertest.NewTLSServer(venue.Config{Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 			defer s.Close()
-			s.Inject(brokertest.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
+			s.Inject(venue.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
 			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
 			resp, err := (&http.Client{Transport: s.Transport()}).Do(req)
 			if err != nil {
@@ -100,8 +101,8 @@ func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
 func TestHostileOptions(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(brokertest.FaultPlan{Hostile: &brokertest.Hostile{
-		ClockOffset: -20 * time.Second, ListLag: time.Minute, OmitClientOrderID: 1, DropNext: 1}}))
+	s, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{Hostile: &venue.Hostile{
+		ClockOffset: -20 * time.Second, ListLag: time.Minute, OmitClientOrderID: 1, DropNext: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,21 +114,21 @@ func TestHostileOptions(t *testing.T) {
 	if got, want := resp.Header.Get("Date"), clk.Now().Add(-20*time.Second).UTC().Format(http.TimeFormat); got != want {
 		t.Errorf("Date %q, want %q (20 s behind)", got, want)
 	}
-	for _, h := range []brokertest.Hostile{{ListLag: -time.Second}, {OmitClientOrderID: 2}, {DropNext: -1}} {
-		if _, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{Hostile: &h})); err == nil {
+	for _, h := range []venue.Hostile{{ListLag: -time.Second}, {OmitClientOrderID: 2}, {DropNext: -1}} {
+		if _, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Hostile: &h}}); err == nil {
 			t.Errorf("hostile modes %+v accepted", h)
 		}
 	}
-	p, err := brokertest.ParseFaultPlan([]byte(`{"hostile":{"clock_offset":"1m"}}`))
+	p, err := venue.ParseFaultPlan([]byte(`{"hostile":{"clock_offset":"1m"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(p))
+	s, err = brokertest.New(venue.Config{Clock: clk, Faults: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bid, _, _ := s.Quote("BTC-USD")
-	later, err := brokertest.New(brokertest.WithClock(clockwork.NewFakeClockAt(clk.Now().Add(time.Minute))))
+	later, err := brokertest.New(venue.Config{Clock: clockwork.NewFakeClockAt(clk.Now().Add(time.Minute))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestHostileOptions(t *testing.T) {
 // a CA presented as a server's certificate.
 func TestTLSServerCertificateIsALeafOfItsCA(t *testing.T) {
 	t.Parallel()
-	s := brokertest.NewTLSServer()
+	s := brokertest.NewTLSServer(venue.Config{})
 	defer s.Close()
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(s.CACertPEM()) {

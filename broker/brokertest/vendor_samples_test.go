@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // The vendor's official Python samples, extracted verbatim from the spec
@@ -21,7 +22,7 @@ import (
 // over HTTP, with the stand-ins for PyNaCl and requests in
 // testdata/python.
 
-const samplesDir = "testdata/vendor_samples"
+const samplesDir = "../../venue/testdata/vendor_samples"
 
 // pythonBlocks returns the ```python blocks of a Markdown text, in order.
 func pythonBlocks(md string) []string {
@@ -95,7 +96,7 @@ func python3(t *testing.T) string {
 // runPython runs a script with the stand-ins first on PYTHONPATH, in dir.
 func runPython(t *testing.T, py, dir string, args ...string) []byte {
 	t.Helper()
-	shims, err := filepath.Abs("testdata/python")
+	shims, err := filepath.Abs("../../venue/testdata/python")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestVendorSamples(t *testing.T) {
 
 	// The samples read the real clock; so does this venue. Page size 2
 	// makes the v2 sample follow next links.
-	srv := brokertest.NewServer(brokertest.WithSeed(3), brokertest.WithHistory(8), brokertest.WithPageSize(2))
+	srv := brokertest.NewServer(venue.Config{Seed: 3, History: 8, PageSize: 2})
 	defer srv.Close()
 	for _, tc := range []struct {
 		version, file string
@@ -202,7 +203,7 @@ func TestVendorSamples(t *testing.T) {
 			requests: 12 + 2*21},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
-			before := srv.Ledger().Len()
+			before := len(srv.Ledger().Requests())
 			script := fillIn(t, tc.file, dir, srv)
 			out := runPython(t, py, dir, filepath.Join(mustAbs(t, samplesDir), "drive.py"), tc.version, script)
 			var got []string
@@ -216,7 +217,7 @@ func TestVendorSamples(t *testing.T) {
 				}
 				if c.Done != nil {
 					done = true
-					if *c.Done != len(got) || !strings.HasPrefix(c.Module, mustAbs(t, "testdata/python")) {
+					if *c.Done != len(got) || !strings.HasPrefix(c.Module, mustAbs(t, "../../venue/testdata/python")) {
 						t.Errorf("driver: %d calls, requests from %s", *c.Done, c.Module)
 					}
 					continue
