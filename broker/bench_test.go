@@ -12,6 +12,7 @@ import (
 	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // The fee-sweep benchmarks run on the in-memory simulated venue with its
@@ -25,7 +26,7 @@ import (
 
 const (
 	benchPageSize = 100
-	// benchWindow covers all of WithBulkOrders' orders, spread over the
+	// benchWindow covers all of venue.Config.BulkOrders' orders, spread over the
 	// last 30 days.
 	benchWindow = 31 * 24 * time.Hour
 )
@@ -33,15 +34,13 @@ const (
 var benchStart = time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC)
 
 // sweepSetup returns a client and a venue holding exactly pages pages of
-// orders, sharing a fresh skipping clock.
+// orders, sharing a fresh skipping clock. Its ledger keeps the last
+// request only, so that the heap measured is the client's.
 func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, *skipclock.Clock) {
 	b.Helper()
 	clk := skipclock.New(benchStart)
 	srv, err := brokertest.New(
-		brokertest.WithClock(clk),
-		brokertest.WithBulkOrders(pages*benchPageSize),
-		brokertest.WithPageSize(benchPageSize),
-		brokertest.WithRateLimit(transport.DefaultRatePerMinute, transport.DefaultBurst),
+		venue.Config{Clock: clk, BulkOrders: pages * benchPageSize, PageSize: benchPageSize, LedgerLimit: 1, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: transport.DefaultRatePerMinute, Burst: transport.DefaultBurst}}},
 	)
 	if err != nil {
 		b.Fatal(err)
@@ -164,8 +163,8 @@ func BenchmarkFeeSweepMemory(b *testing.B) {
 	})
 }
 
-// sweepPeakHeap sweeps pages pages, resetting the venue's ledger after
-// each, and returns the largest live heap (HeapAlloc after a collection)
+// sweepPeakHeap sweeps pages pages (the venue's ledger keeps one request:
+// see sweepSetup) and returns the largest live heap (HeapAlloc after a collection)
 // of a hundred samples spread over the sweep.
 func sweepPeakHeap(b *testing.B, c *broker.Client, srv *brokertest.Server, pages int) uint64 {
 	b.Helper()
@@ -180,7 +179,6 @@ func sweepPeakHeap(b *testing.B, c *broker.Client, srv *brokertest.Server, pages
 	sample()
 	every := max(1, pages/100) // a hundred samples, each a collection
 	sweep(b, c, pages, broker.OnProgress(func(p broker.Progress) {
-		srv.Ledger().Reset()
 		if p.Pages%every == 0 {
 			sample()
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest" // the simulated venue only
+	"github.com/tradewire/tradewire/venue"
 )
 
 // A whole bot in one import: read the account and the book, preview a
@@ -20,8 +21,8 @@ import (
 // environment is os.Getenv and the clock the real one; here they are the
 // simulated venue's, on a simulation clock the example advances itself.
 func Example_bot() {
-	clk := brokertest.NewClock(time.Date(2026, 8, 20, 14, 0, 0, 0, time.UTC)) // clockwork.NewRealClock() in production
-	srv := brokertest.NewServer(brokertest.WithClock(clk))
+	clk := venue.NewClock(time.Date(2026, 8, 20, 14, 0, 0, 0, time.UTC)) // clockwork.NewRealClock() in production
+	srv := brokertest.NewServer(venue.Config{Clock: clk})
 	defer srv.Close()
 	dir, _ := os.MkdirTemp("", "bot")
 	defer os.RemoveAll(dir)
@@ -35,7 +36,7 @@ func Example_bot() {
 		return
 	}
 	defer c.Close()
-	ctx, cancel := brokertest.WithTimeout(context.Background(), clk, time.Minute)
+	ctx, cancel := venue.WithTimeout(context.Background(), clk, time.Minute)
 	defer cancel()
 	go func() { // the simulation's time: it moves whenever the bot waits
 		for clk.BlockUntilContext(ctx, 1) == nil {

@@ -17,14 +17,16 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // simulated returns a client on an in-memory simulated venue sharing one
 // fake clock with it.
-func simulated(t testing.TB, opts ...brokertest.Option) (*broker.Client, *brokertest.Server, *clockwork.FakeClock) {
+func simulated(t testing.TB, cfg venue.Config) (*broker.Client, *brokertest.Server, *clockwork.FakeClock) {
 	t.Helper()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(append([]brokertest.Option{brokertest.WithClock(clk)}, opts...)...)
+	cfg.Clock = clk
+	srv, err := brokertest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func simulated(t testing.TB, opts ...brokertest.Option) (*broker.Client, *broker
 // an oracle written independently of this package.
 func TestAgainstSimulatedVenue(t *testing.T) {
 	t.Parallel()
-	c, srv, _ := simulated(t, brokertest.WithHistory(60), brokertest.WithPageSize(7))
+	c, srv, _ := simulated(t, venue.Config{History: 60, PageSize: 7})
 	ctx := context.Background()
 
 	a, err := c.Account(ctx)
@@ -129,7 +131,7 @@ func TestFeeSweepThroughput(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		const pages = 1000
-		srv, err := brokertest.New(brokertest.WithBulkOrders(pages*10), brokertest.WithPageSize(10))
+		srv, err := brokertest.New(venue.Config{BulkOrders: pages * 10, PageSize: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,11 +169,12 @@ func TestFeeSweepThroughput(t *testing.T) {
 }
 
 // trading returns a client that places orders on an in-memory simulated
-// venue built with opts, sharing one fake clock with it.
-func trading(t *testing.T, opts ...brokertest.Option) (*broker.Client, *brokertest.Server) {
+// venue configured by cfg, sharing one fake clock with it.
+func trading(t *testing.T, cfg venue.Config) (*broker.Client, *brokertest.Server) {
 	t.Helper()
-	clk := brokertest.NewClock(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(append([]brokertest.Option{brokertest.WithClock(clk)}, opts...)...)
+	clk := venue.NewClock(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
+	cfg.Clock = clk
+	srv, err := brokertest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +198,7 @@ func trading(t *testing.T, opts ...brokertest.Option) (*broker.Client, *brokerte
 // the same second fills at that price and fee.
 func TestPreviewPricesTheDepth(t *testing.T) {
 	t.Parallel()
-	c, srv := trading(t, brokertest.WithBuyingPower(decimal.NewFromInt(2_000_000)))
+	c, srv := trading(t, venue.Config{BuyingPower: decimal.NewFromInt(2_000_000)})
 	ctx := context.Background()
 	_, ask, err := srv.Quote("BTC-USD")
 	if err != nil {
@@ -225,8 +228,7 @@ func TestPreviewPricesTheDepth(t *testing.T) {
 // anything is placed and the venue agrees.
 func TestPreviewAndPlaceOnPairStatus(t *testing.T) {
 	t.Parallel()
-	c, srv := trading(t, brokertest.WithAccount(brokertest.AccountConfig{
-		Holdings: map[string]decimal.Decimal{"XTZ": decimal.NewFromInt(100), "BSV": decimal.NewFromInt(100)}}))
+	c, srv := trading(t, venue.Config{Holdings: map[string]decimal.Decimal{"XTZ": decimal.NewFromInt(100), "BSV": decimal.NewFromInt(100)}})
 	ctx := context.Background()
 	for i, tc := range []struct {
 		symbol string
@@ -270,20 +272,20 @@ func TestAccountStatesThroughTheClient(t *testing.T) {
 	sell.Side = broker.SideSell
 	for _, tc := range []struct {
 		name   string
-		cfg    brokertest.AccountConfig
+		cfg    venue.Config
 		buyOK  bool
 		sellOK bool
 		status int // the refusals' status
 	}{
-		{"sell_only", brokertest.AccountConfig{Status: "sell_only"}, false, true, 400},
-		{"deactivated", brokertest.AccountConfig{Status: "deactivated"}, false, false, 403},
-		{"read-only key", brokertest.AccountConfig{ReadOnly: true}, false, false, 403},
+		{"sell_only", venue.Config{AccountStatus: "sell_only"}, false, true, 400},
+		{"deactivated", venue.Config{AccountStatus: "deactivated"}, false, false, 403},
+		{"read-only key", venue.Config{ReadOnly: true}, false, false, 403},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := trading(t, brokertest.WithAccount(tc.cfg))
+			c, _ := trading(t, tc.cfg)
 			ctx := context.Background()
-			want := tc.cfg.Status
+			want := tc.cfg.AccountStatus
 			if want == "" {
 				want = "active"
 			}
@@ -315,7 +317,7 @@ func TestAccountStatesThroughTheClient(t *testing.T) {
 // venue's instants.
 func TestSimulatedMarketAsSent(t *testing.T) {
 	t.Parallel()
-	c, srv, clk := simulated(t, brokertest.WithSeed(9), brokertest.WithHistory(5))
+	c, srv, clk := simulated(t, venue.Config{Seed: 9, History: 5})
 	ctx := context.Background()
 	crossed := false
 	for i := 0; i < 20000 && !crossed; i++ {

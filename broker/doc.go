@@ -136,9 +136,9 @@
 // WithBaseURL (http is allowed only for loopback), or at the simulated
 // venue in package brokertest with WithRoundTripper and its in-memory
 // transport. For deterministic time with no test sleeping, share one
-// brokertest.NewClock between the venue (brokertest.WithClock) and the
+// venue.NewClock between the venue (venue.Config.Clock) and the
 // Client (WithClock), and give contexts a deadline on it with
-// brokertest.WithTimeout; not a clockwork.FakeClock, which counts the
+// venue.WithTimeout; not a clockwork.FakeClock, which counts the
 // per-attempt timeout as a waiter, so the usual BlockUntilContext/Advance
 // loop moves time while a request is in flight and times it out. Or run the
 // in-memory venue and the Client inside a testing/synctest bubble, both on

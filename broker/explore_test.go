@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // exploreRedisURL is the Redis the fleet schedules share (the tests'
@@ -226,10 +228,7 @@ func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
 	// history.
 	time.Sleep(time.Until(exploreStart))
 	srv, err := brokertest.New(
-		brokertest.WithSeed(seed),
-		brokertest.WithPageSize(p.pageSize),
-		brokertest.WithRateLimit(0, 0),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}),
+		venue.Config{Seed: seed, PageSize: p.pageSize, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}},
 	)
 	if err != nil {
 		t.Fatal(err)

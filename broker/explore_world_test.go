@@ -29,6 +29,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // The explorer's world: one simulated venue (always CreateSecond), the
@@ -454,7 +455,7 @@ func (w *world) stepClockWith(r *rand.Rand) {
 }
 
 func (w *world) setHostile() {
-	if err := w.srv.SetFaultPlan(brokertest.FaultPlan{Hostile: &brokertest.Hostile{ClockOffset: w.venueOff, ListLag: w.p.listLag}}); err != nil {
+	if err := w.srv.SetFaultPlan(venue.FaultPlan{Hostile: &venue.Hostile{ClockOffset: w.venueOff, ListLag: w.p.listLag}}); err != nil {
 		w.t.Fatalf("seed %d: %v", w.seed, err)
 	}
 }

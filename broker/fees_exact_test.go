@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // liveSweep runs a fee sweep with catchUps catch-up reads on a simulated
@@ -27,9 +29,7 @@ func liveSweep(t *testing.T, catchUps int) (got, snapshot *FeeReport, remembered
 	t.Helper()
 	ctx := context.Background()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 14, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0),
-		brokertest.WithHistory(120), brokertest.WithPageSize(10), brokertest.WithSeed(7),
-		brokertest.WithBuyingPower(decimal.NewFromInt(1_000_000)))
+	srv, err := brokertest.New(venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}, History: 120, PageSize: 10, Seed: 7, BuyingPower: decimal.NewFromInt(1_000_000)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 func fleetClient(t *testing.T, srv *brokertest.Server, redisURL string, opts ...broker.Option) (*broker.Client, error) {
@@ -49,7 +50,7 @@ func accountReads(srv *brokertest.Server) int {
 // A Redis that cannot be reached is an error at start-up, never a silent
 // fallback to a private budget; nothing is sent to the venue.
 func TestRedisUnreachableRefusesToStart(t *testing.T) {
-	srv, err := brokertest.New()
+	srv, err := brokertest.New(venue.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestFleetSharesTheAccountAndBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := brokertest.New(brokertest.WithCredentials("rh-api-fleet-"+hex.EncodeToString(priv[:8]), priv))
+	srv, err := brokertest.New(venue.Config{APIKey: "rh-api-fleet-" + hex.EncodeToString(priv[:8]), PrivateKey: priv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +179,7 @@ func TestFleetDiscoveryStaysInBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := brokertest.NewServer(brokertest.WithCredentials("rh-api-disc-"+hex.EncodeToString(priv[:8]), priv),
-		brokertest.WithRateLimit(perMinute, burst), brokertest.WithSeed(2))
+	srv := brokertest.NewServer(venue.Config{APIKey: "rh-api-disc-" + hex.EncodeToString(priv[:8]), PrivateKey: priv, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: perMinute, Burst: burst}}, Seed: 2})
 	defer srv.Close()
 	ps := redistest.StartProcesses(t, procs, helperEnv+"=fleet",
 		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64, "REDIS_URL="+url,
@@ -220,7 +220,7 @@ func TestFleetSharesTheIntentStore(t *testing.T) {
 	url := redistest.URL(t)
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	srv := brokertest.NewServer()
+	srv := brokertest.NewServer(venue.Config{})
 	defer srv.Close()
 	ns := "fleet-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	req := broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,

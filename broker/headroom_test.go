@@ -10,6 +10,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // burstThenLate is the worst case of a delay between a token's grant and
@@ -22,9 +23,9 @@ func burstThenLate(t *testing.T, reads int, opts ...transport.Option) int {
 	t.Helper()
 	var throttled int
 	synctest.Test(t, func(t *testing.T) {
-		srv, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{
-			Kind: brokertest.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Times: transport.DefaultBurst,
-			Delay: transport.MaxGrantDelay}}}))
+		srv, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{
+			Kind: venue.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Times: transport.DefaultBurst,
+			Delay: transport.MaxGrantDelay}}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // TestTwoHoldersOneStore: two Clients in one process share one intent
@@ -73,17 +75,16 @@ func TestTwoHoldersOneStore(t *testing.T) {
 			const batch = 50
 			keys := tc.keys
 			clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
-			opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0),
-				brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond})}
+			opts := venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}}
 			var srv *brokertest.Server
 			switch tc.wire {
 			case "tls":
-				srv = brokertest.NewTLSServer(opts...)
+				srv = brokertest.NewTLSServer(opts)
 			case "http":
-				srv = brokertest.NewServer(opts...)
+				srv = brokertest.NewServer(opts)
 			default:
 				var err error
-				if srv, err = brokertest.New(opts...); err != nil {
+				if srv, err = brokertest.New(opts); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 var optionsStart = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -57,8 +59,8 @@ func TestOptionsComposeInOneOrder(t *testing.T) {
 		name := map[bool]string{false: "own options first", true: "pass-through first"}[passFirst]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			own, passed := brokertest.NewClock(optionsStart), brokertest.NewClock(optionsStart)
-			srv := brokertest.NewServer(brokertest.WithClock(passed))
+			own, passed := venue.NewClock(optionsStart), venue.NewClock(optionsStart)
+			srv := brokertest.NewServer(venue.Config{Clock: passed})
 			t.Cleanup(srv.Close)
 			rt := &countingRT{rt: srv.Transport()}
 			ownOpts := []broker.Option{broker.WithClock(own), broker.WithRoundTripper(refusingRT{})}
@@ -97,7 +99,7 @@ func TestOptionsComposeInOneOrder(t *testing.T) {
 // refused by New, before anything is sent.
 func TestPlacerOptionsReachTheClient(t *testing.T) {
 	t.Parallel()
-	srv := brokertest.NewServer()
+	srv := brokertest.NewServer(venue.Config{})
 	t.Cleanup(srv.Close)
 	const account = "AB1234567890"
 	c, err := broker.New(credentials(t, srv), broker.WithBaseURL(srv.URL), broker.WithRoundTripper(srv.Transport()),
@@ -117,12 +119,12 @@ func TestPlacerOptionsReachTheClient(t *testing.T) {
 
 // TestRateLimitZeroIsOffOnBothSides: WithRateLimit(0, 0) means off for
 // the client's bucket (transport.WithRateLimit, passed through) and for
-// the simulated venue's (brokertest.WithRateLimit) alike: more reads than
+// the simulated venue's (an infinite venue.RateLimit) alike: more reads than
 // either's default burst go out at once, on a clock that never moves.
 func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	t.Parallel()
-	clk := brokertest.NewClock(optionsStart)
-	srv := brokertest.NewServer(brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0))
+	clk := venue.NewClock(optionsStart)
+	srv := brokertest.NewServer(venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	t.Cleanup(srv.Close)
 	c, err := broker.New(credentials(t, srv), broker.WithBaseURL(srv.URL), broker.WithRoundTripper(srv.Transport()),
 		broker.WithClock(clk), broker.WithTransportOptions(transport.WithRateLimit(0, 0), transport.WithRetryPolicy(transport.RetryPolicy{})))
@@ -132,7 +134,7 @@ func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	// A throttled read would wait for a token past this deadline and be
 	// refused at once; a 429 would be final (no retries).
-	ctx, cancel := brokertest.WithTimeout(context.Background(), clk, time.Millisecond)
+	ctx, cancel := venue.WithTimeout(context.Background(), clk, time.Millisecond)
 	defer cancel()
 	for i := range transport.DefaultBurst + 50 {
 		if _, err := c.BestBidAsk(ctx, "BTC-USD"); err != nil {

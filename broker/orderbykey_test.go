@@ -12,14 +12,15 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // keyed returns a client on a simulated venue holding history orders
 // (final, over the last 30 days), with opts.
 func keyed(t *testing.T, history int, opts ...broker.Option) (*broker.Client, *brokertest.Server) {
 	t.Helper()
-	clk := brokertest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	srv := brokertest.NewServer(brokertest.WithClock(clk), brokertest.WithBulkOrders(history))
+	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	srv := brokertest.NewServer(venue.Config{Clock: clk, BulkOrders: history})
 	t.Cleanup(srv.Close)
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {

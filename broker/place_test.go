@@ -16,6 +16,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 func limitBuy() broker.OrderRequest {
@@ -26,10 +27,10 @@ func limitBuy() broker.OrderRequest {
 // placing returns a client on a simulated venue whose intents go to the
 // bolt file it names. The venue and the client share the fake clock the
 // test advances: nothing sleeps on the real one.
-func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.Server, string, brokertest.Clock) {
+func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.Server, string, venue.Clock) {
 	t.Helper()
-	clk := brokertest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	srv := brokertest.NewServer(brokertest.WithClock(clk))
+	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	srv := brokertest.NewServer(venue.Config{Clock: clk})
 	t.Cleanup(srv.Close)
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {
@@ -47,7 +48,7 @@ func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.S
 
 // waitState reads the order until it is in state want, advancing the
 // shared fake clock 50 ms between reads, for up to 10 s of its time.
-func waitState(t *testing.T, c *broker.Client, clk brokertest.Clock, id string, want broker.OrderState) {
+func waitState(t *testing.T, c *broker.Client, clk venue.Clock, id string, want broker.OrderState) {
 	t.Helper()
 	for deadline := clk.Now().Add(10 * time.Second); clk.Now().Before(deadline); clk.Advance(50 * time.Millisecond) {
 		if o, err := c.Order(context.Background(), id); err == nil && o.State == want {

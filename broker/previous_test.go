@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tradewire/tradewire/broker"
-	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // TestListingsFollowNextOnly: the venue fills previous on every page after
@@ -18,7 +18,7 @@ import (
 func TestListingsFollowNextOnly(t *testing.T) {
 	t.Parallel()
 	const orders, pageSize = 60, 7
-	c, srv, _ := simulated(t, brokertest.WithHistory(orders), brokertest.WithPageSize(pageSize))
+	c, srv, _ := simulated(t, venue.Config{History: orders, PageSize: pageSize})
 	ctx := context.Background()
 	listed, err := broker.Collect(c.Orders(ctx, broker.OrderFilter{}))
 	if err != nil || len(listed) != orders {

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // root is the module's root, seen from this package's directory.
@@ -198,9 +198,9 @@ func TestJSONBlocksParse(t *testing.T) {
 			data := []byte(strings.Join(b.text, "\n"))
 			var err error
 			if bytes.Contains(data, []byte(`"per_minute"`)) {
-				_, err = brokertest.ParseRateLimits(data)
+				_, err = venue.ParseRateLimits(data)
 			} else {
-				_, err = brokertest.ParseFaultPlan(data)
+				_, err = venue.ParseFaultPlan(data)
 			}
 			if err != nil {
 				t.Errorf("%s:%d: %v", b.file, b.line, err)
@@ -289,7 +289,7 @@ func need(t *testing.T, name string) string {
 // TestSandboxBlocksRun runs, as written, every shell block that starts
 // tradewire sim serve, with the file's Python block as bot.py, a tradewire
 // built from this tree first on PATH, and the pure-Python PyNaCl stand-in of
-// broker/brokertest/testdata/python on PYTHONPATH.
+// venue/testdata/python on PYTHONPATH.
 func TestSandboxBlocksRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds tradewire and runs the simulated venue")
@@ -298,7 +298,7 @@ func TestSandboxBlocksRun(t *testing.T) {
 	need(t, "python3")
 	bash := need(t, "bash")
 	bin := tradewireDir(t)
-	shims, err := filepath.Abs(filepath.Join(root, "broker", "brokertest", "testdata", "python"))
+	shims, err := filepath.Abs(filepath.Join(root, "venue", "testdata", "python"))
 	if err != nil {
 		t.Fatal(err)
 	}

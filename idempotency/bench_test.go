@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	simvenue "github.com/tradewire/tradewire/venue"
 )
 
 // The store's cost against what is open (issue: "a store whose cost
@@ -35,7 +37,7 @@ type venue struct {
 
 func newVenue(b *testing.B) *venue {
 	b.Helper()
-	srv, err := brokertest.New(brokertest.WithRateLimit(0, 0), brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
+	srv, err := brokertest.New(simvenue.Config{RateLimits: simvenue.RateLimits{Account: simvenue.RateLimit{PerMinute: math.Inf(1)}}, Faults: simvenue.FaultPlan{Duplicate: simvenue.CreateSecond}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // writeLog is a store that notes each durable write, and the transport's
@@ -52,7 +54,7 @@ func (w *writeLog) Update(ctx context.Context, rec idempotency.Record) error {
 // rate limits, the venue's clock already read.
 func placement(tb testing.TB, store func(idempotency.Store) idempotency.Store, wrap func(http.RoundTripper) http.RoundTripper) (*orders.Placer, *transport.Client, *brokertest.Server) {
 	tb.Helper()
-	srv, err := brokertest.New(brokertest.WithRateLimit(0, 0), brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}))
+	srv, err := brokertest.New(venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 	if err != nil {
 		tb.Fatal(err)
 	}

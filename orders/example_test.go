@@ -11,6 +11,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // codec reads the three facts the engine needs of the venue's order JSON.
@@ -38,7 +39,7 @@ var handBuy = orders.Create{Symbol: "BTC-USD", Body: func(cid string) ([]byte, e
 // again with the same key — after a crash, a timeout, anything — returns
 // the same order and sends nothing. Bots use broker.Client.Place instead.
 func Example() {
-	venue, err := brokertest.New() // an in-memory simulated venue
+	venue, err := brokertest.New(venue.Config{}) // an in-memory simulated venue
 	if err != nil {
 		panic(err)
 	}
@@ -85,8 +86,8 @@ func Example() {
 // 503: it may have taken effect, so the bot must not place it again under
 // a new key.
 func ExamplePlacer_Place_errors() {
-	venue, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{
-		Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
+	venue, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{
+		Kind: venue.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 	if err != nil {
 		panic(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // env is one simulated venue with a client and a Placer, inside a synctest
@@ -39,20 +40,33 @@ type env struct {
 // envConfig is what a test changes about an env.
 type envConfig struct {
 	store     idempotency.Store
-	venue     []brokertest.Option
+	venue     venue.Config                              // Seed 7 and CreateSecond where it leaves them unset
 	wrap      func(http.RoundTripper) http.RoundTripper // between the client and the venue
 	transport []transport.Option
 	placer    []orders.Option
 }
 
-func newEnv(t *testing.T, store idempotency.Store, opts ...brokertest.Option) *env {
+// newEnv is newEnvWith with store, and the venue configured by cfg if
+// given.
+func newEnv(t *testing.T, store idempotency.Store, cfg ...venue.Config) *env {
 	t.Helper()
-	return newEnvWith(t, envConfig{store: store, venue: opts})
+	c := envConfig{store: store}
+	if len(cfg) > 0 {
+		c.venue = cfg[0]
+	}
+	return newEnvWith(t, c)
 }
 
 func newEnvWith(t *testing.T, c envConfig) *env {
 	t.Helper()
-	srv, err := brokertest.New(append([]brokertest.Option{brokertest.WithSeed(7), brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond})}, c.venue...)...)
+	cfg := c.venue
+	if cfg.Seed == 0 {
+		cfg.Seed = 7
+	}
+	if cfg.Faults.Duplicate == "" {
+		cfg.Faults.Duplicate = venue.CreateSecond
+	}
+	srv, err := brokertest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +99,8 @@ func newEnvWith(t *testing.T, c envConfig) *env {
 }
 
 // creates returns the create requests the venue received for an id.
-func (e *env) creates() []brokertest.Request {
-	var out []brokertest.Request
+func (e *env) creates() []venue.Request {
+	var out []venue.Request
 	for _, r := range e.srv.Ledger().Requests() {
 		if r.Method == "POST" && r.Target == "/api/v2/crypto/trading/orders/?account_number="+e.srv.AccountNumber {
 			out = append(out, r)
@@ -155,29 +169,29 @@ func TestPlaceOnceAndAgain(t *testing.T) {
 func TestCreateFailures(t *testing.T) {
 	type failure struct {
 		name      string
-		fault     brokertest.Fault
+		fault     venue.Fault
 		committed bool // the venue holds the order after the failed answer
 	}
-	post := func(f brokertest.Fault) brokertest.Fault {
+	post := func(f venue.Fault) venue.Fault {
 		f.Method, f.Path = "POST", "/api/v2/crypto/trading/orders/"
 		return f
 	}
 	var failures []failure
 	for _, st := range []int{429, 500, 502, 503, 504} {
 		failures = append(failures,
-			failure{fmt.Sprintf("%d before commit", st), post(brokertest.Fault{Kind: brokertest.FaultRespond, Status: st, Body: `{"type":"server_error","errors":[]}`}), false},
-			failure{fmt.Sprintf("%d after commit", st), post(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Status: st}), true})
+			failure{fmt.Sprintf("%d before commit", st), post(venue.Fault{Kind: venue.FaultRespond, Status: st, Body: `{"type":"server_error","errors":[]}`}), false},
+			failure{fmt.Sprintf("%d after commit", st), post(venue.Fault{Kind: venue.FaultLoseResponse, Status: st}), true})
 	}
 	failures = append(failures,
-		failure{"connection lost after commit", post(brokertest.Fault{Kind: brokertest.FaultLoseResponse}), true},
-		failure{"timeout before commit", post(brokertest.Fault{Kind: brokertest.FaultLatency, Delay: 15 * time.Second}), false},
-		failure{"timeout after commit", post(brokertest.Fault{Kind: brokertest.FaultLatency, Delay: 15 * time.Second, AfterCommit: true}), true})
+		failure{"connection lost after commit", post(venue.Fault{Kind: venue.FaultLoseResponse}), true},
+		failure{"timeout before commit", post(venue.Fault{Kind: venue.FaultLatency, Delay: 15 * time.Second}), false},
+		failure{"timeout after commit", post(venue.Fault{Kind: venue.FaultLatency, Delay: 15 * time.Second, AfterCommit: true}), true})
 
-	for _, dup := range []brokertest.DuplicateMode{brokertest.CreateSecond} {
+	for _, dup := range []venue.DuplicateMode{venue.CreateSecond} {
 		for _, f := range failures {
 			t.Run(string(dup)+"/"+f.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: dup, Faults: []brokertest.Fault{f.fault}}))
+					e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Duplicate: dup, Faults: []venue.Fault{f.fault}}})
 					ctx := context.Background()
 					o, err := e.placer.Place(ctx, "k-1", limitBuy("0.001"))
 					if err != nil {
@@ -217,7 +231,7 @@ func TestCreateFailures(t *testing.T) {
 
 func TestRandomIDIsSentOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
+		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 		ctx := context.Background()
 		_, err := e.placer.Place(ctx, "", limitBuy("0.001"))
 		var unknown *orders.Error
@@ -241,7 +255,7 @@ func TestRandomIDIsSentOnce(t *testing.T) {
 
 func TestCancelledContextDuringReconcile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
+		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // bubble time
 		defer cancel()
 		_, err := e.placer.Place(ctx, "k-1", limitBuy("0.001"))
@@ -266,7 +280,7 @@ func TestCancelledContextDuringReconcile(t *testing.T) {
 // new Placer on the same store file recovers the order by lookup and never
 // places a second one.
 func TestCrashBetweenSendAndRecord(t *testing.T) {
-	for _, mode := range []brokertest.DuplicateMode{brokertest.CreateSecond} {
+	for _, mode := range []venue.DuplicateMode{venue.CreateSecond} {
 		t.Run(string(mode), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "intents.db")
@@ -274,8 +288,8 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e := newEnv(t, &crashingStore{Store: store, afterWrites: 2}, brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: mode,
-					Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/"}}}))
+				e := newEnv(t, &crashingStore{Store: store, afterWrites: 2}, venue.Config{Faults: venue.FaultPlan{Duplicate: mode,
+					Faults: []venue.Fault{{Kind: venue.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/"}}}})
 				ctx := context.Background()
 				cid := e.placer.ClientOrderID("k-1")
 				_, _ = e.placer.Place(ctx, "k-1", limitBuy("0.001")) // "crashes" after the send
@@ -387,8 +401,8 @@ func (s *crashingStore) Update(ctx context.Context, r idempotency.Record) error 
 
 func TestConcurrentPlaceSameKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond,
-			Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}))
+		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Duplicate: venue.CreateSecond,
+			Faults: []venue.Fault{{Kind: venue.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 		ctx := context.Background()
 		var wg sync.WaitGroup
 		ids := make(chan string, 8)

@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker"
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // Tests of Recover's shared lookup: the open intents of one symbol are
@@ -349,7 +349,7 @@ func TestRecoverIncompleteSharedRead(t *testing.T) {
 // for the others, and settle them.
 func TestRecoverPageCapNarrows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := crashAfterSends(t, "old", 2, 0, envConfig{venue: []brokertest.Option{brokertest.WithPageSize(3)}})
+		c := crashAfterSends(t, "old", 2, 0, envConfig{venue: venue.Config{PageSize: 3}})
 		ctx := context.Background()
 		// An hour later: other orders, then two more intents left by a
 		// crash. The old intents' windows hold the other orders; the new

@@ -13,10 +13,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/broker"
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // Answers that contradict themselves, or say "failed" of a live order,
@@ -127,7 +127,7 @@ func TestFailedCreateConfirmed(t *testing.T) {
 					count = chain(count, wrap)
 				}
 				e := newEnvWith(t, envConfig{store: boltStore(t), wrap: count,
-					venue: []brokertest.Option{brokertest.WithBuyingPower(decimal.RequireFromString("10"))}})
+					venue: venue.Config{BuyingPower: decimal.RequireFromString("10")}})
 				ctx := context.Background()
 				if _, err := e.placer.Place(ctx, "warm-up", limitBuy("0.001")); err != nil {
 					t.Fatal(err)
@@ -163,7 +163,7 @@ func TestFailedCreateConfirmed(t *testing.T) {
 // order. Place acknowledges the live order, never rejected.
 func TestListedTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lost := brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 1}
+		lost := venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 1}
 		var cid string
 		e := newEnvWith(t, envConfig{store: boltStore(t), wrap: editLists(func(_ int, pg *listPage) []byte {
 			for i, row := range pg.Results {
@@ -208,7 +208,7 @@ func TestShiftedPages(t *testing.T) {
 		var cid string
 		shift := false
 		var first []map[string]json.RawMessage
-		e := newEnvWith(t, envConfig{store: boltStore(t), venue: []brokertest.Option{brokertest.WithPageSize(2)},
+		e := newEnvWith(t, envConfig{store: boltStore(t), venue: venue.Config{PageSize: 2},
 			wrap: editLists(func(_ int, pg *listPage) []byte {
 				if pg.Previous == nil {
 					first = append(first[:0], pg.Results...)

@@ -155,7 +155,7 @@ func WithLimiter(l Limiter) Option { return func(o *config) { o.limiter = l } }
 // WithAttemptTimeout bounds each attempt, from sending to the end of the
 // body (default 10 s). The bound is a deadline on the client's clock, not a
 // wait. On the real clock one timer serves every attempt in flight; on any
-// other, each attempt has an AfterFunc of its own (brokertest.Clock does
+// other, each attempt has an AfterFunc of its own (venue.Clock does
 // not count it as a waiter; a clockwork.FakeClock does).
 func WithAttemptTimeout(d time.Duration) Option { return func(o *config) { o.attemptTimeout = d } }
 
@@ -789,7 +789,7 @@ var errAttemptTimeout = errors.New("attempt timed out")
 // (BlockUntilContext(ctx, 1) then Advance in a loop) moves the time while
 // the request is in flight and times it out.
 const fakeClockHint = "on a *clockwork.FakeClock, whose BlockUntilContext counts this deadline as a waiter, " +
-	"so a test advancing the clock while a request is in flight times it out; share a brokertest.NewClock, " +
+	"so a test advancing the clock while a request is in flight times it out; share a venue.NewClock, " +
 	"whose BlockUntilContext counts waits only"
 
 // attemptError names the attempt timeout when it is what ended err.

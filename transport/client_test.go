@@ -347,8 +347,8 @@ func attemptTimeoutOnPOSTIsUnknown(t *testing.T, ctx, reqCtx context.Context) {
 	if !errors.As(err, &uo) || uo.StatusCode != 0 || !errors.Is(uo.Err, errAttemptTimeout) {
 		t.Fatalf("err = %v, want an unknown outcome from the attempt timeout", err)
 	}
-	if !strings.Contains(err.Error(), "brokertest.NewClock") {
-		t.Errorf("err = %v: on a clockwork.FakeClock it should name brokertest.NewClock", err)
+	if !strings.Contains(err.Error(), "venue.NewClock") {
+		t.Errorf("err = %v: on a clockwork.FakeClock it should name venue.NewClock", err)
 	}
 	if n := len(v.requests()); n != 1 {
 		t.Fatalf("POST sent %d times", n)

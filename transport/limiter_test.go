@@ -254,7 +254,7 @@ func TestTokenBucketWaitsUnderClockworkTimeout(t *testing.T) {
 }
 
 // TestRateLimitZeroIsOff: WithRateLimit(0, 0) turns the client's bucket
-// off (as brokertest.WithRateLimit(0, 0) turns the simulated venue's off):
+// off (as an infinite venue.RateLimit turns the simulated venue's off):
 // more tokens than the default burst are taken on a clock that never
 // moves, and no one ever waits on it. RateLimit reports the setting.
 func TestRateLimitZeroIsOff(t *testing.T) {

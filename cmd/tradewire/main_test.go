@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 const envMainArgs = "TRADEWIRE_TEST_MAIN_ARGS"
@@ -51,7 +52,7 @@ func TestSignalsEndPlaceAsUnknown(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
-			venue := brokertest.NewServer()
+			venue := brokertest.NewServer(venue.Config{})
 			defer venue.Close()
 			upstream, err := url.Parse(venue.URL)
 			if err != nil {

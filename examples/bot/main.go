@@ -18,6 +18,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 func main() {
@@ -28,7 +29,7 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	srv, err := brokertest.New() // the simulated venue, in memory
+	srv, err := brokertest.New(venue.Config{}) // the simulated venue, in memory
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 func main() {
@@ -25,7 +26,7 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	srv, err := brokertest.New(brokertest.WithHistory(40)) // in memory, 40 orders in 30 days
+	srv, err := brokertest.New(venue.Config{History: 40}) // in memory, 40 orders in 30 days
 	if err != nil {
 		return err
 	}

@@ -18,15 +18,16 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 func TestBotPlacesOnce(t *testing.T) {
-	clk := brokertest.NewClock(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	srv, err := brokertest.New(brokertest.WithClock(clk), brokertest.WithFaultPlan(brokertest.FaultPlan{
-		Duplicate: brokertest.CreateSecond, // a reused client_order_id makes a second order
-		Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse, // committed, answer lost
+	clk := venue.NewClock(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
+	srv, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{
+		Duplicate: venue.CreateSecond, // a reused client_order_id makes a second order
+		Faults: []venue.Fault{{Kind: venue.FaultLoseResponse, // committed, answer lost
 			Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
-	}))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestBotPlacesOnce(t *testing.T) {
 	}
 	defer c.Close()
 
-	ctx, cancel := brokertest.WithTimeout(t.Context(), clk, 10*time.Minute) // a deadline on clk
+	ctx, cancel := venue.WithTimeout(t.Context(), clk, 10*time.Minute) // a deadline on clk
 	defer cancel()
 	go func() { // move time whenever the bot waits
 		for clk.BlockUntilContext(ctx, 1) == nil { // 1: one goroutine (the bot) waits
@@ -90,11 +91,11 @@ func placeUntilKnown(ctx context.Context, c *broker.Client, clk clockwork.Clock,
 // by itself whenever every goroutine in it waits.
 func TestBotPlacesOnceInABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, err := brokertest.New(brokertest.WithFaultPlan(brokertest.FaultPlan{
-			Duplicate: brokertest.CreateSecond,
-			Faults: []brokertest.Fault{{Kind: brokertest.FaultLoseResponse,
+		srv, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{
+			Duplicate: venue.CreateSecond,
+			Faults: []venue.Fault{{Kind: venue.FaultLoseResponse,
 				Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
-		}))
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}

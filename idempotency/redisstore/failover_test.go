@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // The answers a Place can give, as the fleet tests tally them.
@@ -69,8 +71,7 @@ func truthful(r placeResult, want string) bool {
 // fleetVenue is the dangerous venue: a reused client_order_id creates a
 // second order, so only the client keeps a key to one order.
 func fleetVenue(t *testing.T, seed int64) *brokertest.Server {
-	srv := brokertest.NewServer(brokertest.WithSeed(seed), brokertest.WithFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond}),
-		brokertest.WithRateLimit(0, 0))
+	srv := brokertest.NewServer(venue.Config{Seed: seed, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -190,7 +191,7 @@ func TestFleetRedisWipe(t *testing.T) {
 			// anyway); A finds those orders by lookup. B gets them all
 			// from the store.
 			for _, st := range []int{0, 500} {
-				srv.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Status: st})
+				srv.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Status: st})
 			}
 			answers["A before"] = a.placeAll(ctx, keys)
 			answers["B before"] = b.placeAll(ctx, keys)
@@ -198,7 +199,7 @@ func TestFleetRedisWipe(t *testing.T) {
 			// One more key is in flight when Redis loses everything: its
 			// create is committed and its answer held back.
 			inflight := "inflight"
-			srv.Inject(brokertest.Fault{Kind: brokertest.FaultLatency, Method: "POST", Delay: 2 * time.Second, AfterCommit: true})
+			srv.Inject(venue.Fault{Kind: venue.FaultLatency, Method: "POST", Delay: 2 * time.Second, AfterCommit: true})
 			done := make(chan placeResult, 1)
 			go func() { o, err := a.p.Place(ctx, inflight, buy); done <- result(inflight, o, err) }()
 			for deadline := time.Now().Add(10 * time.Second); len(srv.Ledger().OrdersByClientID(a.p.ClientOrderID(inflight))) == 0; {
@@ -357,7 +358,7 @@ func TestFleetHolderPaused(t *testing.T) {
 	b := mustWorker(t, "B", srv, url, ns)
 	cid := b.p.ClientOrderID("k")
 	forgetIntents(t, url, srv.AccountNumber, []string{cid})
-	if err := srv.Inject(brokertest.Fault{Kind: brokertest.FaultLatency, Method: "POST", Delay: 2 * time.Second, AfterCommit: true}); err != nil {
+	if err := srv.Inject(venue.Fault{Kind: venue.FaultLatency, Method: "POST", Delay: 2 * time.Second, AfterCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	ps := redistest.StartProcesses(t, 1, helperEnv+"=place",

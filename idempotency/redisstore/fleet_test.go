@@ -24,6 +24,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 const helperEnv = "TRADEWIRE_REDISSTORE_HELPER"
@@ -154,7 +155,7 @@ func TestFleetPlaceSameKey(t *testing.T) {
 		t.Skip("runs OS processes")
 	}
 	url := redistest.URL(t)
-	srv := brokertest.NewServer(brokertest.WithSeed(7))
+	srv := brokertest.NewServer(venue.Config{Seed: 7})
 	defer srv.Close()
 	keys := []string{"alpha", "bravo", "charlie", "delta"}
 	ns := runID(t)
@@ -166,7 +167,7 @@ func TestFleetPlaceSameKey(t *testing.T) {
 	}
 	forgetIntents(t, url, srv.AccountNumber, all)
 	for _, status := range []int{0, 500, 503, 429} {
-		if err := srv.Inject(brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Status: status}); err != nil {
+		if err := srv.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Status: status}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // TestRedisRestartMidRun crashes a private redis-server (SIGKILL) while two
@@ -25,7 +27,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 		t.Skip("restarts a redis-server")
 	}
 	rs := redistest.Start(t)
-	srv := brokertest.NewServer(brokertest.WithSeed(3), brokertest.WithRateLimit(0, 0))
+	srv := brokertest.NewServer(venue.Config{Seed: 3, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

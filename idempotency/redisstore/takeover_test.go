@@ -18,6 +18,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // TestTakeoverReconcilesByLookup: process A sends a create that the venue
@@ -29,7 +30,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	t.Parallel()
 	url := redistest.URL(t)
 	clock := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
-	srv := brokertest.NewServer(brokertest.WithClock(clock), brokertest.WithSeed(11))
+	srv := brokertest.NewServer(venue.Config{Clock: clock, Seed: 11})
 	defer srv.Close()
 	ns := runID(t)
 	const lease = 100 * time.Millisecond
@@ -65,7 +66,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	// A's create is committed, and its answer held back on the venue's
 	// clock; A dies while waiting: its connection to Redis goes first, so
 	// it cannot release its claim, then its work ends.
-	if err := srv.Inject(brokertest.Fault{Kind: brokertest.FaultLatency, Method: "POST", Delay: time.Minute, AfterCommit: true}); err != nil {
+	if err := srv.Inject(venue.Fault{Kind: venue.FaultLatency, Method: "POST", Delay: time.Minute, AfterCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	actx, kill := context.WithCancel(ctx)

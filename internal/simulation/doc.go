@@ -12,7 +12,7 @@
 // the venue received joined with what was on the wire, the orders created,
 // the figures, and the invariants that failed.
 //
-//	r, err := simulation.Scenario{Seed: 1, Mix: brokertest.Mix{Rate5xx: 0.2}, Duration: time.Hour}.Run(ctx)
+//	r, err := simulation.Scenario{Seed: 1, Mix: venue.Mix{Rate5xx: 0.2}, Duration: time.Hour}.Run(ctx)
 //	if err != nil { ... }          // the harness failed: deadlock, hang, broken workload
 //	if err := r.Err(); err != nil { ... } // an invariant failed
 //
@@ -194,7 +194,7 @@
 // # Throttle scenarios
 //
 // ThrottleLayouts are venues whose rate limits are per endpoint class and
-// fluctuate (Scenario.RateLimits, brokertest.WithRateLimits), with bots
+// fluctuate (Scenario.RateLimits, venue.Config.RateLimits), with bots
 // that saturate each class they call: drop (market data at 100 a minute
 // drops to 30 for 10 min, four bots on it), per-class (market data 100,
 // account reads 60, order reads 45, order writes 100, market data and

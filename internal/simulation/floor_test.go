@@ -7,8 +7,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // TestFloorMeter: the floor is the wall time per signature and
@@ -107,7 +107,7 @@ func TestFloorSampledDuringRun(t *testing.T) {
 	t.Parallel()
 	runWith := func(every time.Duration) *Run {
 		t.Helper()
-		return run(t, Scenario{Name: "floor", Seed: 3, Mix: brokertest.Mix{Rate429: 0.05, Rate5xx: 0.05},
+		return run(t, Scenario{Name: "floor", Seed: 3, Mix: venue.Mix{Rate429: 0.05, Rate5xx: 0.05},
 			Duration: time.Minute, wall: tickingClock{clockwork.NewFakeClock(), time.Microsecond}, floorEvery: every})
 	}
 	none, each := runWith(time.Hour), runWith(time.Nanosecond)

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // HostileMode is a venue that does not share the client's assumptions,
@@ -19,9 +19,9 @@ type HostileMode struct {
 	// Name labels the mode in reports ("list-lag-20s", ...).
 	Name string
 	// Hostile is the venue's hostile settings (Scenario.Hostile).
-	Hostile brokertest.Hostile
+	Hostile venue.Hostile
 	// CreateFaults replace the lost answers CommitFaults scripts.
-	CreateFaults []brokertest.Fault
+	CreateFaults []venue.Fault
 	// PageSize, if set, is the venue's page size, small enough that a
 	// lookup reads several pages.
 	PageSize int
@@ -61,33 +61,33 @@ type HostileMode struct {
 //     committed, then its HTTP/2 stream is refused, reset with
 //     PROTOCOL_ERROR, or a GOAWAY claims it unprocessed (WireTLS only).
 func HostileModes() []HostileMode {
-	create := func(k brokertest.FaultKind) []brokertest.Fault { return []brokertest.Fault{{Kind: k}} }
+	create := func(k venue.FaultKind) []venue.Fault { return []venue.Fault{{Kind: k}} }
 	return []HostileMode{
-		{Name: "list-lag-20s", Hostile: brokertest.Hostile{ListLag: 20 * time.Second}},
-		{Name: "list-lag-90s", Hostile: brokertest.Hostile{ListLag: 90 * time.Second}, NoResend: true},
-		{Name: "clock-ahead-20s", Hostile: brokertest.Hostile{ClockOffset: 20 * time.Second}},
-		{Name: "clock-behind-20s", Hostile: brokertest.Hostile{ClockOffset: -20 * time.Second}},
-		{Name: "clock-ahead-3m", Hostile: brokertest.Hostile{ClockOffset: 3 * time.Minute}},
-		{Name: "clock-behind-3m", Hostile: brokertest.Hostile{ClockOffset: -3 * time.Minute}},
-		{Name: "omit-client-order-id", Hostile: brokertest.Hostile{OmitClientOrderID: 1}},
-		{Name: "omit-some-client-order-ids", Hostile: brokertest.Hostile{OmitClientOrderID: 0.5}},
-		{Name: "drop-next", Hostile: brokertest.Hostile{DropNext: 1}, PageSize: 1, NoResend: true},
-		{Name: "drop-next-list-lag-20s", Hostile: brokertest.Hostile{DropNext: 1, ListLag: 20 * time.Second}, PageSize: 1, NoResend: true},
-		{Name: "2xx-truncated", CreateFaults: create(brokertest.FaultTruncatedBody)},
-		{Name: "2xx-other-order", CreateFaults: create(brokertest.FaultOtherOrderBody)},
-		{Name: "2xx-wrong-client-id", CreateFaults: create(brokertest.FaultWrongClientOrderID)},
-		{Name: "2xx-truncated-list-lag-90s", Hostile: brokertest.Hostile{ListLag: 90 * time.Second},
-			CreateFaults: create(brokertest.FaultTruncatedBody), NoResend: true},
-		{Name: "h2-refused-stream", CreateFaults: create(brokertest.FaultRefusedStream), Wire: WireTLS},
-		{Name: "h2-protocol-error", CreateFaults: create(brokertest.FaultProtocolError), Wire: WireTLS},
-		{Name: "h2-goaway", CreateFaults: create(brokertest.FaultGoAway), Wire: WireTLS},
+		{Name: "list-lag-20s", Hostile: venue.Hostile{ListLag: 20 * time.Second}},
+		{Name: "list-lag-90s", Hostile: venue.Hostile{ListLag: 90 * time.Second}, NoResend: true},
+		{Name: "clock-ahead-20s", Hostile: venue.Hostile{ClockOffset: 20 * time.Second}},
+		{Name: "clock-behind-20s", Hostile: venue.Hostile{ClockOffset: -20 * time.Second}},
+		{Name: "clock-ahead-3m", Hostile: venue.Hostile{ClockOffset: 3 * time.Minute}},
+		{Name: "clock-behind-3m", Hostile: venue.Hostile{ClockOffset: -3 * time.Minute}},
+		{Name: "omit-client-order-id", Hostile: venue.Hostile{OmitClientOrderID: 1}},
+		{Name: "omit-some-client-order-ids", Hostile: venue.Hostile{OmitClientOrderID: 0.5}},
+		{Name: "drop-next", Hostile: venue.Hostile{DropNext: 1}, PageSize: 1, NoResend: true},
+		{Name: "drop-next-list-lag-20s", Hostile: venue.Hostile{DropNext: 1, ListLag: 20 * time.Second}, PageSize: 1, NoResend: true},
+		{Name: "2xx-truncated", CreateFaults: create(venue.FaultTruncatedBody)},
+		{Name: "2xx-other-order", CreateFaults: create(venue.FaultOtherOrderBody)},
+		{Name: "2xx-wrong-client-id", CreateFaults: create(venue.FaultWrongClientOrderID)},
+		{Name: "2xx-truncated-list-lag-90s", Hostile: venue.Hostile{ListLag: 90 * time.Second},
+			CreateFaults: create(venue.FaultTruncatedBody), NoResend: true},
+		{Name: "h2-refused-stream", CreateFaults: create(venue.FaultRefusedStream), Wire: WireTLS},
+		{Name: "h2-protocol-error", CreateFaults: create(venue.FaultProtocolError), Wire: WireTLS},
+		{Name: "h2-goaway", CreateFaults: create(venue.FaultGoAway), Wire: WireTLS},
 	}
 }
 
 // hostileMix is the fault mix of the hostile runs: 429s and 5xx before
 // the commit and answers lost after it, and no latency, so that they run
 // over TLS in lockstep too.
-var hostileMix = brokertest.Mix{Rate429: 0.03, Rate5xx: 0.03, RateLost: 0.03}
+var hostileMix = venue.Mix{Rate429: 0.03, Rate5xx: 0.03, RateLost: 0.03}
 
 // HostileScenario is the placement scenario of a hostile mode: the
 // hostile venue, which creates a second order for a reused
@@ -110,7 +110,7 @@ func HostileScenario(m HostileMode, seed int64, wire Wire, d, restartEvery time.
 	}
 	return Scenario{Name: "hostile/" + m.Name, Seed: seed, Mix: hostileMix, Duration: d, Wire: wire,
 		Hostile: m.Hostile, PageSize: m.PageSize, Invariants: inv,
-		Placement: &Placement{Duplicate: brokertest.CreateSecond, CommitFaults: 0.2, CreateFaults: m.CreateFaults,
+		Placement: &Placement{Duplicate: venue.CreateSecond, CommitFaults: 0.2, CreateFaults: m.CreateFaults,
 			RestartEvery: restartEvery, NoResend: m.NoResend}}
 }
 
@@ -139,7 +139,7 @@ func falseAnswers(r *Run) problems {
 		return p
 	}
 	off := r.Scenario.Hostile.ClockOffset
-	byCID := map[string][]brokertest.OrderRecord{}
+	byCID := map[string][]venue.OrderRecord{}
 	for _, o := range r.Orders {
 		byCID[o.ClientOrderID] = append(byCID[o.ClientOrderID], o)
 	}

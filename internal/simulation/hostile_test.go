@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // hostileSlice is the hostile runs go test makes: every hostile mode on
@@ -82,7 +82,7 @@ func TestOverTLS(t *testing.T) {
 	for _, sc := range []Scenario{
 		{Name: "tls/5xx", Seed: 1, Mix: StandardMixes()[2].Mix, Duration: 2 * time.Minute, Wire: WireTLS},
 		func() Scenario {
-			sc := placementScenario(2, NamedMix{Name: "lost", Mix: hostileMix}, brokertest.CreateSecond, 2*time.Minute, time.Minute)
+			sc := placementScenario(2, NamedMix{Name: "lost", Mix: hostileMix}, venue.CreateSecond, 2*time.Minute, time.Minute)
 			sc.Wire = WireTLS
 			return sc
 		}(),
@@ -114,13 +114,13 @@ func TestOverTLS(t *testing.T) {
 // wire on a replay beneath the client, and that a real mismatch fails.
 func TestJoinMarksReplays(t *testing.T) {
 	t.Parallel()
-	req := func(m, target, ts string) brokertest.Request {
-		return brokertest.Request{Method: m, Target: target, Timestamp: ts}
+	req := func(m, target, ts string) venue.Request {
+		return venue.Request{Method: m, Target: target, Timestamp: ts}
 	}
 	w := func(call int, m, target, ts string) wireRecord {
 		return wireRecord{call: call, method: m, target: target, timestamp: ts}
 	}
-	ev, err := join([]brokertest.Request{req("POST", "/o", "1"), req("POST", "/o", "1"), req("GET", "/a", "2")},
+	ev, err := join([]venue.Request{req("POST", "/o", "1"), req("POST", "/o", "1"), req("GET", "/a", "2")},
 		[]wireRecord{w(1, "POST", "/o", "1"), w(2, "GET", "/a", "2")})
 	if err != nil || len(ev) != 3 || ev[0].Replayed || !ev[1].Replayed || ev[1].Call != 1 || ev[2].Replayed || ev[2].Call != 2 {
 		t.Fatalf("join: %v %+v", err, ev)
@@ -128,13 +128,13 @@ func TestJoinMarksReplays(t *testing.T) {
 	if err := checkWireSendsOnce(&Run{Events: ev}); err == nil {
 		t.Error("wire-sends-once passed a replay")
 	}
-	if _, err := join([]brokertest.Request{req("GET", "/a", "2")}, []wireRecord{w(1, "POST", "/o", "1")}); err == nil {
+	if _, err := join([]venue.Request{req("GET", "/a", "2")}, []wireRecord{w(1, "POST", "/o", "1")}); err == nil {
 		t.Error("a mismatch joined")
 	}
-	if _, err := join([]brokertest.Request{req("GET", "/a", "2")}, []wireRecord{w(1, "GET", "/a", "2"), w(2, "GET", "/b", "2")}); err == nil {
+	if _, err := join([]venue.Request{req("GET", "/a", "2")}, []wireRecord{w(1, "GET", "/a", "2"), w(2, "GET", "/b", "2")}); err == nil {
 		t.Error("a request the venue never saw joined")
 	}
-	if _, err := join([]brokertest.Request{req("GET", "/a", "2")}, nil); err == nil {
+	if _, err := join([]venue.Request{req("GET", "/a", "2")}, nil); err == nil {
 		t.Error("a request no one sent joined")
 	}
 }
@@ -160,28 +160,28 @@ func TestHostileInvariantsOnForgedRuns(t *testing.T) {
 	op := func(outcome string) PlaceOp {
 		return PlaceOp{ID: 1, Op: "place", Key: "k1", ClientOrderID: cid, End: t0.Add(time.Minute), Outcome: outcome}
 	}
-	order := func(at time.Duration, state string) brokertest.OrderRecord {
-		return brokertest.OrderRecord{ID: "o1", ClientOrderID: cid, State: state, CreatedAt: t0.Add(at)}
+	order := func(at time.Duration, state string) venue.OrderRecord {
+		return venue.OrderRecord{ID: "o1", ClientOrderID: cid, State: state, CreatedAt: t0.Add(at)}
 	}
 	tests := []struct {
 		name   string
 		op     PlaceOp
-		orders []brokertest.OrderRecord
+		orders []venue.OrderRecord
 		offset time.Duration
 		ok     bool
 	}{
 		{"not placed, no order", op("not_placed"), nil, 0, true},
-		{"not placed, an order", op("not_placed"), []brokertest.OrderRecord{order(0, "open")}, 0, false},
-		{"not placed, an order placed after the answer", op("not_placed"), []brokertest.OrderRecord{order(2*time.Minute, "open")}, 0, true},
-		{"not placed, an order on a venue 3 min ahead", op("not_placed"), []brokertest.OrderRecord{order(3*time.Minute+time.Second, "open")}, 3 * time.Minute, false},
-		{"rejected, its own failed order", op("rejected"), []brokertest.OrderRecord{order(0, "failed")}, 0, true},
-		{"rejected, a live order", op("rejected"), []brokertest.OrderRecord{order(0, "filled")}, 0, false},
-		{"unknown, an order", op("unknown"), []brokertest.OrderRecord{order(0, "open")}, 0, true},
+		{"not placed, an order", op("not_placed"), []venue.OrderRecord{order(0, "open")}, 0, false},
+		{"not placed, an order placed after the answer", op("not_placed"), []venue.OrderRecord{order(2*time.Minute, "open")}, 0, true},
+		{"not placed, an order on a venue 3 min ahead", op("not_placed"), []venue.OrderRecord{order(3*time.Minute+time.Second, "open")}, 3 * time.Minute, false},
+		{"rejected, its own failed order", op("rejected"), []venue.OrderRecord{order(0, "failed")}, 0, true},
+		{"rejected, a live order", op("rejected"), []venue.OrderRecord{order(0, "filled")}, 0, false},
+		{"unknown, an order", op("unknown"), []venue.OrderRecord{order(0, "open")}, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := &Run{Scenario: Scenario{Start: t0, Hostile: brokertest.Hostile{ClockOffset: tt.offset}},
+			r := &Run{Scenario: Scenario{Start: t0, Hostile: venue.Hostile{ClockOffset: tt.offset}},
 				Orders: tt.orders, Placement: &PlacementRun{Ops: []PlaceOp{tt.op}}}
 			if err := checkAnswersTrue(r); (err == nil) != tt.ok {
 				t.Errorf("answers-true: err = %v, want ok=%v", err, tt.ok)
@@ -197,9 +197,9 @@ func TestHostileInvariantsOnForgedRuns(t *testing.T) {
 func TestOverTLSWithTimeouts(t *testing.T) {
 	t.Parallel()
 	all := StandardMixes()[len(StandardMixes())-1]
-	sc := placementScenario(3, all, brokertest.CreateSecond, 2*time.Minute, time.Minute)
+	sc := placementScenario(3, all, venue.CreateSecond, 2*time.Minute, time.Minute)
 	sc.Wire = WireTLS
-	sc.Placement.CreateFaults = []brokertest.Fault{{Kind: brokertest.FaultLatency, Delay: 12 * time.Second, AfterCommit: true}}
+	sc.Placement.CreateFaults = []venue.Fault{{Kind: venue.FaultLatency, Delay: 12 * time.Second, AfterCommit: true}}
 	a, b := run(t, sc), run(t, sc)
 	if err := a.Err(); err != nil {
 		t.Error(err)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // Invariant is a property every run must keep. Check looks at the whole
@@ -185,6 +185,10 @@ func checkGetRetryRule(r *Run) error {
 	return p.err()
 }
 
+// signatureWindow is how far the venue lets a request's x-timestamp be
+// from its now (package venue's doc: the 30 s signature window).
+const signatureWindow = 30 * time.Second
+
 // signedBeforeMeasured reports whether e is a request the venue refused
 // because it was signed on the client's own clock, as a process's first
 // requests are, before any answer's Date header has shown the venue's
@@ -195,7 +199,7 @@ func checkGetRetryRule(r *Run) error {
 // offset is still a violation.
 func signedBeforeMeasured(r *Run, e Event) bool {
 	off := r.Scenario.Hostile.ClockOffset
-	if off.Abs() <= brokertest.SignatureWindow {
+	if off.Abs() <= signatureWindow {
 		return false
 	}
 	ts, ok := unixSeconds(e.Timestamp)
@@ -219,7 +223,7 @@ func checkSignaturesFresh(r *Run) error {
 			p.addf("%s %s at %s was accepted without a valid signature", e.Method, e.Target, e.Time.Format(time.RFC3339))
 			continue
 		}
-		if age := e.Time.Sub(ts); age > brokertest.SignatureWindow || age < -brokertest.SignatureWindow {
+		if age := e.Time.Sub(ts); age > signatureWindow || age < -signatureWindow {
 			p.addf("%s %s was accepted with a signature %v from the venue's clock", e.Method, e.Target, age)
 		}
 	}
@@ -243,8 +247,8 @@ func checkSignaturesFresh(r *Run) error {
 // injected429 reports whether a 429 was put there by the fault machinery
 // rather than earned by the client's rate.
 func injected429(e Event) bool {
-	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string(brokertest.FaultRespond)) ||
-		strings.Contains(e.Fault, string(brokertest.FaultLoseResponse))
+	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string(venue.FaultRespond)) ||
+		strings.Contains(e.Fault, string(venue.FaultLoseResponse))
 }
 
 func checkRateBudget(r *Run) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // Placement makes a scenario's bots place orders through orders.Placer
@@ -28,10 +29,10 @@ import (
 // when its Placement field is non-nil.
 type Placement struct {
 	// Duplicate is what the venue does with a reused client_order_id:
-	// brokertest.CreateSecond (default: the dangerous venue, so that "one
+	// venue.CreateSecond (default: the dangerous venue, so that "one
 	// order per key" rests on the Placer, not on the venue's kindness),
 	// ReturnOriginal or Reject400.
-	Duplicate brokertest.DuplicateMode
+	Duplicate venue.DuplicateMode
 	// Weight is the weight of the "place_keyed" step among the bots'
 	// steps (default DefaultPlacementWeight).
 	Weight int
@@ -51,10 +52,10 @@ type Placement struct {
 	CommitFaults float64
 	// CreateFaults, if set, are the faults CommitFaults draws from instead
 	// of the lost answers: for a hostile mode, a 2xx with a bad body
-	// (brokertest.FaultTruncatedBody, ...) or an HTTP/2 stream ended after
-	// the commit (brokertest.FaultRefusedStream, ...). Method and Path are
+	// (venue.FaultTruncatedBody, ...) or an HTTP/2 stream ended after
+	// the commit (venue.FaultRefusedStream, ...). Method and Path are
 	// set to the create's.
-	CreateFaults []brokertest.Fault
+	CreateFaults []venue.Fault
 	// RestartEvery is the mean time between restarts of the process: at a
 	// restart, every Place under way is cut off (its context cancelled
 	// while it waits on the clock, and its store refuses writes from then
@@ -126,7 +127,7 @@ func (p Placement) withDefaults() (Placement, error) {
 		return p, errors.New("Placement: Weight must not be negative; Reuse, Replay, CommitFaults and Crash are probabilities")
 	}
 	if p.Duplicate == "" {
-		p.Duplicate = brokertest.CreateSecond
+		p.Duplicate = venue.CreateSecond
 	}
 	if p.Weight == 0 {
 		p.Weight = DefaultPlacementWeight
@@ -522,14 +523,14 @@ func isLimit(body []byte) bool {
 
 // commitFaults are what CommitFaults scripts: answers lost after the
 // create was committed.
-var commitFaults = []brokertest.Fault{
-	{Kind: brokertest.FaultLoseResponse, Status: http.StatusTooManyRequests},
-	{Kind: brokertest.FaultLoseResponse, Status: http.StatusInternalServerError},
-	{Kind: brokertest.FaultLoseResponse, Status: http.StatusBadGateway},
-	{Kind: brokertest.FaultLoseResponse, Status: http.StatusServiceUnavailable},
-	{Kind: brokertest.FaultLoseResponse, Status: http.StatusGatewayTimeout},
-	{Kind: brokertest.FaultLoseResponse, Status: 0},
-	{Kind: brokertest.FaultLatency, Delay: 12 * time.Second, AfterCommit: true},
+var commitFaults = []venue.Fault{
+	{Kind: venue.FaultLoseResponse, Status: http.StatusTooManyRequests},
+	{Kind: venue.FaultLoseResponse, Status: http.StatusInternalServerError},
+	{Kind: venue.FaultLoseResponse, Status: http.StatusBadGateway},
+	{Kind: venue.FaultLoseResponse, Status: http.StatusServiceUnavailable},
+	{Kind: venue.FaultLoseResponse, Status: http.StatusGatewayTimeout},
+	{Kind: venue.FaultLoseResponse, Status: 0},
+	{Kind: venue.FaultLatency, Delay: 12 * time.Second, AfterCommit: true},
 }
 
 // createPath matches the create's path only (not a cancel's).

@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // PlacementInvariants returns the invariants of a scenario with a
@@ -79,7 +79,7 @@ func placementProblems(r *Run) (lost, dup problems) {
 	for _, rec := range pr.Records {
 		recs[rec.ClientOrderID] = rec
 	}
-	byCID := map[string][]brokertest.OrderRecord{}
+	byCID := map[string][]venue.OrderRecord{}
 	var cids []string
 	for _, o := range r.Orders {
 		if len(byCID[o.ClientOrderID]) == 0 {
@@ -112,7 +112,7 @@ func placementProblems(r *Run) (lost, dup problems) {
 			}
 		case idempotency.Acknowledged:
 			// More than one order is a duplicate, counted as such.
-			if !slices.ContainsFunc(os, func(o brokertest.OrderRecord) bool { return o.ID == rec.OrderID }) {
+			if !slices.ContainsFunc(os, func(o venue.OrderRecord) bool { return o.ID == rec.OrderID }) {
 				lost.addf("intent %s is acknowledged as order %s, which the venue does not hold", rec.ClientOrderID, rec.OrderID)
 			}
 		case idempotency.Rejected:

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker"
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // PlacementMixes returns the fault mixes the placement scenarios run
@@ -25,8 +25,8 @@ import (
 // latency over the attempt timeout; "lost-heavy" loses many answers.
 func placementMixes() []NamedMix {
 	return []NamedMix{
-		{Name: "faults", Mix: brokertest.Mix{Rate429: 0.05, Rate5xx: 0.05, RateLost: 0.05, RateLatency: 0.03, Latency: 12 * time.Second}},
-		{Name: "lost-heavy", Mix: brokertest.Mix{RateLost: 0.15}},
+		{Name: "faults", Mix: venue.Mix{Rate429: 0.05, Rate5xx: 0.05, RateLost: 0.05, RateLatency: 0.03, Latency: 12 * time.Second}},
+		{Name: "lost-heavy", Mix: venue.Mix{RateLost: 0.15}},
 	}
 }
 
@@ -35,10 +35,10 @@ func placementMixes() []NamedMix {
 // client_order_id, so that "one order per key" is the Placer's doing, not
 // the venue's kindness (issue 9). The kinder modes are covered by the
 // negative controls and by package orders' tests.
-var duplicateModes = []brokertest.DuplicateMode{brokertest.CreateSecond}
+var duplicateModes = []venue.DuplicateMode{venue.CreateSecond}
 
 // placementScenario is a placement scenario of the matrix.
-func placementScenario(seed int64, m NamedMix, dup brokertest.DuplicateMode, d time.Duration, restartEvery time.Duration) Scenario {
+func placementScenario(seed int64, m NamedMix, dup venue.DuplicateMode, d time.Duration, restartEvery time.Duration) Scenario {
 	return Scenario{Name: "place/" + m.Name, Seed: seed, Mix: m.Mix, Duration: d,
 		Placement: &Placement{Duplicate: dup, CommitFaults: 0.2, RestartEvery: restartEvery}}
 }
@@ -87,7 +87,7 @@ func TestPlacementSlice(t *testing.T) {
 // of idempotency.Open, which every restart closes and opens again.
 func TestPlacementWithBoltStore(t *testing.T) {
 	t.Parallel()
-	sc := placementScenario(3, placementMixes()[0], brokertest.CreateSecond, 3*time.Minute, 60*time.Second)
+	sc := placementScenario(3, placementMixes()[0], venue.CreateSecond, 3*time.Minute, 60*time.Second)
 	sc.Placement.StorePath = filepath.Join(t.TempDir(), "intents.db")
 	r := run(t, sc)
 	if err := r.Err(); err != nil {
@@ -101,7 +101,7 @@ func TestPlacementWithBoltStore(t *testing.T) {
 
 func TestPlacementSameSeedSameLedger(t *testing.T) {
 	t.Parallel()
-	sc := placementScenario(7, placementMixes()[0], brokertest.CreateSecond, 2*time.Minute, time.Minute)
+	sc := placementScenario(7, placementMixes()[0], venue.CreateSecond, 2*time.Minute, time.Minute)
 	a, b := run(t, sc), run(t, sc)
 	if a.Fingerprint() != b.Fingerprint() {
 		t.Errorf("same scenario, different ledgers: %s vs %s", a.Fingerprint(), b.Fingerprint())
@@ -225,22 +225,22 @@ func TestPlacementNegativeControls(t *testing.T) {
 	tests := []struct {
 		name   string
 		placer unsafePlacer
-		dup    brokertest.DuplicateMode
+		dup    venue.DuplicateMode
 		want   []string
 	}{
-		{"resends a create at once on 503 (CreateSecond)", unsafePlacer{resendAtOnce: true}, brokertest.CreateSecond,
+		{"resends a create at once on 503 (CreateSecond)", unsafePlacer{resendAtOnce: true}, venue.CreateSecond,
 			[]string{"one-order-per-key", "create-resent-after-expiry"}},
-		{"resends a create at once on 503 (ReturnOriginal)", unsafePlacer{resendAtOnce: true}, brokertest.ReturnOriginal,
+		{"resends a create at once on 503 (ReturnOriginal)", unsafePlacer{resendAtOnce: true}, venue.ReturnOriginal,
 			[]string{"create-resent-after-expiry"}},
-		{"records the intent after the answer", unsafePlacer{recordAfter: true}, brokertest.ReturnOriginal,
+		{"records the intent after the answer", unsafePlacer{recordAfter: true}, venue.ReturnOriginal,
 			[]string{"no-intent-lost"}},
-		{"a Recover that settles nothing", unsafePlacer{lazyRecover: true}, brokertest.ReturnOriginal,
+		{"a Recover that settles nothing", unsafePlacer{lazyRecover: true}, venue.ReturnOriginal,
 			[]string{"no-unknown-after-recover"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sc := placementScenario(5, NamedMix{Name: "5xx", Mix: brokertest.Mix{Rate5xx: 0.1, RateLost: 0.1}}, tt.dup, 3*time.Minute, 50*time.Second)
+			sc := placementScenario(5, NamedMix{Name: "5xx", Mix: venue.Mix{Rate5xx: 0.1, RateLost: 0.1}}, tt.dup, 3*time.Minute, 50*time.Second)
 			sc.Placement.CommitFaults = 0.3
 			sc.Placement.newPlacer = newUnsafePlacer(tt.placer)
 			if tt.placer.recordAfter {
@@ -273,12 +273,12 @@ func TestPlacementInvariantsOnForgedRuns(t *testing.T) {
 	t0 := DefaultStart
 	cid := idempotency.ClientOrderID("ACCT1", "sim", "k1")
 	rnd := "0b6a1b59-4d43-4f0e-9d43-6f1f3c8c2d10" // a v4 id: not derived from a key
-	order := func(c, id string) brokertest.OrderRecord { return brokertest.OrderRecord{ID: id, ClientOrderID: c} }
+	order := func(c, id string) venue.OrderRecord { return venue.OrderRecord{ID: id, ClientOrderID: c} }
 	rec := func(st idempotency.State, orderID string) idempotency.Record {
 		return idempotency.Record{ClientOrderID: cid, Key: "k1", State: st, OrderID: orderID, LastSignedAt: t0}
 	}
 	create := func(op int, at time.Duration) Event {
-		return Event{Request: brokertest.Request{Time: t0.Add(at), Method: "POST", Status: 201,
+		return Event{Request: venue.Request{Time: t0.Add(at), Method: "POST", Status: 201,
 			Timestamp: strconv.FormatInt(t0.Add(at).Unix(), 10)}, Op: op, ClientOrderID: cid}
 	}
 	base := func() *PlacementRun {
@@ -289,25 +289,25 @@ func TestPlacementInvariantsOnForgedRuns(t *testing.T) {
 	tests := []struct {
 		name      string
 		invariant string
-		orders    []brokertest.OrderRecord
+		orders    []venue.OrderRecord
 		events    []Event
 		edit      func(*PlacementRun)
 		ok        bool
 	}{
-		{"one order per key", "one-order-per-key", []brokertest.OrderRecord{order(cid, "o1")}, nil, nil, true},
-		{"two orders for one key", "one-order-per-key", []brokertest.OrderRecord{order(cid, "o1"), order(cid, "o2")}, nil, nil, false},
-		{"two orders for one random id", "one-order-per-key", []brokertest.OrderRecord{order(rnd, "o1"), order(rnd, "o2")}, nil, nil, false},
-		{"acknowledged with its order", "no-intent-lost", []brokertest.OrderRecord{order(cid, "o1")}, nil, nil, true},
+		{"one order per key", "one-order-per-key", []venue.OrderRecord{order(cid, "o1")}, nil, nil, true},
+		{"two orders for one key", "one-order-per-key", []venue.OrderRecord{order(cid, "o1"), order(cid, "o2")}, nil, nil, false},
+		{"two orders for one random id", "one-order-per-key", []venue.OrderRecord{order(rnd, "o1"), order(rnd, "o2")}, nil, nil, false},
+		{"acknowledged with its order", "no-intent-lost", []venue.OrderRecord{order(cid, "o1")}, nil, nil, true},
 		{"acknowledged, no order", "no-intent-lost", nil, nil, nil, false},
-		{"acknowledged as another order", "no-intent-lost", []brokertest.OrderRecord{order(cid, "o2")}, nil, nil, false},
+		{"acknowledged as another order", "no-intent-lost", []venue.OrderRecord{order(cid, "o2")}, nil, nil, false},
 		{"not placed, no order", "no-intent-lost", nil, nil,
 			func(p *PlacementRun) { p.Records = []idempotency.Record{rec(idempotency.NotPlaced, "")} }, true},
-		{"not placed, an order", "no-intent-lost", []brokertest.OrderRecord{order(cid, "o1")}, nil,
+		{"not placed, an order", "no-intent-lost", []venue.OrderRecord{order(cid, "o1")}, nil,
 			func(p *PlacementRun) { p.Records = []idempotency.Record{rec(idempotency.NotPlaced, "")} }, false},
 		{"attempted key without intent", "no-intent-lost", nil, nil, func(p *PlacementRun) { p.Records = nil }, false},
-		{"derived order without intent", "no-intent-lost", []brokertest.OrderRecord{order(cid, "o1")}, nil,
+		{"derived order without intent", "no-intent-lost", []venue.OrderRecord{order(cid, "o1")}, nil,
 			func(p *PlacementRun) { p.Records, p.Keys = nil, nil }, false},
-		{"random order without intent", "no-intent-lost", []brokertest.OrderRecord{order(cid, "o1"), order(rnd, "o9")}, nil, nil, true},
+		{"random order without intent", "no-intent-lost", []venue.OrderRecord{order(cid, "o1"), order(rnd, "o9")}, nil, nil, true},
 		{"settled 41 s after the last send", "no-unknown-after-recover", nil, nil, nil, true},
 		{"final Recover 30 s after the last send", "no-unknown-after-recover", nil, nil,
 			func(p *PlacementRun) { p.FinalRecover = t0.Add(30 * time.Second) }, false},

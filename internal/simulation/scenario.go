@@ -19,6 +19,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // Defaults a Scenario uses for its zero fields.
@@ -48,7 +49,7 @@ type Scenario struct {
 	Seed int64
 	// Mix is the venue's seeded fault mix: rates of 429s, 5xx, lost
 	// responses (half 500, half dropped connections) and latency.
-	Mix brokertest.Mix
+	Mix venue.Mix
 	// Duration is how long, in simulated time, bots keep starting steps.
 	// Steps under way at the end are finished, not cut short.
 	Duration time.Duration
@@ -88,16 +89,16 @@ type Scenario struct {
 	// brokertest.NewServer).
 	Wire Wire
 	// Hostile is the venue's hostile modes for the whole run (see
-	// brokertest.Hostile); the zero value is a well-behaved venue.
-	Hostile brokertest.Hostile
+	// venue.Hostile); the zero value is a well-behaved venue.
+	Hostile venue.Hostile
 	// PageSize is the venue's page size (default the venue's, 100).
 	PageSize int
 	// RateLimits is the venue's per-endpoint-class buckets and their
-	// schedule (brokertest.WithRateLimits); the zero value leaves every
+	// schedule (venue.Config.RateLimits); the zero value leaves every
 	// endpoint on the one account-wide bucket of 100 a minute in bursts
 	// of 300. A venue that lowers a class under the client's budget
 	// throttles it: leave rate-budget out of Invariants then.
-	RateLimits brokertest.RateLimits
+	RateLimits venue.RateLimits
 	// Outage, when set, is a stretch of the run in which the venue answers
 	// every request 503 (a fault mix of Rate5xx 1 in place of Mix, which
 	// is back, re-seeded, when it ends). The zero value is no outage.
@@ -260,7 +261,7 @@ type Run struct {
 	// finished with them, joined with what was on the wire.
 	Events []Event
 	// Orders is every order the venue created.
-	Orders []brokertest.OrderRecord
+	Orders []venue.OrderRecord
 	// Placement is the record of the placement, when the scenario has one.
 	Placement *PlacementRun
 	// Figures summarise the run.
@@ -303,7 +304,7 @@ type Call struct {
 // Event is one request the venue received (its Ledger entry) joined with
 // the wire: which call sent it, its signature and its client_order_id.
 type Event struct {
-	brokertest.Request
+	venue.Request
 	// Call is the ID of the Call that sent it; 0 if none did.
 	Call int
 	// Signature is the x-signature sent.
@@ -349,27 +350,23 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 		return nil, err
 	}
 	clk := newLockstep(s.Start)
-	plan := brokertest.FaultPlan{Mix: &s.Mix, Hostile: &s.Hostile}
+	plan := venue.FaultPlan{Mix: &s.Mix, Hostile: &s.Hostile}
 	if s.Placement != nil {
 		plan.Duplicate = s.Placement.Duplicate
 	}
-	opts := []brokertest.Option{brokertest.WithClock(clk), brokertest.WithSeed(s.Seed), brokertest.WithFaultPlan(plan)}
-	if s.PageSize > 0 {
-		opts = append(opts, brokertest.WithPageSize(s.PageSize))
-	}
-	opts = append(opts, brokertest.WithRateLimits(s.RateLimits))
-	srv, err := brokertest.New(opts...)
+	opts := venue.Config{Clock: clk, Seed: s.Seed, Faults: plan, PageSize: s.PageSize, RateLimits: s.RateLimits}
+	srv, err := brokertest.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	baseURL, rt := brokertest.InMemoryURL, srv.Transport()
 	switch s.Wire {
 	case WireTLS:
-		srv = brokertest.NewTLSServer(opts...)
+		srv = brokertest.NewTLSServer(opts)
 		defer srv.Close()
 		baseURL, rt = srv.URL, srv.Transport()
 	case WireHTTP:
-		srv = brokertest.NewServer(opts...)
+		srv = brokertest.NewServer(opts)
 		defer srv.Close()
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = nil
@@ -586,7 +583,7 @@ type tap struct {
 	// the tap waits until the venue has recorded it, which it may do after
 	// the client gave up on it (a timeout), so the two stay in step. In
 	// memory the venue records a request before the RoundTrip returns.
-	ledger *brokertest.Ledger
+	ledger *venue.Ledger
 	ctx    context.Context // the run's: ends a wait when the run is torn down
 	mu     sync.Mutex
 	wire   []wireRecord
@@ -668,11 +665,11 @@ func outage(s Scenario, clk clockwork.Clock, srv *brokertest.Server) func() erro
 		switch {
 		case state == 0 && s.Outage.contains(el):
 			state = 1
-			return srv.SetFaultPlan(brokertest.FaultPlan{Mix: &brokertest.Mix{Seed: s.Mix.Seed, Rate5xx: 1}})
+			return srv.SetFaultPlan(venue.FaultPlan{Mix: &venue.Mix{Seed: s.Mix.Seed, Rate5xx: 1}})
 		case state < 2 && el >= s.Outage.To:
 			state = 2
 			m := s.Mix
-			return srv.SetFaultPlan(brokertest.FaultPlan{Mix: &m})
+			return srv.SetFaultPlan(venue.FaultPlan{Mix: &m})
 		}
 		return nil
 	}
@@ -701,7 +698,7 @@ func (t *tap) recorded1(ctx context.Context, key string) error {
 	if t.recorded[key] >= t.done[key] {
 		return nil
 	}
-	next, err := t.ledger.AwaitRequests(ctx, t.scanned, func(r brokertest.Request) bool {
+	next, err := t.ledger.AwaitRequests(ctx, t.scanned, func(r venue.Request) bool {
 		k := r.Method + " " + r.Target + " @" + r.Timestamp
 		t.recorded[k]++
 		return k == key && t.recorded[k] >= t.done[k]
@@ -735,10 +732,10 @@ func clientOrderID(body []byte) string {
 // A request the venue received again with no new request on the wire (a
 // replay beneath the client, the same method, target and x-timestamp as
 // the wire's last) is joined to that wire record and marked Replayed.
-func join(ledger []brokertest.Request, wire []wireRecord) ([]Event, error) {
+func join(ledger []venue.Request, wire []wireRecord) ([]Event, error) {
 	out := make([]Event, len(ledger))
 	j := 0
-	same := func(r brokertest.Request, w wireRecord) bool {
+	same := func(r venue.Request, w wireRecord) bool {
 		return r.Method == w.method && r.Target == w.target && r.Timestamp == w.timestamp
 	}
 	for i, r := range ledger {
@@ -777,7 +774,7 @@ func unixSeconds(ts string) (time.Time, bool) {
 // NamedMix is a fault mix with a name for reports.
 type NamedMix struct {
 	Name string
-	Mix  brokertest.Mix
+	Mix  venue.Mix
 }
 
 // StandardMixes returns the fault mixes the matrix runs: none, heavy 429s,
@@ -787,10 +784,10 @@ type NamedMix struct {
 func StandardMixes() []NamedMix {
 	return []NamedMix{
 		{Name: "none"},
-		{Name: "429-heavy", Mix: brokertest.Mix{Rate429: 0.2}},
-		{Name: "5xx-heavy", Mix: brokertest.Mix{Rate5xx: 0.2}},
-		{Name: "lost-heavy", Mix: brokertest.Mix{RateLost: 0.15}},
-		{Name: "latency", Mix: brokertest.Mix{RateLatency: 0.3, Latency: 2 * time.Second}},
-		{Name: "all", Mix: brokertest.Mix{Rate429: 0.05, Rate5xx: 0.05, RateLost: 0.03, RateLatency: 0.05, Latency: 12 * time.Second}},
+		{Name: "429-heavy", Mix: venue.Mix{Rate429: 0.2}},
+		{Name: "5xx-heavy", Mix: venue.Mix{Rate5xx: 0.2}},
+		{Name: "lost-heavy", Mix: venue.Mix{RateLost: 0.15}},
+		{Name: "latency", Mix: venue.Mix{RateLatency: 0.3, Latency: 2 * time.Second}},
+		{Name: "all", Mix: venue.Mix{Rate429: 0.05, Rate5xx: 0.05, RateLost: 0.03, RateLatency: 0.05, Latency: 12 * time.Second}},
 	}
 }

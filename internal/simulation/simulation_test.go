@@ -17,8 +17,8 @@ import (
 	"time"
 	"weak"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // run runs sc and fails the test on a harness error.
@@ -47,7 +47,7 @@ func TestFastSlice(t *testing.T) {
 				if f.Calls < 200 || f.POSTs == 0 || f.GETs == 0 || f.Creates == 0 {
 					t.Errorf("workload too thin: %d calls, %d GETs, %d POSTs, %d creates", f.Calls, f.GETs, f.POSTs, f.Creates)
 				}
-				if m.Mix != (brokertest.Mix{}) && f.Retries == 0 && f.Failed == 0 {
+				if m.Mix != (venue.Mix{}) && f.Retries == 0 && f.Failed == 0 {
 					t.Errorf("mix %s left no trace: no retries, no failures", m.Name)
 				}
 				t.Logf("%d calls, %d requests, %d retries, statuses %s, %v simulated in %v (%.0fx)",
@@ -176,7 +176,7 @@ func (c *rawClient) Do(ctx context.Context, method, target string, body []byte) 
 // runner and checks that the invariant meant to catch each one does.
 func TestNegativeControls(t *testing.T) {
 	t.Parallel()
-	mixes := map[string]brokertest.Mix{}
+	mixes := map[string]venue.Mix{}
 	for _, m := range StandardMixes() {
 		mixes[m.Name] = m.Mix
 	}
@@ -228,7 +228,7 @@ func TestInvariantsOnForgedLedgers(t *testing.T) {
 	t0 := DefaultStart
 	ts := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
 	ev := func(call int, method string, at time.Duration, status int, mut ...func(*Event)) Event {
-		e := Event{Request: brokertest.Request{Time: t0.Add(at), Method: method, Target: "/x/", Timestamp: ts(at),
+		e := Event{Request: venue.Request{Time: t0.Add(at), Method: method, Target: "/x/", Timestamp: ts(at),
 			SignatureValid: status != 401, Status: status}, Call: call, Signature: "sig" + ts(at)}
 		for _, m := range mut {
 			m(&e)
@@ -541,7 +541,7 @@ func summary(r *Run) *Run {
 // matrix's memory grew with every run it had finished.
 func TestSummaryLetsTheRunGo(t *testing.T) {
 	t.Parallel()
-	r := run(t, placementScenario(4, placementMixes()[0], brokertest.CreateSecond, 2*time.Minute, time.Minute))
+	r := run(t, placementScenario(4, placementMixes()[0], venue.CreateSecond, 2*time.Minute, time.Minute))
 	if r.Placement == nil || len(r.Placement.Ops) == 0 {
 		t.Fatal("the placement run made no ops: nothing to watch")
 	}

@@ -12,11 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
-// The endpoint classes the venue rate-limits apart (brokertest.RateLimits)
+// The endpoint classes the venue rate-limits apart (venue.RateLimits)
 // and transport's adaptive limiter learns apart.
 var throttleClasses = []string{"market_data", "account_reads", "order_reads", "order_writes"}
 
@@ -28,7 +28,7 @@ type ThrottleLayout struct {
 	Name string
 	// Limits is the venue's buckets per class and their schedule: every
 	// class in Classes needs a bucket of its own in Limits.Classes.
-	Limits brokertest.RateLimits
+	Limits venue.RateLimits
 	// Classes are the endpoint classes the callers saturate, Callers bots
 	// each (one when 0), every bot asking again as soon as its call ends.
 	Classes []string
@@ -91,29 +91,31 @@ func ThrottleLayouts() []ThrottleLayout { return throttleLayouts(10 * time.Minut
 // after p at full capacity and end p before the run does; the outage
 // runs from p/2 to 3p/2 of a run of 2p.
 func throttleLayouts(p time.Duration) []ThrottleLayout {
-	limit := func(perMinute float64) brokertest.RateLimit {
-		return brokertest.RateLimit{PerMinute: perMinute, Burst: int(3 * perMinute)}
+	limit := func(perMinute float64) venue.RateLimit {
+		return venue.RateLimit{PerMinute: perMinute, Burst: int(3 * perMinute)}
 	}
-	step := func(class string, at time.Duration, perMinute float64) brokertest.RateStep {
-		return brokertest.RateStep{At: at, Class: class, RateLimit: limit(perMinute)}
+	step := func(class string, at time.Duration, perMinute float64) venue.RateLimit {
+		l := limit(perMinute)
+		l.At, l.Class = at, class
+		return l
 	}
-	documented := map[string]brokertest.RateLimit{}
+	documented := map[string]venue.RateLimit{}
 	for _, c := range throttleClasses {
 		documented[c] = limit(100)
 	}
-	perClass := map[string]brokertest.RateLimit{
+	perClass := map[string]venue.RateLimit{
 		"market_data": limit(100), "account_reads": limit(60), "order_reads": limit(45), "order_writes": limit(100),
 	}
 	return []ThrottleLayout{
 		{Name: "drop", Classes: []string{"market_data"}, Callers: 4, Duration: 3 * p,
-			Limits: brokertest.RateLimits{Classes: documented, Schedule: []brokertest.RateStep{
+			Limits: venue.RateLimits{Classes: documented, Schedule: []venue.RateLimit{
 				step("market_data", p, 30), step("market_data", 2*p, 100)}}},
 		{Name: "per-class", Classes: throttleClasses, Duration: 3 * p,
-			Limits: brokertest.RateLimits{Classes: perClass, Schedule: []brokertest.RateStep{
+			Limits: venue.RateLimits{Classes: perClass, Schedule: []venue.RateLimit{
 				step("market_data", p, 30), step("order_writes", p, 30),
 				step("market_data", 2*p, 100), step("order_writes", 2*p, 100)}}},
 		{Name: "outage", Classes: throttleClasses[:3], Callers: 2, Duration: 2 * p, Outage: Window{p / 2, 3 * p / 2},
-			Limits: brokertest.RateLimits{Classes: perClass}},
+			Limits: venue.RateLimits{Classes: perClass}},
 	}
 }
 
@@ -199,7 +201,7 @@ func saturate(ctx context.Context, b *Bot, class string) error {
 type ClassPhase struct {
 	Class    string
 	From, To time.Duration // after the run's start
-	Capacity brokertest.RateLimit
+	Capacity venue.RateLimit
 	// Change is how the phase began: "start", "drop" (a lower rate than
 	// the phase before), "restore" (a higher one), or "after outage".
 	Change string
@@ -279,10 +281,10 @@ func (r *Run) ThrottleFigures() ThrottleFigures {
 
 // classPhases cuts [0, end) into the stretches of one capacity of class,
 // leaving the outage out.
-func classPhases(class string, lim brokertest.RateLimit, schedule []brokertest.RateStep, outage Window, end time.Duration) []ClassPhase {
+func classPhases(class string, lim venue.RateLimit, schedule []venue.RateLimit, outage Window, end time.Duration) []ClassPhase {
 	type cut struct {
 		at     time.Duration
-		lim    brokertest.RateLimit
+		lim    venue.RateLimit
 		change string
 	}
 	cuts := []cut{{0, lim, "start"}}
@@ -294,7 +296,7 @@ func classPhases(class string, lim brokertest.RateLimit, schedule []brokertest.R
 		if st.PerMinute < cuts[len(cuts)-1].lim.PerMinute {
 			change = "drop"
 		}
-		cuts = append(cuts, cut{st.At, st.RateLimit, change})
+		cuts = append(cuts, cut{st.At, venue.RateLimit{PerMinute: st.PerMinute, Burst: st.Burst}, change})
 	}
 	if outage != (Window{}) {
 		var out []cut

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // throttleClients are the clients every layout runs with: the fixed
@@ -216,15 +216,15 @@ func TestThrottle(t *testing.T) {
 func TestThrottleFigures(t *testing.T) {
 	t.Parallel()
 	t0 := DefaultStart
-	lim := func(pm float64) brokertest.RateLimit { return brokertest.RateLimit{PerMinute: pm, Burst: int(3 * pm)} }
+	lim := func(pm float64) venue.RateLimit { return venue.RateLimit{PerMinute: pm, Burst: int(3 * pm)} }
 	sc := Scenario{Start: t0, Duration: 20 * time.Minute, Outage: Window{15 * time.Minute, 17 * time.Minute},
-		RateLimits: brokertest.RateLimits{Classes: map[string]brokertest.RateLimit{"market_data": lim(60)},
-			Schedule: []brokertest.RateStep{
-				{At: 5 * time.Minute, Class: "market_data", RateLimit: lim(30)},
-				{At: 10 * time.Minute, Class: "market_data", RateLimit: lim(60)},
+		RateLimits: venue.RateLimits{Classes: map[string]venue.RateLimit{"market_data": lim(60)},
+			Schedule: []venue.RateLimit{
+				{At: 5 * time.Minute, Class: "market_data", PerMinute: 30, Burst: 90},
+				{At: 10 * time.Minute, Class: "market_data", PerMinute: 60, Burst: 180},
 			}}}
 	ev := func(at time.Duration, status int, fault string) Event {
-		return Event{Request: brokertest.Request{Time: t0.Add(at), Class: "market_data", Status: status, Fault: fault}}
+		return Event{Request: venue.Request{Time: t0.Add(at), Class: "market_data", Status: status, Fault: fault}}
 	}
 	var evs []Event
 	// Full capacity, one a second for 5 min: 300 admitted.
@@ -276,7 +276,7 @@ func TestThrottleFigures(t *testing.T) {
 		{ID: 4, Method: http.MethodGet, Start: t0.Add(14 * time.Minute)},
 	}
 	oev := func(call int, at time.Duration) Event {
-		return Event{Request: brokertest.Request{Time: t0.Add(at), Status: 503, Fault: "mix_5xx"}, Call: call}
+		return Event{Request: venue.Request{Time: t0.Add(at), Status: 503, Fault: "mix_5xx"}, Call: call}
 	}
 	r = &Run{Scenario: sc, Calls: calls, Events: []Event{
 		oev(4, 14*time.Minute+59*time.Second), oev(4, 15*time.Minute+time.Second), // a retry in the outage

@@ -1,6 +1,6 @@
 // Package skipclock is a fake clock on which waiting costs no wall time,
 // for sequential simulations: the demo and the fee-sweep benchmarks.
-// Tests, and anyone outside this module, use brokertest.Clock, driven by
+// Tests, and anyone outside this module, use venue.Clock, driven by
 // the usual BlockUntilContext + Advance idiom, which also suits several
 // goroutines.
 package skipclock

@@ -14,6 +14,7 @@ import (
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/transport/redisbudget"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // A budget no benchmark can spend: it measures the round trip, not waits.
@@ -88,7 +89,7 @@ func BenchmarkSignedGET(b *testing.B) {
 		w.Write([]byte(`{"next":null,"previous":null,"results":[]}`))
 	}))
 	b.Cleanup(srv.Close)
-	venue, err := brokertest.New() // only for its demo credentials
+	venue, err := brokertest.New(venue.Config{}) // only for its demo credentials
 	if err != nil {
 		b.Fatal(err)
 	}

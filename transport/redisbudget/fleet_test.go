@@ -12,6 +12,7 @@ import (
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/transport/redisbudget"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // The fleet: venue budget 600/min (10/s), bursts of 20. The fleet's shared
@@ -93,7 +94,7 @@ func fleetBot() (redistest.Tally, error) {
 
 type fleetRun struct {
 	results  []redistest.Tally
-	requests []brokertest.Request
+	requests []venue.Request
 }
 
 // runFleet starts fleetProcs bot processes against one venue account,
@@ -101,7 +102,7 @@ type fleetRun struct {
 // releases them together and returns what they and the venue saw.
 func runFleet(t *testing.T, redisURL, budgetAccount string) fleetRun {
 	t.Helper()
-	srv := brokertest.NewServer(brokertest.WithRateLimit(venuePerMinute, venueBurst), brokertest.WithSeed(1))
+	srv := brokertest.NewServer(venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: venuePerMinute, Burst: venueBurst}}, Seed: 1})
 	defer srv.Close()
 	ps := redistest.StartProcesses(t, fleetProcs, helperEnv+"=fleet",
 		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
@@ -119,7 +120,7 @@ func runFleet(t *testing.T, redisURL, budgetAccount string) fleetRun {
 // excess of count(i..j) over burst + rate×(t_j − t_i) over every window;
 // both are ≤ 0 when the ledger conforms. perSecond is the most requests
 // seen within any one second.
-func conformance(reqs []brokertest.Request, perMinute float64, burst int) (prefix, window float64, perSecond int) {
+func conformance(reqs []venue.Request, perMinute float64, burst int) (prefix, window float64, perSecond int) {
 	rate := perMinute / 60
 	prefix, window = -float64(burst), -float64(burst)
 	for i := range reqs {

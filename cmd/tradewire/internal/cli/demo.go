@@ -24,6 +24,7 @@ import (
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // demoStart is fixed, so that the narration depends on the seed alone.
@@ -117,7 +118,7 @@ func runDemo(ctx context.Context, out io.Writer, seed int64, wire string) (err e
 	}()
 	dir := must(os.MkdirTemp("", "tradewire-demo-"))
 	defer os.RemoveAll(dir)
-	d.venue = d.newVenue(brokertest.WithHistory(40))
+	d.venue = d.newVenue(venue.Config{History: 40})
 	defer d.venue.Close()
 	d.store = must(idempotency.Open(filepath.Join(dir, "intents.db")))
 	defer d.store.Close()
@@ -137,14 +138,14 @@ func runDemo(ctx context.Context, out io.Writer, seed int64, wire string) (err e
 }
 
 // newVenue starts a simulated venue on the demo's wire, clock, seed and
-// budget, with opts.
-func (d *demoRun) newVenue(opts ...brokertest.Option) *brokertest.Server {
-	opts = append([]brokertest.Option{brokertest.WithClock(d.clock), brokertest.WithSeed(d.seed),
-		brokertest.WithRateLimit(demoPerMinute, demoBurst)}, opts...)
+// budget, and the rest of cfg.
+func (d *demoRun) newVenue(cfg venue.Config) *brokertest.Server {
+	cfg.Clock, cfg.Seed = d.clock, d.seed
+	cfg.RateLimits = venue.RateLimits{Account: venue.RateLimit{PerMinute: demoPerMinute, Burst: demoBurst}}
 	if d.wire == demoWireHTTP {
-		return brokertest.NewServer(opts...)
+		return brokertest.NewServer(cfg)
 	}
-	return brokertest.NewTLSServer(opts...)
+	return brokertest.NewTLSServer(cfg)
 }
 
 // wireName is how the narration names the demo's wire.
@@ -232,7 +233,7 @@ func demoSignedReads(ctx context.Context, d *demoRun) {
 func demoServerErrorStorm(ctx context.Context, d *demoRun) {
 	d.chapter("A 5xx storm, ridden out by retries")
 	d.say("The venue is told to answer the next two market-data reads with 503 Service Unavailable.")
-	check(d.venue.Inject(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodGet,
+	check(d.venue.Inject(venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet,
 		Path: wire.PathBestBidAsk, Times: 2, Status: http.StatusServiceUnavailable}))
 	before := d.clock.Now()
 	must(d.b.BestBidAsk(ctx, demoSymbol))
@@ -248,14 +249,14 @@ func demoThrottle(ctx context.Context, d *demoRun) {
 	seen := d.take(false)
 	d.detail("client: 25 reads, %d sent at once, %d held back by its token bucket for %v in all; attempts: %d, answered 429: %d",
 		25-held, held, waited.Round(time.Millisecond), len(seen), count(seen, "", "", 429))
-	other := d.newVenue()
+	other := d.newVenue(venue.Config{})
 	defer other.Close()
 	d.burst(ctx, must(d.newBroker(other, broker.WithTransportOptions(transport.WithRateLimit(0, 0)))))
 	seen = d.take(false)
 	d.say("The bucket spaced the burst out itself. The same burst with the bucket off, on a second venue:")
 	d.detail("client: 25 reads took %d attempts, %d answered 429 and retried after a backoff", len(seen), count(seen, "", "", 429))
 	d.say("Next, the venue answers an accounts read with 429 and \"Retry-After: 120\".")
-	check(d.venue.Inject(brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: wire.PathAccounts,
+	check(d.venue.Inject(venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet, Path: wire.PathAccounts,
 		Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "120"}}))
 	before := d.clock.Now()
 	must(d.b.Account(ctx))
@@ -302,13 +303,13 @@ func demoLostAnswer(ctx context.Context, d *demoRun) {
 	d.say("Place(ctx, key, req) derives the client_order_id from the key, records the intent, and after an ambiguous "+
 		"answer looks the order up before any resend. A limit buy of %s %s at %s, half the bid: the venue commits it "+
 		"and loses its answer, replying 503.", req.AssetQuantity, demoSymbol, req.LimitPrice)
-	lost := brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}
+	lost := venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}
 	check(d.venue.Inject(lost))
 	o := must(d.b.Place(ctx, "entry-1", req))
 	d.placed("entry-1", "Place(key %q) -> order %s, state %s", "entry-1", o.ID, o.State)
 	d.say("A 5xx on a create is not a refusal. The transport never sends a POST twice; Place listed the orders created " +
 		"since the send and found this one. Now key \"entry-2\", and the venue's order list answers 503 too.")
-	check(d.venue.Inject(lost, brokertest.Fault{Kind: brokertest.FaultRespond, Method: http.MethodGet, Path: wire.PathOrders,
+	check(d.venue.Inject(lost, venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet, Path: wire.PathOrders,
 		Times: 4, Status: http.StatusServiceUnavailable}))
 	_, err := d.b.Place(ctx, "entry-2", req)
 	d.placed("entry-2", "Place(key %q) -> unknown outcome: %t; %v", "entry-2", errors.Is(err, broker.ErrUnknownOutcome), err)
@@ -324,9 +325,9 @@ func demoLostAnswer(ctx context.Context, d *demoRun) {
 func demoRefusedCreate(ctx context.Context, d *demoRun) {
 	d.chapter("A refused create, sent again only once it cannot land")
 	d.say("The venue refuses the next create with 503 before committing it, and would create a second order on a resend.")
-	check(d.venue.SetFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.CreateSecond,
-		Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}}}))
-	defer d.venue.SetFaultPlan(brokertest.FaultPlan{Duplicate: brokertest.ReturnOriginal})
+	check(d.venue.SetFaultPlan(venue.FaultPlan{Duplicate: venue.CreateSecond,
+		Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}}}))
+	defer d.venue.SetFaultPlan(venue.FaultPlan{Duplicate: venue.ReturnOriginal})
 	o := must(d.b.Place(ctx, "entry-3", d.restingBuy()))
 	creates := d.placed("entry-3", "Place(key %q) -> order %s, state %s", "entry-3", o.ID, o.State)
 	if len(creates) != 2 {

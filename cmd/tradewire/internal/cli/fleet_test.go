@@ -10,6 +10,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // An unreachable Redis exits 4 ("unavailable, try later"), not 2: a
@@ -41,7 +42,7 @@ func TestRedisURL_UnreachableExits4(t *testing.T) {
 func TestRedisURL_SharedIntentStore(t *testing.T) {
 	t.Parallel()
 	url := redistest.URL(t)
-	srv := brokertest.NewServer(brokertest.WithSeed(simSeed))
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed})
 	t.Cleanup(srv.Close)
 	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64, envRedisURL: url}
 	b := make([]byte, 8)
@@ -70,7 +71,7 @@ func TestRedisURL_SharedIntentStore(t *testing.T) {
 func TestRedisURL_BadFilterSendsNothing(t *testing.T) {
 	t.Parallel()
 	url := redistest.URL(t)
-	srv := brokertest.NewServer(brokertest.WithSeed(simSeed))
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed})
 	t.Cleanup(srv.Close)
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {

@@ -12,15 +12,16 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 const pathCreate = "/api/v2/crypto/trading/orders/"
 
 // placeVenue starts a simulated venue on loopback with faults, and returns
 // it with an environment that points the CLI at it and at a store file.
-func placeVenue(t *testing.T, faults ...brokertest.Fault) (*brokertest.Server, map[string]string) {
+func placeVenue(t *testing.T, faults ...venue.Fault) (*brokertest.Server, map[string]string) {
 	t.Helper()
-	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: faults}))
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed, Faults: venue.FaultPlan{Faults: faults}})
 	t.Cleanup(srv.Close)
 	return srv, map[string]string{
 		envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
@@ -75,7 +76,7 @@ func TestOrderPlace_KeyMakesItIdempotent(t *testing.T) {
 
 func TestOrderPlace_WithoutKeyWarnsAndUnknownExits5(t *testing.T) {
 	t.Parallel()
-	srv, env := placeVenue(t, brokertest.Fault{Kind: brokertest.FaultRespond, Method: "POST", Path: pathCreate, Status: 503})
+	srv, env := placeVenue(t, venue.Fault{Kind: venue.FaultRespond, Method: "POST", Path: pathCreate, Status: 503})
 	r := runCLI(t, env, "", placeArgs...)
 	if r.code != exitUnknown {
 		t.Fatalf("exit %d, stderr %q; want 5", r.code, r.stderr)
@@ -102,8 +103,7 @@ func TestOrderPlace_WithoutKeyWarnsAndUnknownExits5(t *testing.T) {
 func TestOrderPlace_KeyedUnknownWhenStopped(t *testing.T) {
 	t.Parallel()
 	clock := clockwork.NewFakeClock()
-	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithClock(clock),
-		brokertest.WithFaultPlan(brokertest.FaultPlan{Faults: []brokertest.Fault{{Kind: brokertest.FaultRespond, Method: "POST", Path: pathCreate, Status: 503}}}))
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed, Clock: clock, Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: "POST", Path: pathCreate, Status: 503}}}})
 	t.Cleanup(srv.Close)
 	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
 		envStore: filepath.Join(t.TempDir(), "intents.db")}
@@ -149,7 +149,7 @@ func lookedUp(srv *brokertest.Server) bool {
 
 func TestRecover_SettlesByLookup(t *testing.T) {
 	t.Parallel()
-	srv, env := placeVenue(t, brokertest.Fault{Kind: brokertest.FaultLoseResponse, Method: "POST", Path: pathCreate, Status: 502})
+	srv, env := placeVenue(t, venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Path: pathCreate, Status: 502})
 	if r := runCLI(t, env, "", placeArgs...); r.code != exitUnknown {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}

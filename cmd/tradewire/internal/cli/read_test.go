@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // simNow is the instant the --sim tests run at, on a fake clock, so that
@@ -406,7 +407,7 @@ const pagedVenueSize = 5
 // --sim history, and returns the environment that points the CLI at it.
 func pagedVenue(t *testing.T) map[string]string {
 	t.Helper()
-	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithHistory(simHistory), brokertest.WithPageSize(pagedVenueSize))
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed, History: simHistory, PageSize: pagedVenueSize})
 	t.Cleanup(srv.Close)
 	return map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64}
 }

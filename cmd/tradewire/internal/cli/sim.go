@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/base64"
 	"fmt"
 	"io"
-	"log"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,22 +15,15 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/spf13/cobra"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
-	"github.com/tradewire/tradewire/internal/h2front"
+	"github.com/tradewire/tradewire/venue"
 )
 
 const (
 	defaultSimAddr = "127.0.0.1:8787"
-	// simShutdownGrace bounds how long "sim serve" waits for requests in
-	// flight once it is told to stop.
-	simShutdownGrace = 5 * time.Second
-	// simReadHeaderTimeout bounds how long a client may take to send its
-	// headers, simBodyTimeout its body (from the headers' end), and
-	// simIdleTimeout how long a connection may wait for its next request,
-	// so that a slow or stuck client cannot pin the server.
-	simReadHeaderTimeout = 10 * time.Second
-	simBodyTimeout       = 10 * time.Second
-	simIdleTimeout       = 2 * time.Minute
+	// simBodyTimeout bounds how long a client may take to send a request's
+	// body, from its headers' end (venue.Config.BodyTimeout's default), so
+	// that a slow or stuck client cannot pin the server.
+	simBodyTimeout = 10 * time.Second
 )
 
 func newSimCmd(a *app) *cobra.Command {
@@ -54,7 +45,7 @@ the global --sim flag (tradewire --sim api GET /api/v2/crypto/trading/accounts/)
 }
 
 // simLedgerLimit is how many recent requests "sim serve" keeps in its
-// venue's ledger (brokertest.WithLedgerLimit), so that a venue left running
+// venue's ledger (venue.Config.LedgerLimit), so that a venue left running
 // for days holds bounded memory for them.
 const simLedgerLimit = 10_000
 
@@ -98,7 +89,7 @@ free port. --faults FILE installs a JSON fault plan (scripted 5xx, 429, lost
 answers, latency, 2xx answers with a bad body, HTTP/2 stream faults, and the
 hostile modes: a clock offset, a lagging orders list, rows without
 client_order_id, pages without next; see
-"go doc github.com/tradewire/tradewire/broker/brokertest").
+"go doc github.com/tradewire/tradewire/venue").
 --account-status sell_only or deactivated, and --read-only-key, give the
 account the state a bot must cope with: buys refused (400), creates refused
 (403), or every create and cancel refused (403) while reads work.
@@ -190,39 +181,33 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	if clk == nil {
 		clk = clockwork.NewRealClock()
 	}
-	opts := []brokertest.Option{
-		brokertest.WithClock(clk), brokertest.WithSeed(f.seed),
-		brokertest.WithPageSize(f.pageSize), brokertest.WithHistory(f.history),
+	cfg := venue.Config{Clock: clk, Seed: f.seed, PageSize: f.pageSize, History: f.history,
 		// A venue left running keeps a bounded ledger: its counts stay exact.
-		brokertest.WithLedgerLimit(simLedgerLimit),
-	}
+		LedgerLimit: simLedgerLimit, StateFile: f.state}
 	if f.faults != "" {
 		b, err := os.ReadFile(f.faults)
 		if err != nil {
 			return usagef("--faults %s: %v", f.faults, err)
 		}
-		plan, err := brokertest.ParseFaultPlan(b)
+		plan, err := venue.ParseFaultPlan(b)
 		if err != nil {
-			return usagef("--faults %s: %s", f.faults, strings.TrimPrefix(err.Error(), "brokertest: "))
+			return usagef("--faults %s: %s", f.faults, strings.TrimPrefix(err.Error(), "venue: "))
 		}
-		opts = append(opts, brokertest.WithFaultPlan(plan))
+		cfg.Faults = plan
 	}
 	limits, err := simRateLimits(f)
 	if err != nil {
 		return err
 	}
+	cfg.RateLimits = limits
 	if f.status != "active" || f.readOnly {
-		opts = append(opts, brokertest.WithAccount(brokertest.AccountConfig{Status: f.status, ReadOnly: f.readOnly}))
-	}
-	opts = append(opts, brokertest.WithRateLimits(limits))
-	if f.state != "" {
-		opts = append(opts, brokertest.WithStateFile(f.state))
+		cfg.AccountStatus, cfg.ReadOnly = f.status, f.readOnly
 	}
 	// The global --seed (simflag.go) seeds prices, ids, partial fills and
 	// history. Build the venue once before listening, so that a bad setting is a
 	// usage error with no socket opened.
-	if _, err := brokertest.New(opts...); err != nil {
-		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))
+	if _, err := venue.New(cfg); err != nil {
+		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "venue: "))
 	}
 
 	var lc net.ListenConfig
@@ -235,78 +220,48 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 		base = "https://" + ln.Addr().String()
 	}
 	// The venue writes its "next" links on the address it listens on.
-	srv, err := brokertest.New(append(opts, brokertest.WithPublicBaseURL(base))...)
+	cfg.PublicBaseURL = base
+	v, err := venue.New(cfg)
 	if err != nil {
 		ln.Close()
-		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "brokertest: "))
+		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "venue: "))
 	}
 	if f.state != "" {
-		stop := a.keepSimState(srv, f.state, clk)
+		stop := a.keepSimState(v, f.state, clk)
 		defer stop()
 	}
 	if f.tls {
-		return a.simServeTLS(ctx, ln, base, srv, f)
+		return a.simServeTLS(ctx, ln, base, v, f)
 	}
 
-	hs := newSimHTTPServer(srv.Handler(), simBodyTimeout)
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-
-	if err := writeSimExports(a.opts.Stdout, base, srv, ""); err != nil {
-		_ = hs.Close()
-		<-served
+	hs := v.Serve(ln, false)
+	if err := writeSimExports(a.opts.Stdout, base, v, ""); err != nil {
+		hs.Close()
 		return err
 	}
-	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s, account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("sim serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), simShutdownGrace)
-	defer cancel()
-	shutdownErr := hs.Shutdown(sctx)
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("sim serve: %w", err)
-	}
-	if shutdownErr != nil {
-		_ = hs.Close()
-	}
-	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
+	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s, account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, v.Config().AccountNumber, f.seed)
+	<-ctx.Done()
+	hs.Close() // waits for the requests in flight, a few seconds at most
+	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(v.Ledger().Counts()))
 	return nil
-}
-
-// newSimHTTPServer is the plain HTTP server of "sim serve": headers must
-// arrive within simReadHeaderTimeout, a body within bodyTimeout of them
-// (the venue answers 408), and a body the venue leaves unread, such as
-// that of a request refused on its headers or one over its 64 KiB limit,
-// is not read at all: the connection closes after the answer.
-func newSimHTTPServer(h http.Handler, bodyTimeout time.Duration) *http.Server {
-	return &http.Server{
-		Handler:           h2front.ReadBodyWithin(h, bodyTimeout),
-		ReadHeaderTimeout: simReadHeaderTimeout,
-		IdleTimeout:       simIdleTimeout,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
 }
 
 // simRateLimits reads --rate-limits, if given, and applies --retry-after
 // over it.
-func simRateLimits(f simServeFlags) (brokertest.RateLimits, error) {
-	var l brokertest.RateLimits
+func simRateLimits(f simServeFlags) (venue.RateLimits, error) {
+	var l venue.RateLimits
 	if f.limits != "" {
 		b, err := os.ReadFile(f.limits)
 		if err != nil {
 			return l, usagef("--rate-limits %s: %v", f.limits, err)
 		}
-		if l, err = brokertest.ParseRateLimits(b); err != nil {
-			return l, usagef("--rate-limits %s: %s", f.limits, strings.TrimPrefix(err.Error(), "brokertest: rate limits: "))
+		if l, err = venue.ParseRateLimits(b); err != nil {
+			return l, usagef("--rate-limits %s: %s", f.limits, strings.TrimPrefix(err.Error(), "venue: rate limits: "))
 		}
 	}
 	if f.retryAft != "" {
 		l.RetryAfter = f.retryAft
-		if _, err := brokertest.New(brokertest.WithRateLimits(brokertest.RateLimits{RetryAfter: f.retryAft})); err != nil {
+		if _, err := venue.New(venue.Config{RateLimits: venue.RateLimits{RetryAfter: f.retryAft}}); err != nil {
 			return l, usagef("--retry-after %q: want off, bucket or whole seconds such as 5s", f.retryAft)
 		}
 	}
@@ -320,10 +275,10 @@ const simStateEvery = 30 * time.Second
 // keepSimState saves srv's book to path every simStateEvery on clk, until
 // the returned func is called, which saves it a last time. A failed save is
 // reported on stderr, and the venue serves on.
-func (a *app) keepSimState(srv *brokertest.Server, path string, clk clockwork.Clock) (stop func()) {
+func (a *app) keepSimState(srv *venue.Venue, path string, clk clockwork.Clock) (stop func()) {
 	save := func() {
 		if err := srv.SaveState(path); err != nil {
-			fmt.Fprintf(a.opts.Stderr, "sim serve: %s\n", strings.TrimPrefix(err.Error(), "brokertest: "))
+			fmt.Fprintf(a.opts.Stderr, "sim serve: %s\n", strings.TrimPrefix(err.Error(), "venue: "))
 		}
 	}
 	done, exited := make(chan struct{}), make(chan struct{})
@@ -368,13 +323,14 @@ func checkLoopbackAddr(addr string) error {
 
 // writeSimExports prints the comment line and the three export lines,
 // and with a CA certificate file a fourth, SSL_CERT_FILE.
-func writeSimExports(w io.Writer, base string, srv *brokertest.Server, caPath string) error {
+func writeSimExports(w io.Writer, base string, v *venue.Venue, caPath string) error {
+	cfg := v.Config()
 	var b strings.Builder
 	b.WriteString("# simulated venue demo credentials (throwaway: only this simulator accepts them)\n")
 	vars := [][2]string{
 		{envBaseURL, base},
-		{envAPIKey, srv.APIKey},
-		{envPrivateKey, srv.PrivateKeyBase64},
+		{envAPIKey, cfg.APIKey},
+		{envPrivateKey, base64.StdEncoding.EncodeToString(cfg.PrivateKey.Seed())},
 	}
 	if caPath != "" {
 		vars = append(vars, [2]string{envSSLCertFile, caPath})
@@ -396,7 +352,7 @@ func shellQuote(s string) string {
 }
 
 // ledgerSummary renders a ledger's counts on one line.
-func ledgerSummary(c brokertest.Counts) string {
+func ledgerSummary(c venue.Counts) string {
 	return fmt.Sprintf("%d requests (%s), %d answered 401, %d answered 429, %d dropped, %d orders created",
 		c.Total, byStatus(c.ByStatus), c.Unauthorized, c.Throttled, c.Dropped, c.Creates)
 }
@@ -426,30 +382,30 @@ func byStatus(m map[int]int) string {
 // read the trusted roots from on Unix.
 const envSSLCertFile = "SSL_CERT_FILE"
 
-// simServeTLS serves srv over TLS on ln with internal/h2front, which
+// simServeTLS serves v over TLS on ln (venue.Venue.Serve), which
 // controls HTTP/2 at the frame level (so the stream faults refuse the
 // stream or send GOAWAY) and serves clients that cannot speak HTTP/2 over
 // HTTP/1.1, writes its CA certificate to --ca-file or a
 // temporary file, prints the exports with SSL_CERT_FILE, and serves until
 // ctx ends.
-func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, srv *brokertest.Server, f simServeFlags) error {
-	hs := h2front.NewServerListener(ln, srv.Handler(), h2front.WithClock(srv.Clock), h2front.WithHTTP1())
+func (a *app) simServeTLS(ctx context.Context, ln net.Listener, base string, v *venue.Venue, f simServeFlags) error {
+	hs := v.Serve(ln, true)
 	defer hs.Close()
-	path, temp, err := writeSimCA(f.caFile, hs.CACertPEM())
+	path, temp, err := writeSimCA(f.caFile, hs.CACertPEM)
 	if err != nil {
 		return err
 	}
 	if temp {
 		defer os.Remove(path)
 	}
-	if err := writeSimExports(a.opts.Stdout, base, srv, path); err != nil {
+	if err := writeSimExports(a.opts.Stdout, base, v, path); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s (HTTPS: HTTP/2, or HTTP/1.1 to a client without h2), account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, srv.AccountNumber, f.seed)
+	fmt.Fprintf(a.opts.Stderr, "sim serve: simulated venue on %s (HTTPS: HTTP/2, or HTTP/1.1 to a client without h2), account %s, seed %d; interrupt (Ctrl-C) to stop\n", base, v.Config().AccountNumber, f.seed)
 	fmt.Fprintf(a.opts.Stderr, "sim serve: trust the CA certificate in %s (%s=%s, curl --cacert %s)\n", path, envSSLCertFile, path, path)
 	<-ctx.Done()
 	hs.Close() // ends the connections and waits for the handlers
-	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(srv.Ledger().Counts()))
+	fmt.Fprintf(a.opts.Stderr, "sim serve: stopped; %s\n", ledgerSummary(v.Ledger().Counts()))
 	return nil
 }
 

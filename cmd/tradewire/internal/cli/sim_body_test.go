@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // lazyZeros is a lazy request body of n zero bytes that counts what the
@@ -71,9 +71,9 @@ func venueErrorType(b []byte) string {
 
 // serveSimHTTP serves a fresh venue with the server "sim serve" uses, on
 // a listener that counts the bytes it reads.
-func serveSimHTTP(t *testing.T, bodyTimeout time.Duration) (*brokertest.Server, *bytesReadListener, string) {
+func serveSimHTTP(t *testing.T, bodyTimeout time.Duration) (*venue.Venue, *bytesReadListener, string) {
 	t.Helper()
-	venue, err := brokertest.New()
+	v, err := venue.New(venue.Config{BodyTimeout: bodyTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +82,9 @@ func serveSimHTTP(t *testing.T, bodyTimeout time.Duration) (*brokertest.Server, 
 		t.Fatal(err)
 	}
 	ln := &bytesReadListener{Listener: inner}
-	hs := newSimHTTPServer(venue.Handler(), bodyTimeout)
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	return venue, ln, "http://" + inner.Addr().String()
+	hs := v.Serve(ln, false)
+	t.Cleanup(hs.Close)
+	return v, ln, hs.URL
 }
 
 // TestSimHTTPServer_HugeBodiesAreNotRead: an unsigned 1 GiB POST, declared
@@ -109,7 +108,8 @@ func TestSimHTTPServer_HugeBodiesAreNotRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			venue, ln, base := serveSimHTTP(t, simBodyTimeout)
+			v, ln, base := serveSimHTTP(t, simBodyTimeout)
+			cfg := v.Config()
 			z := &lazyZeros{}
 			z.n.Store(gib)
 			var body io.Reader = z
@@ -122,8 +122,8 @@ func TestSimHTTPServer_HugeBodiesAreNotRead(t *testing.T) {
 			}
 			if tc.signed {
 				// Headers the venue accepts; the body is never signed.
-				req.Header.Set("x-api-key", venue.APIKey)
-				req.Header.Set("x-timestamp", strconv.FormatInt(venue.Clock.Now().Unix(), 10))
+				req.Header.Set("x-api-key", cfg.APIKey)
+				req.Header.Set("x-timestamp", strconv.FormatInt(cfg.Clock.Now().Unix(), 10))
 				req.Header.Set("x-signature", strings.Repeat("A", 86)+"==")
 			}
 			tr := &http.Transport{}
@@ -152,7 +152,8 @@ func TestSimHTTPServer_HugeBodiesAreNotRead(t *testing.T) {
 // and its connection closed once the body timeout (short here) passes.
 func TestSimHTTPServer_TricklingClientIsCutOff(t *testing.T) {
 	t.Parallel()
-	venue, _, base := serveSimHTTP(t, 300*time.Millisecond)
+	v, _, base := serveSimHTTP(t, 300*time.Millisecond)
+	cfg := v.Config()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestSimHTTPServer_TricklingClientIsCutOff(t *testing.T) {
 	defer conn.Close()
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // the test's bound, far above the server's
 	head := "POST /api/v2/crypto/trading/orders/?account_number=TW0000000001 HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
-		"x-api-key: " + venue.APIKey + "\r\nx-timestamp: " + strconv.FormatInt(venue.Clock.Now().Unix(), 10) + "\r\n" +
+		"x-api-key: " + cfg.APIKey + "\r\nx-timestamp: " + strconv.FormatInt(cfg.Clock.Now().Unix(), 10) + "\r\n" +
 		"x-signature: " + strings.Repeat("A", 86) + "==\r\nContent-Length: 200\r\n\r\n{"
 	if _, err := io.WriteString(conn, head); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // flagSim runs any command against an in-process simulated venue;
@@ -133,7 +134,7 @@ func (a *app) simVenue() (*venueConfig, error) {
 	if _, err := a.simStart(); err != nil {
 		return nil, err
 	}
-	srv, err := brokertest.New(brokertest.WithClock(a.clock()), brokertest.WithSeed(a.flags.seed), brokertest.WithHistory(simHistory))
+	srv, err := brokertest.New(venue.Config{Clock: a.clock(), Seed: a.flags.seed, History: simHistory})
 	if err != nil {
 		return nil, usagef("--%s: %v", flagSim, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/venue"
 )
 
 // TestOrderPlace_GoodForDayExpiresAtVenueEndOfDay: "order place
@@ -19,8 +20,8 @@ func TestOrderPlace_GoodForDayExpiresAtVenueEndOfDay(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 8, 20, 17, 30, 0, 0, time.UTC)
 	endOfDay := time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)
-	clk := brokertest.NewClock(start)
-	srv := brokertest.NewServer(brokertest.WithSeed(simSeed), brokertest.WithClock(clk))
+	clk := venue.NewClock(start)
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed, Clock: clk})
 	t.Cleanup(srv.Close)
 	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
 		envStore: filepath.Join(t.TempDir(), "intents.db")}
