@@ -62,8 +62,9 @@ func TestVenueImportsNothingOfTradewire(t *testing.T) {
 			t.Fatalf("go list %v listed %q, want the venue among them", args, deps)
 		}
 		for _, dep := range deps {
-			// -test adds "pkg [pkg.test]" variants and "pkg.test" mains.
-			p := strings.TrimSuffix(dep, ".test")
+			// -test adds "pkg [pkg.test]" variants, "pkg.test" mains and
+			// "pkg_test" external test packages.
+			p := strings.TrimSuffix(strings.TrimSuffix(dep, ".test"), "_test")
 			rel, ok := strings.CutPrefix(p, module+"/")
 			if !ok || rel == "venue" || strings.HasPrefix(rel, "venue/") || rel == sharedServer {
 				continue

@@ -1,4 +1,4 @@
-package brokertest_test
+package venue_test
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -163,7 +162,7 @@ type (
 // through the other.
 func TestClientsFromTheDocs(t *testing.T) {
 	clk := venue.NewClock(time.Date(2026, 8, 20, 17, 0, 0, 0, time.UTC))
-	srv := brokertest.NewServer(venue.Config{Clock: clk, Seed: 5, History: 12, PageSize: 5})
+	srv := newLoopbackServer(venue.Config{Clock: clk, Seed: 5, History: 12, PageSize: 5})
 	defer srv.Close()
 	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
 		t.Fatalf("not served over loopback HTTP: %s", srv.URL)

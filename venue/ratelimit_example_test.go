@@ -1,4 +1,4 @@
-package brokertest_test
+package venue_test
 
 import (
 	"crypto/ed25519"
@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -23,7 +22,7 @@ import (
 func Example_rateLimits() {
 	start := time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC)
 	clk := venue.NewClock(start)
-	srv, err := brokertest.New(venue.Config{Clock: clk, RateLimits: venue.RateLimits{
+	srv, err := newServer(venue.Config{Clock: clk, RateLimits: venue.RateLimits{
 		Classes: map[string]venue.RateLimit{"order_reads": {PerMinute: 60, Burst: 5}},
 		Schedule: []venue.RateLimit{
 			{At: time.Minute, Class: "order_reads", PerMinute: 6, Burst: 2},

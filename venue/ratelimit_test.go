@@ -1,4 +1,4 @@
-package brokertest_test
+package venue_test
 
 import (
 	"math"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -29,7 +28,7 @@ const (
 // rlVenue is an in-memory venue on a NewClock at rlStart.
 type rlVenue struct {
 	t   *testing.T
-	srv *brokertest.Server
+	srv *testServer
 	clk venue.Clock
 	hc  *http.Client
 }
@@ -38,7 +37,7 @@ func newRLVenue(t *testing.T, cfg venue.Config) *rlVenue {
 	t.Helper()
 	clk := venue.NewClock(rlStart)
 	cfg.Clock = clk
-	srv, err := brokertest.New(cfg)
+	srv, err := newServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,13 +271,13 @@ func TestRateLimitsValidate(t *testing.T) {
 		{"fractional retry after", venue.Config{RateLimits: venue.RateLimits{RetryAfter: "1.5s"}}, "retry_after"},
 		{"unknown retry after", venue.Config{RateLimits: venue.RateLimits{RetryAfter: "soon"}}, "retry_after"},
 	} {
-		_, err := brokertest.New(tc.cfg)
+		_, err := newServer(tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want one naming %q", tc.name, err, tc.want)
 		}
 	}
 	// Negative control: a valid set of every part builds.
-	if _, err := brokertest.New(venue.Config{RateLimits: venue.RateLimits{
+	if _, err := newServer(venue.Config{RateLimits: venue.RateLimits{
 		Account: ok, Classes: map[string]venue.RateLimit{"order_writes": ok},
 		Schedule:   []venue.RateLimit{{At: time.Minute, PerMinute: 10, Burst: 10}, {At: time.Minute, Class: "order_writes", PerMinute: 10, Burst: 10}},
 		RetryAfter: "bucket",
@@ -291,7 +290,7 @@ func TestRateLimitsValidate(t *testing.T) {
 // example, and refuses what New would.
 func TestParseRateLimits(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../../venue/testdata/ratelimits.json")
+	b, err := os.ReadFile("testdata/ratelimits.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +313,7 @@ func TestParseRateLimits(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parsed %+v\nwant   %+v", got, want)
 	}
-	if _, err := brokertest.New(venue.Config{RateLimits: got}); err != nil {
+	if _, err := newServer(venue.Config{RateLimits: got}); err != nil {
 		t.Errorf("New refused the parsed limits: %v", err)
 	}
 	for _, bad := range []string{

@@ -1,4 +1,4 @@
-package brokertest_test
+package venue_test
 
 import (
 	"encoding/json"
@@ -11,12 +11,11 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/venue"
 )
 
 // call sends a signed request to s in memory and returns status and body.
-func call(t *testing.T, s *brokertest.Server, method, target, body string) (int, map[string]any) {
+func call(t *testing.T, s *testServer, method, target, body string) (int, map[string]any) {
 	t.Helper()
 	resp, err := (&http.Client{Transport: s.Transport()}).Do(signedRequest(t, s, method, target, body))
 	if err != nil {
@@ -38,7 +37,7 @@ func TestStateFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "venue.json")
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
 	opts := venue.Config{Clock: clk, Seed: 4, History: 20, StateFile: path}
-	a, err := brokertest.New(opts) // no file yet: a fresh venue
+	a, err := newServer(opts) // no file yet: a fresh venue
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func TestStateFile(t *testing.T) {
 	if err := a.SaveState(path); err != nil {
 		t.Fatal(err)
 	}
-	b, err := brokertest.New(opts)
+	b, err := newServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +103,11 @@ func TestStateFile(t *testing.T) {
 		t.Errorf("next ids %v and %v", ma["id"], mb["id"])
 	}
 	// A file from another seed is refused; so is a file that is not one.
-	if _, err := brokertest.New(venue.Config{Clock: clk, Seed: 5, StateFile: path}); err == nil {
+	if _, err := newServer(venue.Config{Clock: clk, Seed: 5, StateFile: path}); err == nil {
 		t.Error("a state file of seed 4 loaded into a venue of seed 5")
 	}
 	os.WriteFile(path, []byte("{"), 0o600)
-	if _, err := brokertest.New(opts); err == nil {
+	if _, err := newServer(opts); err == nil {
 		t.Error("a broken state file loaded")
 	}
 }

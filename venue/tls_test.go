@@ -1,4 +1,4 @@
-package brokertest_test
+package venue_test
 
 import (
 	"crypto/tls"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -19,7 +18,7 @@ const createBody = `{"client_order_id":"2b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","s
 func TestTLSServerSpeaksHTTP2(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s := brokertest.NewTLSServer(venue.Config{Clock: clk, PageSize: 1, History: 3})
+	s := newTLSServer(venue.Config{Clock: clk, PageSize: 1, History: 3})
 	defer s.Close()
 	if !strings.HasPrefix(s.URL, "https://127.0.0.1:") {
 		t.Fatalf("URL %s", s.URL)
@@ -56,7 +55,7 @@ func TestTLSServerStreamFaultsCommit(t *testing.T) {
 	for _, k := range []venue.FaultKind{venue.FaultRefusedStream, venue.FaultProtocolError, venue.FaultGoAway} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
-			s := brokertest.NewTLSServer(venue.Config{})
+			s := newTLSServer(venue.Config{})
 			defer s.Close()
 			s.Inject(venue.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
 			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
@@ -82,7 +81,7 @@ func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
 	for _, k := range []venue.FaultKind{venue.FaultRefusedStream, venue.FaultProtocolError, venue.FaultGoAway} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
-			s := brokertest.NewTLSServer(venue.Config{Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
+			s := newTLSServer(venue.Config{Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 			defer s.Close()
 			s.Inject(venue.Fault{Kind: k, Method: "POST", Path: "/api/v2/crypto/trading/orders/"})
 			req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
@@ -101,7 +100,7 @@ func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
 func TestHostileOptions(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{Hostile: &venue.Hostile{
+	s, err := newServer(venue.Config{Clock: clk, Faults: venue.FaultPlan{Hostile: &venue.Hostile{
 		ClockOffset: -20 * time.Second, ListLag: time.Minute, OmitClientOrderID: 1, DropNext: 1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +114,7 @@ func TestHostileOptions(t *testing.T) {
 		t.Errorf("Date %q, want %q (20 s behind)", got, want)
 	}
 	for _, h := range []venue.Hostile{{ListLag: -time.Second}, {OmitClientOrderID: 2}, {DropNext: -1}} {
-		if _, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Hostile: &h}}); err == nil {
+		if _, err := newServer(venue.Config{Faults: venue.FaultPlan{Hostile: &h}}); err == nil {
 			t.Errorf("hostile modes %+v accepted", h)
 		}
 	}
@@ -123,12 +122,12 @@ func TestHostileOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = brokertest.New(venue.Config{Clock: clk, Faults: p})
+	s, err = newServer(venue.Config{Clock: clk, Faults: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bid, _, _ := s.Quote("BTC-USD")
-	later, err := brokertest.New(venue.Config{Clock: clockwork.NewFakeClockAt(clk.Now().Add(time.Minute))})
+	later, err := newServer(venue.Config{Clock: clockwork.NewFakeClockAt(clk.Now().Add(time.Minute))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +143,7 @@ func TestHostileOptions(t *testing.T) {
 // a CA presented as a server's certificate.
 func TestTLSServerCertificateIsALeafOfItsCA(t *testing.T) {
 	t.Parallel()
-	s := brokertest.NewTLSServer(venue.Config{})
+	s := newTLSServer(venue.Config{})
 	defer s.Close()
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(s.CACertPEM()) {

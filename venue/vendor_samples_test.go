@@ -1,4 +1,4 @@
-package brokertest_test
+package venue_test
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -22,7 +21,7 @@ import (
 // over HTTP, with the stand-ins for PyNaCl and requests in
 // testdata/python.
 
-const samplesDir = "../../venue/testdata/vendor_samples"
+const samplesDir = "testdata/vendor_samples"
 
 // pythonBlocks returns the ```python blocks of a Markdown text, in order.
 func pythonBlocks(md string) []string {
@@ -39,7 +38,7 @@ func pythonBlocks(md string) []string {
 // TestVendorSamplesVerbatim checks that the samples in testdata are the
 // spec's, byte for byte.
 func TestVendorSamplesVerbatim(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(specDir, "crypto-trading.openapi.json"))
+	raw, err := os.ReadFile(filepath.Join("testdata", "openapi", "crypto-trading.openapi.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +95,7 @@ func python3(t *testing.T) string {
 // runPython runs a script with the stand-ins first on PYTHONPATH, in dir.
 func runPython(t *testing.T, py, dir string, args ...string) []byte {
 	t.Helper()
-	shims, err := filepath.Abs("../../venue/testdata/python")
+	shims, err := filepath.Abs("testdata/python")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +116,7 @@ func runPython(t *testing.T, py, dir string, args ...string) []byte {
 
 // fillIn writes the sample with its key, private key and base URL set,
 // checking that nothing else of it changes.
-func fillIn(t *testing.T, file, dir string, srv *brokertest.Server) string {
+func fillIn(t *testing.T, file, dir string, srv *testServer) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(samplesDir, file))
 	if err != nil {
@@ -175,7 +174,7 @@ func TestVendorSamples(t *testing.T) {
 
 	// The samples read the real clock; so does this venue. Page size 2
 	// makes the v2 sample follow next links.
-	srv := brokertest.NewServer(venue.Config{Seed: 3, History: 8, PageSize: 2})
+	srv := newLoopbackServer(venue.Config{Seed: 3, History: 8, PageSize: 2})
 	defer srv.Close()
 	for _, tc := range []struct {
 		version, file string
@@ -217,7 +216,7 @@ func TestVendorSamples(t *testing.T) {
 				}
 				if c.Done != nil {
 					done = true
-					if *c.Done != len(got) || !strings.HasPrefix(c.Module, mustAbs(t, "../../venue/testdata/python")) {
+					if *c.Done != len(got) || !strings.HasPrefix(c.Module, mustAbs(t, "testdata/python")) {
 						t.Errorf("driver: %d calls, requests from %s", *c.Done, c.Module)
 					}
 					continue

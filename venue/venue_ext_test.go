@@ -1,4 +1,4 @@
-package brokertest_test
+package venue_test
 
 import (
 	"crypto/ed25519"
@@ -14,12 +14,11 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/venue"
 )
 
 // signedRequest builds a request signed by hand with crypto/ed25519.
-func signedRequest(t testing.TB, s *brokertest.Server, method, target, body string) *http.Request {
+func signedRequest(t testing.TB, s *testServer, method, target, body string) *http.Request {
 	t.Helper()
 	seed, err := base64.StdEncoding.DecodeString(s.PrivateKeyBase64)
 	if err != nil {
@@ -51,7 +50,7 @@ func status(t testing.TB, c *http.Client, req *http.Request) int {
 func TestLoopbackServer(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s := brokertest.NewServer(venue.Config{Clock: clk, Seed: 1})
+	s := newLoopbackServer(venue.Config{Clock: clk, Seed: 1})
 	defer s.Close()
 	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
 		t.Fatalf("URL %s", s.URL)
@@ -79,11 +78,11 @@ func TestLoopbackServer(t *testing.T) {
 func TestInMemoryTransport(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s, err := brokertest.New(venue.Config{Clock: clk, PageSize: 2, History: 10, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
+	s, err := newServer(venue.Config{Clock: clk, PageSize: 2, History: 10, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.URL != brokertest.InMemoryURL {
+	if s.URL != inMemoryURL {
 		t.Fatalf("URL %s", s.URL)
 	}
 	c := &http.Client{Transport: s.Transport()}
@@ -97,7 +96,7 @@ func TestInMemoryTransport(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&page)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || len(page.Results) != 2 || page.Next == nil || !strings.HasPrefix(*page.Next, brokertest.InMemoryURL+"/") {
+	if resp.StatusCode != 200 || len(page.Results) != 2 || page.Next == nil || !strings.HasPrefix(*page.Next, inMemoryURL+"/") {
 		t.Fatalf("%d %v", resp.StatusCode, page.Next)
 	}
 	// Lost responses: dropped connection is io.ErrUnexpectedEOF; 503 is an answer.
@@ -134,7 +133,7 @@ func TestConfigValidate(t *testing.T) {
 		{APIKey: "key", PrivateKey: nil},
 		{LedgerLimit: -1},
 	} {
-		if _, err := brokertest.New(c); err == nil {
+		if _, err := newServer(c); err == nil {
 			t.Errorf("config %+v accepted", c)
 		}
 	}
@@ -145,7 +144,7 @@ func TestConfigValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := brokertest.New(venue.Config{Faults: p, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
+	s, err := newServer(venue.Config{Faults: p, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	if err != nil || s.PendingFaults() != 1 {
 		t.Fatalf("%v %d", err, s.PendingFaults())
 	}
@@ -159,7 +158,7 @@ func TestAccountRateLimit(t *testing.T) {
 		burst     int
 		ok        bool
 	}{{0, 0, true}, {math.Inf(1), 0, true}, {100, 300, true}, {-1, 1, false}, {5, 0, false}, {0, 5, false}} {
-		_, err := brokertest.New(venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: tc.perMinute, Burst: tc.burst}}})
+		_, err := newServer(venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: tc.perMinute, Burst: tc.burst}}})
 		if (err == nil) != tc.ok {
 			t.Errorf("account bucket %v/min burst %d: err = %v, want ok %v", tc.perMinute, tc.burst, err, tc.ok)
 		}
@@ -172,7 +171,7 @@ func TestConfigFaults(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
 	respond := venue.Fault{Kind: venue.FaultRespond, Method: "GET", Status: 418}
-	s, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{Faults: []venue.Fault{respond, respond}, Duplicate: venue.CreateSecond}})
+	s, err := newServer(venue.Config{Clock: clk, Faults: venue.FaultPlan{Faults: []venue.Fault{respond, respond}, Duplicate: venue.CreateSecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +191,7 @@ func TestConfigFaults(t *testing.T) {
 			t.Fatalf("status %d, want 201 from a CreateSecond venue", st)
 		}
 	}
-	if _, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Hostile: &venue.Hostile{ListLag: -time.Second}}}); err == nil {
+	if _, err := newServer(venue.Config{Faults: venue.FaultPlan{Hostile: &venue.Hostile{ListLag: -time.Second}}}); err == nil {
 		t.Error("a negative list lag was accepted")
 	}
 }
@@ -203,7 +202,7 @@ func TestConfigFaults(t *testing.T) {
 func TestSetFaultPlan(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	s, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{
+	s, err := newServer(venue.Config{Clock: clk, Faults: venue.FaultPlan{
 		Faults:    []venue.Fault{{Kind: venue.FaultRespond, Method: "DELETE", Status: 418}},
 		Duplicate: venue.CreateSecond,
 	}})
