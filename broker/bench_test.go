@@ -9,7 +9,6 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
-	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -34,9 +33,10 @@ var benchStart = time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC)
 
 // sweepSetup returns a client and a venue holding exactly pages pages of
 // orders, sharing a fresh skipping clock.
-func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, *skipclock.Clock) {
+func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, brokertest.Clock) {
 	b.Helper()
-	clk := skipclock.New(benchStart)
+	clk := brokertest.NewClock(benchStart)
+	clk.SkipWaits(1)
 	srv, err := brokertest.New(
 		brokertest.WithClock(clk),
 		brokertest.WithBulkOrders(pages*benchPageSize),
