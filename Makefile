@@ -118,4 +118,4 @@ sim:
 		$(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestExplore$$' ./broker/
 	TRADEWIRE_SIM_FULL=1 TRADEWIRE_SIM_SEEDS=$(SIM_SEEDS) TRADEWIRE_SIM_DURATION=$(SIM_DURATION) \
 		TRADEWIRE_SIM_SATURATED=$(SIM_SATURATED) TRADEWIRE_SIM_HOSTILE=$(SIM_HOSTILE) TRADEWIRE_SIM_WIRE=$(SIM_WIRE) \
-		$(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestMatrix$$' ./internal/simulation/
+		$(GO) test -v -count=1 -timeout $(SIM_TIMEOUT) -run '^TestMatrix$$' ./simulation/

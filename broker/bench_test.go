@@ -9,7 +9,6 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
-	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
@@ -36,9 +35,10 @@ var benchStart = time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC)
 // sweepSetup returns a client and a venue holding exactly pages pages of
 // orders, sharing a fresh skipping clock. Its ledger keeps the last
 // request only, so that the heap measured is the client's.
-func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, *skipclock.Clock) {
+func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, venue.Clock) {
 	b.Helper()
-	clk := skipclock.New(benchStart)
+	clk := venue.NewClock(benchStart)
+	clk.SkipWaits(1)
 	srv, err := brokertest.New(
 		venue.Config{Clock: clk, BulkOrders: pages * benchPageSize, PageSize: benchPageSize, LedgerLimit: 1, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: transport.DefaultRatePerMinute, Burst: transport.DefaultBurst}}},
 	)

@@ -152,7 +152,7 @@ func fleetBot() (redistest.Tally, error) {
 			_, err := c.BestBidAsk(ctx, "BTC-USD")
 			mu.Lock()
 			defer mu.Unlock()
-			res.Add(err)
+			res.Add(err, errors.Is(err, transport.ErrRateLimited))
 		}()
 	}
 	wg.Wait()

@@ -8,6 +8,7 @@ import (
 	"iter"
 
 	"github.com/tradewire/tradewire/internal/pages"
+	"github.com/tradewire/tradewire/transport"
 )
 
 // CallOption adjusts one listing or fee summary.
@@ -108,7 +109,7 @@ func paginate[W venueRow[T], T any](ctx context.Context, c *Client, cc callConfi
 		path := pathOf(target)
 		items := 0
 		stopped := false
-		err = pages.Walk(ctx, c.tc, target, cc.pageCap, func(page int, target string, rows []json.RawMessage) (bool, error) {
+		err = pages.Walk(ctx, c.tc, func(r *transport.Response) []byte { return r.Body }, target, cc.pageCap, func(page int, target string, rows []json.RawMessage) (bool, error) {
 			items += len(rows)
 			if cc.progress != nil {
 				cc.progress(Progress{Pages: page, Items: items})

@@ -116,6 +116,9 @@ func (g *datedGetter) Get(ctx context.Context, target string) (*transport.Respon
 	return r, err
 }
 
+// responseBody is the body of an answer, for pages.Walk.
+func responseBody(r *transport.Response) []byte { return r.Body }
+
 // reading is one read of the list in progress.
 type reading struct {
 	p      *Placer
@@ -191,7 +194,7 @@ func (r *reading) allLive() bool {
 	return true
 }
 
-func (p *Placer) read(ctx context.Context, g pages.Getter, symbol string, since time.Time, want map[string]bool) listing {
+func (p *Placer) read(ctx context.Context, g pages.Getter[*transport.Response], symbol string, since time.Time, want map[string]bool) listing {
 	q := url.Values{}
 	q.Set("account_number", p.account)
 	q.Set("created_at_start", since.UTC().Format(time.RFC3339))
@@ -201,7 +204,7 @@ func (p *Placer) read(ctx context.Context, g pages.Getter, symbol string, since 
 	r := &reading{p: p, want: want, found: map[string]sighting{}, states: map[string]map[string]bool{},
 		torn: map[string]string{}, seen: map[string]bool{}}
 	stopped := false
-	err := pages.Walk(ctx, g, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
+	err := pages.Walk(ctx, g, responseBody, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
 		r.pages, r.last = page, rows
 		more := r.visit(page, rows, false)
 		stopped = !more
@@ -255,7 +258,7 @@ func (p *Placer) confirmEnd(ctx context.Context, q url.Values, r *reading) error
 	q.Set("created_at_end", oldest.UTC().Format(time.RFC3339Nano))
 	blind := r.blind
 	r.blind = nil
-	err := pages.Walk(ctx, p.tc, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
+	err := pages.Walk(ctx, p.tc, responseBody, ordersPath+"?"+q.Encode(), p.pageCap, func(page int, _ string, rows []json.RawMessage) (bool, error) {
 		r.visit(page, rows, true)
 		return r.blind == nil, nil
 	})

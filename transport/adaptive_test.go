@@ -13,8 +13,8 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tradewire/tradewire/internal/adaptive"
-	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/internal/wire"
+	simvenue "github.com/tradewire/tradewire/venue"
 )
 
 const (
@@ -253,7 +253,7 @@ type restoreFigures struct {
 // dropAndRestore runs the schedule venue at 100/min in bursts of 100,
 // then 30/min in bursts of 30 from 1 min, restored at restore, for 70 s
 // more, through the limiter newL builds (bursts of 100 keep it short).
-func dropAndRestore(t *testing.T, restore time.Duration, newL func(*skipclock.Clock) Limiter) restoreFigures {
+func dropAndRestore(t *testing.T, restore time.Duration, newL func(simvenue.Clock) Limiter) restoreFigures {
 	t.Helper()
 	full, low := capacity{100, 100}, capacity{30, 30}
 	phases := []phase{{0, time.Minute, full}, {time.Minute, restore, low}, {restore, restore + 70*time.Second, full}}
@@ -270,7 +270,7 @@ func dropAndRestore(t *testing.T, restore time.Duration, newL func(*skipclock.Cl
 }
 
 // sweepRestores runs dropAndRestore at each restore time, in parallel.
-func sweepRestores(t *testing.T, name string, restores []time.Duration, newL func(*skipclock.Clock) Limiter) []restoreFigures {
+func sweepRestores(t *testing.T, name string, restores []time.Duration, newL func(simvenue.Clock) Limiter) []restoreFigures {
 	t.Helper()
 	out := make([]restoreFigures, len(restores))
 	t.Run(name, func(t *testing.T) {
@@ -294,7 +294,7 @@ func TestAdaptiveFindsEveryRestoreWithinAMinute(t *testing.T) {
 	for k := 0; k < 12; k++ { // 5 s apart over 55 s, past a cycle of Every and its probe
 		restores = append(restores, 4*time.Minute+time.Duration(k)*5*time.Second)
 	}
-	figures := sweepRestores(t, "adaptive", restores, func(c *skipclock.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 100) })
+	figures := sweepRestores(t, "adaptive", restores, func(c simvenue.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 100) })
 	worst := time.Duration(0)
 	for i, f := range figures {
 		restore := restores[i]
@@ -313,7 +313,7 @@ func TestAdaptiveFindsEveryRestoreWithinAMinute(t *testing.T) {
 	t.Logf("worst recovery over %d restore times 5 s apart: %v", len(restores), worst)
 	// Control: probing every 3 minutes, some restore is found late.
 	late := 0
-	for _, f := range sweepRestores(t, "control", []time.Duration{restores[2], restores[6], restores[10]}, func(c *skipclock.Clock) Limiter {
+	for _, f := range sweepRestores(t, "control", []time.Duration{restores[2], restores[6], restores[10]}, func(c simvenue.Clock) Limiter {
 		l := NewAdaptiveLimiter(c, 100, 100).(*adaptiveLimiter)
 		l.every = 3 * time.Minute
 		return l

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/internal/wire"
+	simvenue "github.com/tradewire/tradewire/venue"
 )
 
 // capacity is what the fake venue allows on one endpoint.
@@ -26,7 +26,7 @@ type capacity struct {
 // limits "fluctuate depending on the availability of our service". It
 // answers 200 when the endpoint's bucket holds a token and 429 otherwise.
 type scheduleVenue struct {
-	clock    *skipclock.Clock
+	clock    simvenue.Clock
 	start    time.Time
 	schedule func(elapsed time.Duration) capacity
 
@@ -112,9 +112,10 @@ func measure(arrivals []arrival, ph phase) phaseFigures {
 // length on a skipping clock, through a Client with the Limiter limiter
 // builds, and returns the venue's arrivals and, each simulated second,
 // the adaptive limiter's market-data rate (nil for another Limiter).
-func simulate(t *testing.T, phases []phase, limiter func(*skipclock.Clock) Limiter) ([]arrival, []float64) {
+func simulate(t *testing.T, phases []phase, limiter func(simvenue.Clock) Limiter) ([]arrival, []float64) {
 	t.Helper()
-	clock := skipclock.New(t0)
+	clock := simvenue.NewClock(t0)
+	clock.SkipWaits(1)
 	venue := &scheduleVenue{clock: clock, start: t0, buckets: map[string]*venueBucket{}, schedule: func(el time.Duration) capacity {
 		for _, ph := range phases {
 			if el < ph.to {
@@ -156,13 +157,13 @@ func TestAdaptiveUnderAFluctuatingVenue(t *testing.T) {
 		{10 * time.Minute, 20 * time.Minute, low},
 		{20 * time.Minute, 30 * time.Minute, full},
 	}
-	arrivals, rates := simulate(t, phases, func(c *skipclock.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 300) })
+	arrivals, rates := simulate(t, phases, func(c simvenue.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 300) })
 	// The control, the fixed bucket, has a minute at full capacity and
 	// three lowered: it draws a 429 on most requests from the first
 	// lowered minute on, and under the race detector every simulated
 	// request costs.
 	controlPhases := []phase{{0, time.Minute, full}, {time.Minute, 4 * time.Minute, low}}
-	fixed, _ := simulate(t, controlPhases, func(c *skipclock.Clock) Limiter { return NewTokenBucket(c, 100, 300) })
+	fixed, _ := simulate(t, controlPhases, func(c simvenue.Clock) Limiter { return NewTokenBucket(c, 100, 300) })
 
 	recovered := time.Duration(-1)
 	for s := int(phases[2].from.Seconds()); s < len(rates); s++ {

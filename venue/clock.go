@@ -1,6 +1,7 @@
 package venue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,16 @@ type Clock interface {
 	// clock (AfterFunc bounds are not counted), or until ctx is done,
 	// when it returns ctx's error.
 	BlockUntilContext(ctx context.Context, n int) error
+	// SkipWaits makes the clock advance by itself, for n goroutines that
+	// share it and wait on it one wait each: whenever n timer waits
+	// (NewTimer, After, Sleep; not tickers, not AfterFunc bounds) are
+	// pending, the clock advances at once to the earliest of them and
+	// fires it, and before it every timer due earlier, on the goroutine
+	// that made the last wait. A run then costs no wall time, and its timeline depends on its
+	// waits alone. SkipWaits(1) suits a sequential run (a client and the
+	// venue it calls): every wait moves the clock by exactly the time
+	// waited. n <= 0 stops it.
+	SkipWaits(n int)
 }
 
 // simClock is the Clock NewClock returns.
@@ -57,6 +68,8 @@ type simClock struct {
 	timers   []*clockTimer // pending, by deadline then seq
 	waits    int           // pending timers that are waits, not bounds
 	blockers []clockBlocker
+	skipN    int  // SkipWaits's n; 0 when off
+	skipping bool // a goroutine is in skip
 }
 
 var _ Clock = (*simClock)(nil)
@@ -96,6 +109,7 @@ func (c *simClock) NewTimer(d time.Duration) clockwork.Timer {
 	c.mu.Lock()
 	c.schedule(t, d)
 	c.mu.Unlock()
+	c.skip()
 	return t
 }
 
@@ -123,6 +137,7 @@ func (c *simClock) NewTicker(d time.Duration) clockwork.Ticker {
 	c.mu.Lock()
 	c.schedule(t, d)
 	c.mu.Unlock()
+	c.skip()
 	return clockTicker{t}
 }
 
@@ -130,7 +145,13 @@ func (c *simClock) NewTicker(d time.Duration) clockwork.Ticker {
 // by then, each at its own deadline.
 func (c *simClock) Advance(d time.Duration) {
 	c.mu.Lock()
-	end := c.now.Add(d)
+	c.advance(c.now.Add(d), nil)
+}
+
+// advance moves the clock to end, firing in order every timer due by then;
+// with last (a pending channel timer due by end), it stops once last has
+// fired. The caller holds c.mu, which advance releases.
+func (c *simClock) advance(end time.Time, last *clockTimer) {
 	for len(c.timers) > 0 && !c.timers[0].at.After(end) {
 		t := c.timers[0]
 		c.remove(t)
@@ -148,8 +169,11 @@ func (c *simClock) Advance(d time.Duration) {
 		if t.period > 0 {
 			c.schedule(t, t.period)
 		}
+		if t == last {
+			break
+		}
 	}
-	if end.After(c.now) {
+	if last == nil && end.After(c.now) {
 		c.now = end
 	}
 	c.mu.Unlock()
@@ -175,6 +199,44 @@ func (c *simClock) BlockUntilContext(ctx context.Context, n int) error {
 		c.blockers = slices.DeleteFunc(c.blockers, func(o clockBlocker) bool { return o.ch == b.ch })
 		c.mu.Unlock()
 		return ctx.Err()
+	}
+}
+
+// SkipWaits makes the clock advance to its earliest timer wait whenever n
+// of them are pending; n <= 0 stops it.
+func (c *simClock) SkipWaits(n int) {
+	c.mu.Lock()
+	c.skipN = max(n, 0)
+	c.mu.Unlock()
+	c.skip()
+}
+
+// skip advances the clock to its earliest pending timer wait while
+// SkipWaits's n of them are pending. One goroutine skips at a time; a wait
+// made meanwhile (by another goroutine, or by an AfterFunc's function that
+// Advance runs) is left to it.
+func (c *simClock) skip() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.skipping {
+		return
+	}
+	for c.skipN > 0 {
+		var first *clockTimer
+		n := 0
+		for _, t := range c.timers {
+			if t.wait && t.period == 0 {
+				first = cmp.Or(first, t)
+				n++
+			}
+		}
+		if n < c.skipN {
+			return
+		}
+		c.skipping = true
+		c.advance(first.at, first)
+		c.mu.Lock()
+		c.skipping = false
 	}
 }
 
@@ -262,6 +324,9 @@ func (t *clockTimer) Reset(d time.Duration) bool {
 	if due && t.f != nil {
 		t.f()
 	}
+	if t.wait {
+		t.c.skip()
+	}
 	return was
 }
 
@@ -278,6 +343,7 @@ func (k clockTicker) Reset(d time.Duration) {
 	k.t.period = d
 	k.t.c.schedule(k.t, d)
 	k.t.c.mu.Unlock()
+	k.t.c.skip()
 }
 
 // WithTimeout returns a context that is done once d has passed on clock,

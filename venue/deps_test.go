@@ -77,22 +77,12 @@ func TestVenueImportsNothingOfTradewire(t *testing.T) {
 	}
 }
 
-// internalImportersOfClient are the packages under internal/ known to
-// import broker, orders or transport. Each is to move or stop; delete its
-// line when it has, and the list when it is empty.
-var internalImportersOfClient = map[string]bool{
-	"internal/simulation": true,
-	"internal/pages":      true,
-	"internal/redistest":  true,
-}
-
 // TestInternalHoldsLeavesOnly: no package under the module's top-level
 // internal/ imports broker, orders or transport (its tests may), so that
 // imports point down only: internal/ holds leaves the library builds on,
 // not harnesses built on the library.
 func TestInternalHoldsLeavesOnly(t *testing.T) {
 	forbidden := []string{"broker", "orders", "transport"}
-	offends := map[string]bool{}
 	// One package per line: its path, then its imports.
 	out := goListLines(t, "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./internal/...")
 	for _, line := range out {
@@ -110,18 +100,8 @@ func TestInternalHoldsLeavesOnly(t *testing.T) {
 				if rel != bad && !strings.HasPrefix(rel, bad+"/") {
 					continue
 				}
-				offends[pkg] = true
-				if internalImportersOfClient[pkg] {
-					t.Logf("%s imports %s (known offender, listed in internalImportersOfClient)", pkg, imp)
-					continue
-				}
 				t.Errorf("%s imports %s: a package under internal/ must not import broker, orders or transport", pkg, imp)
 			}
-		}
-	}
-	for pkg := range internalImportersOfClient {
-		if !offends[pkg] {
-			t.Errorf("%s is listed in internalImportersOfClient but imports none of broker, orders, transport: delete its line", pkg)
 		}
 	}
 }

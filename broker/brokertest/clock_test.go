@@ -261,3 +261,79 @@ func TestBotInSynctestBubble(t *testing.T) {
 		}
 	})
 }
+
+// With SkipWaits(1) a wait moves the clock by exactly the time waited, at
+// once, firing the bounds it passes and no other.
+func TestClockSkipWaitsSequential(t *testing.T) {
+	clk := venue.NewClock(clockStart)
+	clk.SkipWaits(1)
+	fired := make(chan struct{})
+	clk.AfterFunc(time.Second, func() { close(fired) }) // a bound, not a wait
+	select {
+	case <-clk.NewTimer(500 * time.Millisecond).Chan():
+	default:
+		t.Fatal("a timer did not fire at once")
+	}
+	<-clk.After(250 * time.Millisecond)
+	clk.Sleep(100 * time.Millisecond)
+	if got := clk.Since(clockStart); got != 850*time.Millisecond {
+		t.Fatalf("clock moved %v, want 850ms", got)
+	}
+	select {
+	case <-fired:
+		t.Fatal("a bound further out fired")
+	default:
+	}
+	tick := clk.NewTicker(100 * time.Millisecond) // not a wait to skip to
+	defer tick.Stop()
+	if got := clk.Since(clockStart); got != 850*time.Millisecond {
+		t.Fatalf("a ticker moved the clock to %v", got)
+	}
+	clk.Sleep(200 * time.Millisecond) // past the bound: it fires
+	<-fired
+	<-tick.Chan()
+	if got := clk.Since(clockStart); got != 1050*time.Millisecond {
+		t.Fatalf("clock at %v, want 1.05s", got)
+	}
+	clk.SkipWaits(0)
+	timer := clk.NewTimer(time.Second)
+	select {
+	case <-timer.Chan():
+		t.Fatal("SkipWaits(0) did not stop the skipping")
+	default:
+	}
+}
+
+// With SkipWaits(n) the clock waits for n goroutines to wait, then fires
+// the earliest wait: the order of events is the order of the deadlines,
+// whatever the goroutines' scheduling, and no wall time passes.
+func TestClockSkipWaitsGoroutines(t *testing.T) {
+	for range 20 {
+		clk := venue.NewClock(clockStart)
+		clk.SkipWaits(2)
+		events := make(chan string, 8)
+		done := make(chan struct{})
+		bot := func(name string, every time.Duration) {
+			defer func() { done <- struct{}{} }()
+			for range 3 {
+				clk.Sleep(every)
+				events <- fmt.Sprintf("%s@%v", name, clk.Since(clockStart))
+			}
+		}
+		go bot("a", 2*time.Second)
+		go bot("b", 3*time.Second)
+		<-done
+		clk.SkipWaits(1) // one goroutine left
+		<-done
+		close(events)
+		var got []string
+		for e := range events {
+			got = append(got, e)
+		}
+		// a waits at 2, 4, 6; b at 3, 6, 9; at 6 the wait made first (b's, at
+		// 3s) fires first, alone.
+		if want := "[a@2s b@3s a@4s b@6s a@6s b@9s]"; fmt.Sprint(got) != want {
+			t.Fatalf("events %v, want %s", got, want)
+		}
+	}
+}

@@ -11,13 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/tradewire/tradewire/transport"
 )
 
-// Getter reads pages: a *transport.Client.
-type Getter interface {
-	Get(ctx context.Context, target string) (*transport.Response, error)
+// Getter reads pages (a *transport.Client, whose answers are R =
+// *transport.Response) and resolves a next link to a request-target on
+// its base URL.
+type Getter[R any] interface {
+	Get(ctx context.Context, target string) (R, error)
 	Target(link string) (string, error)
 }
 
@@ -67,13 +67,13 @@ func Own(err error) bool {
 	return errors.Is(err, ErrVanished) || errors.Is(err, ErrRepeated) || errors.As(err, &ce) || errors.As(err, &le) || errors.As(err, &de)
 }
 
-// Walk reads the listing at first, a page at a time, and hands each
-// page's rows to visit, which returns false to stop. A failure of Get is
+// Walk reads the listing at first, a page at a time, takes each answer's
+// body with body, and hands each page's rows to visit, which returns false to stop. A failure of Get is
 // returned as it is. A repeated link is found in constant memory (Brent's
 // cycle detection: each link is compared with a saved one, re-saved at
 // powers of two), so a self-loop is caught before it is followed and a
 // longer loop within a few pages of its start.
-func Walk(ctx context.Context, g Getter, first string, pageCap int,
+func Walk[R any](ctx context.Context, g Getter[R], body func(R) []byte, first string, pageCap int,
 	visit func(page int, target string, rows []json.RawMessage) (more bool, err error)) error {
 	target := first
 	saved, power, steps := target, 1, 0
@@ -87,7 +87,7 @@ func Walk(ctx context.Context, g Getter, first string, pageCap int,
 			Next    *string           `json:"next"`
 			Results []json.RawMessage `json:"results"`
 		}
-		if err := json.Unmarshal(resp.Body, &p); err != nil {
+		if err := json.Unmarshal(body(resp), &p); err != nil {
 			return &DecodeError{Page: page, Target: target, Err: err}
 		}
 		more, err := visit(page, target, p.Results)

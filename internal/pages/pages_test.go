@@ -6,19 +6,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/tradewire/tradewire/transport"
 )
 
 // book serves pages by target; Target accepts links starting with "/".
 type book map[string]string
 
-func (b book) Get(_ context.Context, target string) (*transport.Response, error) {
+func (b book) Get(_ context.Context, target string) ([]byte, error) {
 	body, ok := b[target]
 	if !ok {
 		return nil, errors.New("no such page " + target)
 	}
-	return &transport.Response{StatusCode: 200, Body: []byte(body)}, nil
+	return []byte(body), nil
 }
 
 func (b book) Target(link string) (string, error) {
@@ -64,7 +62,7 @@ func TestWalk(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rows := 0
-			err := Walk(context.Background(), tt.pages, "/1", tt.cap, func(_ int, _ string, r []json.RawMessage) (bool, error) {
+			err := Walk(context.Background(), tt.pages, func(b []byte) []byte { return b }, "/1", tt.cap, func(_ int, _ string, r []json.RawMessage) (bool, error) {
 				rows += len(r)
 				return true, nil
 			})

@@ -3,7 +3,6 @@ package redistest
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/tradewire/tradewire/transport"
 )
 
 // The protocol between a test and the helper processes it starts: each
@@ -155,12 +152,13 @@ type Tally struct {
 	Errors                []string
 }
 
-// Add counts one request's outcome. It is not safe for concurrent use.
-func (t *Tally) Add(err error) {
+// Add counts one request's outcome: throttled says err is the client
+// giving up after 429s. It is not safe for concurrent use.
+func (t *Tally) Add(err error, throttled bool) {
 	switch {
 	case err == nil:
 		t.OK++
-	case errors.Is(err, transport.ErrRateLimited):
+	case throttled:
 		t.Throttled++
 	default:
 		t.Failed++

@@ -2,6 +2,7 @@ package redisbudget_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -83,7 +84,7 @@ func fleetBot() (redistest.Tally, error) {
 			for range jobs {
 				_, err := tc.Get(ctx, "/api/v2/crypto/trading/accounts/")
 				mu.Lock()
-				res.Add(err)
+				res.Add(err, errors.Is(err, transport.ErrRateLimited))
 				mu.Unlock()
 			}
 		}()

@@ -19,7 +19,6 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
-	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
@@ -77,7 +76,7 @@ type demoRun struct {
 	seed     int64
 	wire     string // demoWireTLS or demoWireHTTP
 	chapters int    // printed so far
-	clock    *skipclock.Clock
+	clock    venue.Clock
 	venue    *brokertest.Server
 	store    idempotency.Store // the intent store every client of the venue shares
 	b        *broker.Client
@@ -106,7 +105,7 @@ func must[T any](v T, err error) T { check(err); return v }
 
 func runDemo(ctx context.Context, out io.Writer, seed int64, wire string) (err error) {
 	wallStart := time.Now()
-	d := &demoRun{demoWriter: demoWriter{w: out}, seed: seed, wire: wire, clock: skipclock.New(demoStart)}
+	d := &demoRun{demoWriter: demoWriter{w: out}, seed: seed, wire: wire, clock: skippingClock(demoStart)}
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(demoFailure)

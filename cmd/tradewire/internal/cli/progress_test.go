@@ -11,7 +11,6 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tradewire/tradewire/broker"
-	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -33,7 +32,7 @@ func TestProgress_NothingOffATerminal(t *testing.T) {
 // clears its line when done.
 func TestProgress_Bar(t *testing.T) {
 	t.Parallel()
-	clk := skipclock.New(simNow)
+	clk := skippingClock(simNow)
 	var buf bytes.Buffer
 	p := newSweepProgressTo(&buf, "fees", "orders", clk)
 	opts := p.transportOptions(100, 1)

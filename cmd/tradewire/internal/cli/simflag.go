@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
-	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
@@ -106,9 +105,18 @@ func (a *app) simClock() clockwork.Clock {
 		if err != nil {
 			start = defaultSimTime
 		}
-		a.simClk = skipclock.New(start)
+		a.simClk = skippingClock(start)
 	}
 	return a.simClk
+}
+
+// skippingClock returns a simulated clock set to t that moves only when a
+// wait is made, by exactly the wait, at once: the demo's and --sim's, for
+// one client calling the venue a request at a time.
+func skippingClock(t time.Time) venue.Clock {
+	clk := venue.NewClock(t)
+	clk.SkipWaits(1)
+	return clk
 }
 
 // simStart parses --sim-time.

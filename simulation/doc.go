@@ -266,7 +266,7 @@
 //
 // # Running
 //
-// go test ./internal/simulation/ runs a fast slice (two seeds, every
+// go test ./simulation/ runs a fast slice (two seeds, every
 // standard mix, three simulated minutes at the saturated load; the
 // throttle scenarios with 2-minute phases; the
 // placement scenarios on CreateSecond with restarts every minute and a

@@ -1,10 +1,11 @@
 package simulation
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,7 +80,7 @@ func (c *lockstep) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 
 // NewTimer returns a timer the calling bot is about to wait on: it parks.
 func (c *lockstep) NewTimer(d time.Duration) clockwork.Timer {
-	t := &simTimer{c: c, ch: make(chan time.Time, 1), blocking: true, index: -1}
+	t := &simTimer{c: c, ch: make(chan time.Time, 1), blocking: true}
 	owner := c.schedule(t, d)
 	c.park(t, owner)
 	return t
@@ -98,8 +99,8 @@ func (c *lockstep) park(t *simTimer, owner int) {
 		c.idle()
 		c.mu.Lock()
 	}
-	if c.direct && c.queue.Len() > 0 && c.queue[0] == t {
-		heap.Pop(&c.queue)
+	if c.direct && len(c.queue) > 0 && c.queue[0] == t {
+		c.queue.pop()
 		c.fire(t)
 		now := c.now
 		c.mu.Unlock()
@@ -119,12 +120,13 @@ func (c *lockstep) fire(t *simTimer) {
 	}
 	c.cur = t.owner
 	// The owner is woken: any other timer it was parked on is abandoned.
-	for i := 0; i < c.queue.Len(); i++ {
-		if o := c.queue[i]; o.owner == t.owner && o.blocking {
-			heap.Remove(&c.queue, i)
-			i = -1
+	c.queue = slices.DeleteFunc(c.queue, func(o *simTimer) bool {
+		if o.owner == t.owner && o.blocking {
+			o.pending = false
+			return true
 		}
-	}
+		return false
+	})
 	c.fired++
 }
 
@@ -137,7 +139,7 @@ func (c *lockstep) Sleep(d time.Duration) { <-c.After(d) }
 // AfterFunc runs f, on the driver, when d of simulated time has passed.
 // It does not park the calling bot.
 func (c *lockstep) AfterFunc(d time.Duration, f func()) clockwork.Timer {
-	t := &simTimer{c: c, fn: f, index: -1}
+	t := &simTimer{c: c, fn: f}
 	c.schedule(t, d)
 	return t
 }
@@ -154,7 +156,7 @@ func (c *lockstep) schedule(t *simTimer, d time.Duration) (owner int) {
 	c.seq++
 	t.seq, t.owner = c.seq, c.cur
 	t.deadline = c.now.Add(max(0, d))
-	heap.Push(&c.queue, t)
+	c.queue.push(t)
 	return t.owner
 }
 
@@ -248,11 +250,11 @@ func (c *lockstep) drive(ctx context.Context, n int, body func(id int), stop fun
 			c.idle()
 		}
 		c.mu.Lock()
-		if c.queue.Len() == 0 {
+		if len(c.queue) == 0 {
 			c.mu.Unlock()
 			return fail(errDeadlock)
 		}
-		t := heap.Pop(&c.queue).(*simTimer)
+		t := c.queue.pop()
 		c.fire(t)
 		now, owner, fn, ch := c.now, t.owner, t.fn, t.ch
 		c.mu.Unlock()
@@ -285,7 +287,7 @@ type simTimer struct {
 	c        *lockstep
 	deadline time.Time
 	seq      uint64
-	index    int // in the queue; -1 when not pending
+	pending  bool // in the queue
 	owner    int
 	blocking bool
 	ch       chan time.Time
@@ -299,11 +301,7 @@ func (t *simTimer) Chan() <-chan time.Time { return t.ch }
 func (t *simTimer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
-	if t.index < 0 {
-		return false
-	}
-	heap.Remove(&t.c.queue, t.index)
-	return true
+	return t.c.queue.remove(t)
 }
 
 // moveTo reschedules a pending timer to deadline, which must not be in the
@@ -312,11 +310,11 @@ func (t *simTimer) Stop() bool {
 func (t *simTimer) moveTo(deadline time.Time) bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
-	if t.index < 0 {
+	if !t.c.queue.remove(t) {
 		return false
 	}
 	t.deadline = deadline
-	heap.Fix(&t.c.queue, t.index)
+	t.c.queue.push(t)
 	return true
 }
 
@@ -337,30 +335,38 @@ func (t *simTimer) Reset(d time.Duration) bool {
 	return wasPending
 }
 
-// timerQueue is a min-heap of pending timers by (deadline, seq).
+// timerQueue holds the pending timers in firing order: by deadline, ties
+// in creation order. It holds about one timer per bot.
 type timerQueue []*simTimer
 
-func (q timerQueue) Len() int { return len(q) }
-func (q timerQueue) Less(i, j int) bool {
-	if !q[i].deadline.Equal(q[j].deadline) {
-		return q[i].deadline.Before(q[j].deadline)
+func firesBefore(a, b *simTimer) int {
+	if r := a.deadline.Compare(b.deadline); r != 0 {
+		return r
 	}
-	return q[i].seq < q[j].seq
+	return cmp.Compare(a.seq, b.seq)
 }
-func (q timerQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index, q[j].index = i, j
+
+func (q *timerQueue) push(t *simTimer) {
+	i, _ := slices.BinarySearchFunc(*q, t, firesBefore)
+	*q = slices.Insert(*q, i, t)
+	t.pending = true
 }
-func (q *timerQueue) Push(x any) {
-	t := x.(*simTimer)
-	t.index = len(*q)
-	*q = append(*q, t)
-}
-func (q *timerQueue) Pop() any {
-	old := *q
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	t.index = -1
-	*q = old[:len(old)-1]
+
+// pop takes off the first timer to fire; q is not empty.
+func (q *timerQueue) pop() *simTimer {
+	t := (*q)[0]
+	*q = slices.Delete(*q, 0, 1)
+	t.pending = false
 	return t
+}
+
+// remove takes t off q and reports whether it was pending.
+func (q *timerQueue) remove(t *simTimer) bool {
+	if !t.pending {
+		return false
+	}
+	i, _ := slices.BinarySearchFunc(*q, t, firesBefore)
+	*q = slices.Delete(*q, i, i+1)
+	t.pending = false
+	return true
 }

@@ -42,7 +42,7 @@ func runAll(t *testing.T, scs []Scenario) []*Run {
 
 // TestHostilePlacement runs every hostile mode with the venue that creates
 // a second order for a reused client_order_id, prints the ledger per mode
-// (go test -v -run TestHostilePlacement ./internal/simulation/), and
+// (go test -v -run TestHostilePlacement ./simulation/), and
 // checks that no key ever has two orders at the venue, that no Place
 // answered not placed or rejected while the venue held an order, that no
 // intent was lost, and that nothing beneath the transport replayed a write.
