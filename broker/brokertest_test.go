@@ -32,12 +32,12 @@ func simulated(t testing.TB, opts ...brokertest.Option) (*broker.Client, *broker
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := broker.New(
-		broker.WithCredentials(srv.APIKey, key),
-		broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()),
-		broker.WithClock(clk),
-	)
+	c, err := broker.New(broker.Config{
+		APIKey:     srv.APIKey,
+		PrivateKey: key,
+		BaseURL:    srv.URL,
+		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +137,13 @@ func TestFeeSweepThroughput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-			broker.WithRoundTripper(srv.Transport()), broker.WithPageCap(pages))
+		c, err := broker.New(broker.Config{
+			APIKey:     srv.APIKey,
+			PrivateKey: key,
+			BaseURL:    srv.URL,
+			PageCap:    pages,
+			Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport())},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,9 +184,13 @@ func trading(t *testing.T, opts ...brokertest.Option) (*broker.Client, *brokerte
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk),
-		broker.WithIntentStoreFile(filepath.Join(t.TempDir(), "intents.db")))
+	c, err := broker.New(broker.Config{
+		APIKey:          srv.APIKey,
+		PrivateKey:      key,
+		BaseURL:         srv.URL,
+		IntentStoreFile: filepath.Join(t.TempDir(), "intents.db"),
+		Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

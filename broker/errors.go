@@ -22,8 +22,8 @@ var (
 	// ErrUnknownSymbol: the venue lists no trading pair for a symbol.
 	ErrUnknownSymbol = errors.New("no such trading pair")
 	// ErrAccount: the venue's accounts list did not name exactly one
-	// account to act on (none, several without WithAccountNumber, or not
-	// the one WithAccountNumber chose).
+	// account to act on (none, several without Config.AccountNumber, or not
+	// the one Config.AccountNumber chose).
 	ErrAccount = errors.New("cannot resolve the account")
 )
 
@@ -50,8 +50,8 @@ func (e *ArgumentError) Is(target error) bool { return target == transport.ErrIn
 
 // PageCapError is a listing that still had a next page after Pages pages,
 // the cap. The listing failed rather than return a partial answer; raise
-// the cap (WithPageCap, MaxPages), narrow the query, or, for FeeSummary,
-// accept a partial result with AllowPartial.
+// the cap (Config.PageCap, Paging.MaxPages), narrow the query, or, for FeeSummary,
+// accept a partial result with Paging.AllowPartial.
 type PageCapError struct {
 	// Path is the listing's path, without its query string.
 	Path string

@@ -17,7 +17,7 @@ const MaxEstimateQuantities = 10
 
 // TradingPairs lists trading pairs, optionally only the given symbols,
 // fetching pages lazily as the loop asks for items. Collect reads them all.
-func (c *Client) TradingPairs(ctx context.Context, symbols []string, opts ...CallOption) iter.Seq2[TradingPair, error] {
+func (c *Client) TradingPairs(ctx context.Context, symbols []string, opts ...Paging) iter.Seq2[TradingPair, error] {
 	cc, err := c.listConfig(opts)
 	if err != nil {
 		return errSeq[TradingPair](err)

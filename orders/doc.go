@@ -67,7 +67,7 @@
 //
 // # Never re-send
 //
-// WithMaxSends(1) forbids every re-send, for a venue whose handling of a
+// Config.MaxSends 1 forbids every re-send, for a venue whose handling of a
 // reused client_order_id, or whose order list, a caller does not trust:
 // each intent is sent at most once. An ambiguous outcome is looked up, and
 // if the order is not found it stays unknown (transport.ErrUnknownOutcome,
@@ -75,7 +75,7 @@
 // invite a second create. Where the venue's list lags behind its creates
 // longer than the Placer waits, no client can tell "absent" from "not
 // listed yet"; with the default cap the Placer trusts a complete lookup
-// made after every signature expired, with WithMaxSends(1) it trusts none.
+// made after every signature expired, with Config.MaxSends 1 it trusts none.
 //
 // # Clocks
 //
@@ -84,7 +84,7 @@
 // is taken as unable to land once
 //
 //	venue now > last signature + 30 s + margin
-//	margin    = skew floor (WithSkewMargin, default 10 s)
+//	margin    = skew floor (Config.SkewMargin, default 10 s)
 //	            + 10 min while the venue's clock offset is not measured
 //
 // (Place sleeps on the local clock for the difference). A lookup lists
@@ -176,7 +176,7 @@
 // Recover, run at start-up, settles every pending or unknown intent left
 // by an earlier process by lookup alone: acknowledged, or not placed once
 // its signatures have expired and the outcome is recorded. An intent a 2xx
-// answered, or any sent intent under WithMaxSends(1), is never taken as
+// answered, or any sent intent under Config.MaxSends 1, is never taken as
 // not placed; those left open are reported unresolved, one by one, to
 // the caller (package broker gathers them in its RecoverReport). It never
 // places anything.

@@ -58,7 +58,7 @@ var ErrNotPlaced = errors.New("orders: not placed")
 // Kind ErrNotPlaced: every signature the create was sent with has expired
 // and a complete lookup found no order with its client_order_id, or the
 // intent was settled so earlier and re-sends are forbidden
-// (WithMaxSends(1)).
+// (MaxSends 1).
 //
 // Kind transport.ErrNotSent: the intent could not be recorded (the store
 // failed, or refuses because it cannot be trusted), a lookup needed

@@ -130,7 +130,7 @@ func findOn(t *testing.T, s *scriptedList, pageCap int, want ...string) listing 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(tc, idempotency.NewMemoryStore(), "A1", testCodec{}, WithLookupPageCap(pageCap))
+	p, err := New(tc, idempotency.NewMemoryStore(), "A1", testCodec{}, Config{LookupPageCap: pageCap})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func WithPageSize(n int) Option {
 // burst 300), which every endpoint class without a bucket of its own
 // shares (see WithRateLimits). WithRateLimit(0, 0) turns it off, as it
 // does for transport.WithRateLimit (which a broker.Client takes through
-// broker.WithTransportOptions); a class with a bucket of its own keeps it.
+// broker.Config.Transport); a class with a bucket of its own keeps it.
 func WithRateLimit(perMinute float64, burst int) Option {
 	return func(c *config) error {
 		switch {
@@ -337,7 +337,7 @@ func (s *Server) Quote(symbol string) (bid, ask decimal.Decimal, err error) { re
 // sockets, whatever the request's host; a dropped-connection fault returns
 // io.ErrUnexpectedEOF. For a NewTLSServer it speaks TLS + HTTP/2 to the
 // listener and trusts only the server's certificate. It is safe for
-// concurrent use; use it as broker.WithRoundTripper(srv.Transport()) or
+// concurrent use; use it as transport.WithRoundTripper(srv.Transport()) or
 // &http.Client{Transport: srv.Transport()}.
 func (s *Server) Transport() http.RoundTripper { return s.rt }
 
