@@ -74,7 +74,7 @@ func (c *Client) readAccountLocked(ctx context.Context) (*Account, error) {
 		return nil, fmt.Errorf("broker: %w: the venue lists %d accounts; choose one with Config.AccountNumber", ErrAccount, len(found))
 	}
 	if !validAccountNumber(found[0].AccountNumber) {
-		return nil, &DecodeError{Path: pathAccounts, Err: fmt.Errorf("account_number %q is not letters and digits", wire.Clip(found[0].AccountNumber))}
+		return nil, &decodeError{Path: pathAccounts, Err: fmt.Errorf("account_number %q is not letters and digits", wire.Clip(found[0].AccountNumber))}
 	}
 	c.acct.number = found[0].AccountNumber
 	return &found[0], nil

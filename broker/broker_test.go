@@ -18,6 +18,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
 
+	"github.com/tradewire/tradewire/internal/pages"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -343,7 +344,7 @@ func TestRepeatedCursor(t *testing.T) {
 			c, v, _ := setup(t)
 			loop(v, tt.cycle)
 			_, err := Collect(c.TradingPairs(context.Background(), nil, Paging{MaxPages: 1000}))
-			if !errors.Is(err, ErrRepeatedCursor) {
+			if !errors.Is(err, pages.ErrRepeated) {
 				t.Fatalf("err = %v", err)
 			}
 			if n := len(v.requests()); n > tt.maxPages {
@@ -651,7 +652,7 @@ func TestErrorsFromTheVenue(t *testing.T) {
 	}
 	v.reply(http.MethodGet, pathBestBidAsk, 200, `{"results":[{"symbol":"BTC-USD","bid":"1.2.3"}]}`)
 	_, err = c.BestBidAsk(context.Background())
-	var de *DecodeError
+	var de *decodeError
 	if !errors.As(err, &de) || de.Path != pathBestBidAsk {
 		t.Fatalf("err = %v", err)
 	}

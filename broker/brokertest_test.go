@@ -254,7 +254,7 @@ func TestPreviewAndPlaceOnPairStatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.OK() != tc.ok || !tc.ok && p.Violations[0].Code != broker.ViolationNotTradable {
+		if p.OK() != tc.ok || !tc.ok && p.Violations[0].Code != "pair_not_tradable" {
 			t.Errorf("%s %s: violations %v", tc.side, tc.symbol, p.Violations)
 		}
 		o, err := c.Place(ctx, fmt.Sprint("status-", i), req)

@@ -35,7 +35,7 @@ const (
 // Client is the facade a bot or batch script uses for the venue's v2 API:
 // the account, holdings, trading pairs, quotes, estimated prices, orders,
 // fee summaries and order previews, and placing (Place, once per key),
-// finding (OrderByKey, OrderByClientOrderID), canceling (CancelOrder) and
+// finding (OrderByKey), canceling (CancelOrder) and
 // recovering (Recover) orders.
 //
 // A Client is safe for concurrent use by many goroutines; its Places of one

@@ -59,7 +59,7 @@ func values[T any, W venueRow[T]](ws []W) []T {
 // decodeBody decodes a 2xx body into v, naming the request on failure.
 func decodeBody(target string, body []byte, v any) error {
 	if err := unmarshal(body, v); err != nil {
-		return &DecodeError{Path: pathOf(target), Err: err}
+		return &decodeError{Path: pathOf(target), Err: err}
 	}
 	return nil
 }

@@ -30,7 +30,7 @@
 // Listings (Holdings, TradingPairs, Orders) are Go iterators that fetch
 // pages lazily and hold one page at a time; Collect reads a whole listing.
 // A next link is followed only on the base URL's scheme and host, a
-// repeated link fails with ErrRepeatedCursor, and a listing longer than the
+// repeated link fails rather than loop, and a listing longer than the
 // page cap (Config.PageCap, default 20; Paging.MaxPages) fails with a
 // *PageCapError: a list is never silently partial.
 //
@@ -73,7 +73,7 @@
 // opens or locks it. Close closes what the Client opened. Several Clients
 // may share one store (Config.IntentStore): the store's claim lets one Place
 // or Recover work on a key at a time, and any other is told
-// ErrInProgress. OrderByKey and OrderByClientOrderID find an order again
+// ErrInProgress. OrderByKey finds an order again
 // (the store first, then the venue's orders list); Intent reads the store
 // alone. CancelOrder is the one cancel, safe to repeat: a second cancel of
 // a final order matches ErrRejected. With Config.RedisURL, every process of
@@ -125,9 +125,10 @@
 // ErrRejected, ErrCredentials, ErrRateLimited, ErrUnavailable and
 // ErrUnknownOutcome; a refused cancel matches ErrRejected and wraps the
 // venue's *transport.StatusError with its words. This package adds
-// ErrNoSuchOrder (a 404 for an order id, or a *NoSuchClientOrderError from
-// OrderByClientOrderID), *PageCapError, ErrRepeatedCursor,
-// ErrUnknownSymbol, ErrAccount and *DecodeError.
+// ErrNoSuchOrder (a 404 for an order id, or no order for a key's
+// client_order_id from OrderByKey), *PageCapError, ErrUnknownSymbol and
+// ErrAccount; a 2xx answer that does not decode is an error naming its
+// path.
 //
 // # Testing
 //

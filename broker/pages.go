@@ -100,7 +100,7 @@ func errSeq[T any](err error) iter.Seq2[T, error] {
 // first returns the first page's request-target; it runs inside the
 // iterator so that work it needs (resolving the account) is lazy too.
 // next links are followed only on the base URL's scheme and host. A
-// repeated next link fails with ErrRepeatedCursor; it is found in constant
+// repeated next link fails (the error says so); it is found in constant
 // memory (Brent's cycle detection: each link is compared with a saved one,
 // re-saved at powers of two), so a self-loop is caught before it is
 // followed and a longer loop within a few pages of its start. A next link
@@ -124,7 +124,7 @@ func paginate[W venueRow[T], T any](ctx context.Context, c *Client, cc callConfi
 			for _, raw := range rows {
 				v, err := decodeAs[W](raw)
 				if err != nil {
-					return false, &DecodeError{Path: pathOf(target), Err: err}
+					return false, &decodeError{Path: pathOf(target), Err: err}
 				}
 				if !yield(v, nil) {
 					stopped = true
@@ -145,8 +145,8 @@ func paginate[W venueRow[T], T any](ctx context.Context, c *Client, cc callConfi
 		case errors.As(err, &linkErr):
 			err = fmt.Errorf("broker: %s page %d: next link: %w", path, linkErr.Page, linkErr.Err)
 		case errors.As(err, &decErr):
-			err = &DecodeError{Path: pathOf(decErr.Target), Err: decErr.Err}
-		case errors.Is(err, ErrRepeatedCursor):
+			err = &decodeError{Path: pathOf(decErr.Target), Err: decErr.Err}
+		case errors.Is(err, pages.ErrRepeated):
 			err = fmt.Errorf("broker: %s %w", path, err)
 		}
 		yield(zero, err)

@@ -207,12 +207,18 @@ func (c *Client) ClientOrderID(key string) string {
 // given with Config.IntentStore, the fleet's Redis, or the bolt file, held
 // until Close) and asks it first. A store that vouches for newness
 // (idempotency.Witness; the bolt file does) and holds no record of the key
-// answers at once, with nothing read from the venue: a
-// *NoSuchClientOrderError, matching ErrNoSuchOrder, since every Place of
+// answers at once, with nothing read from the venue: an error matching
+// ErrNoSuchOrder, since every Place of
 // the key through that store records it before anything is sent. A store
 // that does not vouch, or a bolt file another process holds
-// (idempotency.ErrLocked), leaves the answer to the venue: see
-// OrderByClientOrderID.
+// (idempotency.ErrLocked), leaves the answer to the venue: the order the
+// store recorded for the key is read by its id; when the store knows no
+// id, or the venue has no order by it, the account's orders are listed
+// (since the intent's first send when the store knows it; every page up
+// to the page cap) for its client_order_id. None found is an error
+// matching ErrNoSuchOrder, whose message says what the store knew of the
+// key (a pending or unknown intent may still land: Recover, or Place with
+// the same key, before deciding it is absent).
 func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
 	if key == "" {
 		return nil, &ArgumentError{Field: "key", Reason: "must not be empty"}
@@ -228,7 +234,7 @@ func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
 	store := c.intentStore(ctx)
 	if w, ok := store.(idempotency.Witness); ok && w.VouchesNew() {
 		if _, err := store.Get(ctx, id); errors.Is(err, idempotency.ErrNotFound) {
-			return nil, &NoSuchClientOrderError{ClientOrderID: id}
+			return nil, &noSuchClientOrderError{ClientOrderID: id}
 		}
 	}
 	return c.orderByClientOrderID(ctx, id, store)
@@ -277,26 +283,14 @@ func (c *Client) Intent(ctx context.Context, key string) (idempotency.Record, er
 	return rec, err
 }
 
-// OrderByClientOrderID returns the order with client_order_id id, read
-// afresh from the venue. It asks the intent store first — a store given
-// with Config.IntentStore, or one already opened by Place, Recover or
-// OrderByKey (this lookup never opens the default file) — for the order's
-// id, and reads that order; when the store knows no id, or the venue has
-// no order by the id it recorded, it lists the account's orders (created
-// since the intent's first send when the store knows it; every page up to
-// the page cap) for it. None found is a *NoSuchClientOrderError, matching
-// ErrNoSuchOrder; its Intent says what the store knew (an open intent may
-// still land).
-func (c *Client) OrderByClientOrderID(ctx context.Context, id string) (*Order, error) {
-	if id == "" || len(id) > 64 {
-		return nil, &ArgumentError{Field: "client_order_id", Value: id, Reason: "must be 1 to 64 characters"}
-	}
-	c.place.mu.Lock()
-	store := c.place.store
-	c.place.mu.Unlock()
-	return c.orderByClientOrderID(ctx, id, store)
-}
-
+// orderByClientOrderID returns the order with client_order_id id, read
+// afresh from the venue. It asks store first (when not nil) for the
+// order's id, and reads that order; when the store knows no id, or the
+// venue has no order by the id it recorded, it lists the account's orders
+// (created since the intent's first send when the store knows it; every
+// page up to the page cap) for it. None found is a
+// *noSuchClientOrderError, matching ErrNoSuchOrder, whose message says
+// what the store knew (an open intent may still land).
 func (c *Client) orderByClientOrderID(ctx context.Context, id string, store idempotency.Store) (*Order, error) {
 	var filter OrderFilter
 	var intent idempotency.State
@@ -328,7 +322,7 @@ func (c *Client) orderByClientOrderID(ctx context.Context, id string, store idem
 			return &o, nil
 		}
 	}
-	return nil, &NoSuchClientOrderError{ClientOrderID: id, Intent: string(intent)}
+	return nil, &noSuchClientOrderError{ClientOrderID: id, Intent: string(intent)}
 }
 
 // Recover settles every pending or unknown intent of the account left by
@@ -384,7 +378,7 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	}
 	o, err := decodeOrder(resp.Body)
 	if err != nil {
-		return nil, &DecodeError{Path: pathOrders + id + "/cancel/", Err: err}
+		return nil, &decodeError{Path: pathOrders + id + "/cancel/", Err: err}
 	}
 	return o, nil
 }

@@ -366,7 +366,7 @@ type answer struct {
 //   - the read incomplete: no intent it did not find is concluded absent,
 //     even when what went wrong lies outside that intent's own window.
 //
-// An incomplete read (ErrLookupIncomplete: the page cap, a row or page
+// An incomplete read (errLookupIncomplete: the page cap, a row or page
 // that does not decode, a next link that vanished or repeats) of the
 // widest window does not condemn the narrower ones: a narrower window
 // holds no more orders, so it may be read whole. lookupAll then bisects

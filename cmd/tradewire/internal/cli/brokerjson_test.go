@@ -37,7 +37,7 @@ func TestBrokerJSONShapes(t *testing.T) {
 			`{"partial":false,"window_start":"2026-03-02T14:30:00.123Z","window_end":"2026-03-02T14:30:00.123Z","fee_ratio":"0",` +
 				`"thirty_day_volume":"0","total_fees":"0","orders":0,"filled_notional":"0","effective_fee_rate":null,"pages":1,"requests":2,` +
 				`"by_symbol":[{"symbol":"ETH-USD","orders":3,"total_fees":"1","filled_notional":"3","effective_fee_rate":"0.333333333333"}]}`},
-		{"preview with a violation", broker.Preview{Violations: []broker.Violation{{Field: "symbol", Code: broker.ViolationNotTradable, Detail: "halted"}}},
+		{"preview with a violation", broker.Preview{Violations: []broker.Violation{{Field: "symbol", Code: "pair_not_tradable", Detail: "halted"}}},
 			`{"estimate":true,"valid":false,"symbol":"","side":"","type":"","asset_quantity":null,"quote_amount":null,"limit_price":null,` +
 				`"stop_price":null,"estimated_asset_quantity":"0","market_price":"0","price":"0","notional":"0","fee_ratio":"0","fee":"0",` +
 				`"total":"0","suggested_quantity":null,"violations":[{"field":"symbol","code":"pair_not_tradable","limit":null,"detail":"halted"}],"estimated_at":""}`},
