@@ -190,10 +190,10 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 }
 
 // ClientOrderID returns the client_order_id Place derives for key, from
-// the account, the namespace (Config.Orders.Namespace) and the key
-// The account must be known: set with
-// Config.AccountNumber or Config.RedisURL, or resolved by an earlier call
-// (Account, Place, …). Before that it returns "".
+// the account, the namespace (Config.Orders.Namespace) and the key. The
+// account must be known: set with Config.AccountNumber or
+// Config.RedisURL, or resolved by an earlier call (Account, Place, …).
+// Before that it returns "".
 func (c *Client) ClientOrderID(key string) string {
 	n := c.knownAccount()
 	if n == "" {
