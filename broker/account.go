@@ -43,7 +43,7 @@ func (a *accountCache) release() { <-a.lock }
 
 // Account reads the account afresh (status, buying power and fee tier
 // change) and caches its number for the calls that need one. Without
-// WithAccountNumber the venue's list must hold exactly one account;
+// Config.AccountNumber the venue's list must hold exactly one account;
 // otherwise the error matches ErrAccount.
 func (c *Client) Account(ctx context.Context) (*Account, error) {
 	if err := c.acct.acquire(ctx); err != nil {
@@ -71,10 +71,10 @@ func (c *Client) readAccountLocked(ctx context.Context) (*Account, error) {
 	case len(found) == 0:
 		return nil, fmt.Errorf("broker: %w: the venue lists no account for this API key", ErrAccount)
 	default:
-		return nil, fmt.Errorf("broker: %w: the venue lists %d accounts; choose one with WithAccountNumber", ErrAccount, len(found))
+		return nil, fmt.Errorf("broker: %w: the venue lists %d accounts; choose one with Config.AccountNumber", ErrAccount, len(found))
 	}
 	if !validAccountNumber(found[0].AccountNumber) {
-		return nil, &DecodeError{Path: pathAccounts, Err: fmt.Errorf("account_number %q is not letters and digits", wire.Clip(found[0].AccountNumber))}
+		return nil, &decodeError{Path: pathAccounts, Err: fmt.Errorf("account_number %q is not letters and digits", wire.Clip(found[0].AccountNumber))}
 	}
 	c.acct.number = found[0].AccountNumber
 	return &found[0], nil
@@ -123,7 +123,7 @@ func constTarget(t string) func(context.Context) (string, error) {
 // Holdings lists the account's holdings, optionally only the given asset
 // codes ("BTC"), fetching pages lazily as the loop asks for items. Collect
 // reads them all.
-func (c *Client) Holdings(ctx context.Context, assetCodes []string, opts ...CallOption) iter.Seq2[Holding, error] {
+func (c *Client) Holdings(ctx context.Context, assetCodes []string, opts ...Paging) iter.Seq2[Holding, error] {
 	cc, err := c.listConfig(opts)
 	if err != nil {
 		return errSeq[Holding](err)

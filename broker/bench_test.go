@@ -49,13 +49,13 @@ func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, ve
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := broker.New(
-		broker.WithCredentials(srv.APIKey, key),
-		broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()),
-		broker.WithClock(clk),
-		broker.WithPageCap(pages),
-	)
+	c, err := broker.New(broker.Config{
+		APIKey:     srv.APIKey,
+		PrivateKey: key,
+		BaseURL:    srv.URL,
+		PageCap:    pages,
+		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, ve
 
 // sweep runs one fee summary over all pages and checks it read them all,
 // and the one page of its catch-up read (nothing changes meanwhile).
-func sweep(b *testing.B, c *broker.Client, pages int, opts ...broker.CallOption) *broker.FeeReport {
+func sweep(b *testing.B, c *broker.Client, pages int, opts ...broker.Paging) *broker.FeeReport {
 	b.Helper()
 	r, err := c.FeeSummary(context.Background(), benchWindow, opts...)
 	if err != nil {
@@ -178,10 +178,10 @@ func sweepPeakHeap(b *testing.B, c *broker.Client, srv *brokertest.Server, pages
 	runtime.GC()
 	sample()
 	every := max(1, pages/100) // a hundred samples, each a collection
-	sweep(b, c, pages, broker.OnProgress(func(p broker.Progress) {
+	sweep(b, c, pages, broker.Paging{OnProgress: func(p broker.Progress) {
 		if p.Pages%every == 0 {
 			sample()
 		}
-	}))
+	}})
 	return peak
 }

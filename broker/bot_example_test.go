@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest" // the simulated venue only
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -26,11 +27,13 @@ func Example_bot() {
 	defer srv.Close()
 	dir, _ := os.MkdirTemp("", "bot")
 	defer os.RemoveAll(dir)
-	env := map[string]string{broker.EnvBaseURL: srv.URL, broker.EnvAPIKey: srv.APIKey, broker.EnvPrivateKey: srv.PrivateKeyBase64}
+	env := map[string]string{"TRADEWIRE_BASE_URL": srv.URL, "TRADEWIRE_API_KEY": srv.APIKey, "TRADEWIRE_PRIVATE_KEY": srv.PrivateKeyBase64}
 
-	c, err := broker.New(broker.WithEnv(func(k string) string { return env[k] }),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk), // not in production
-		broker.WithIntentStoreFile(filepath.Join(dir, "intents.db")))
+	c, err := broker.New(broker.Config{
+		Getenv:          func(k string) string { return env[k] },
+		IntentStoreFile: filepath.Join(dir, "intents.db"),
+		Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		fmt.Println("setup:", err)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
 
+	"github.com/tradewire/tradewire/internal/pages"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -66,31 +67,42 @@ func TestNewCredentials(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		opts     []Option
+		cfg      Config
 		wantErr  string // substring; empty means success
 		wantBase string
 	}{
-		{"env base64", []Option{WithEnv(env(EnvAPIKey, testAPIKey, EnvPrivateKey, testSeed))}, "", DefaultBaseURL},
-		{"env file and base URL", []Option{WithEnv(env(EnvAPIKey, testAPIKey, EnvPrivateKeyFile, keyFile, EnvBaseURL, "http://127.0.0.1:9"))}, "", "http://127.0.0.1:9"},
-		{"explicit base URL wins", []Option{WithBaseURL("https://venue.example"), WithEnv(env(EnvAPIKey, testAPIKey, EnvPrivateKey, testSeed, EnvBaseURL, "http://127.0.0.1:9"))}, "", "https://venue.example"},
-		{"explicit credentials win", []Option{WithCredentials(testAPIKey, testKey(t)), WithEnv(env(EnvPrivateKey, "garbage"))}, "", DefaultBaseURL},
-		{"no source", nil, "WithEnv(os.Getenv)", ""},
-		{"env lacks API key", []Option{WithEnv(env(EnvPrivateKey, testSeed))}, EnvAPIKey + " is not set", ""},
-		{"env lacks key", []Option{WithEnv(env(EnvAPIKey, testAPIKey))}, "neither " + EnvPrivateKey + " nor " + EnvPrivateKeyFile, ""},
-		{"env lacks both", []Option{WithEnv(env())}, EnvAPIKey + " is not set; neither", ""},
-		{"env has two keys", []Option{WithEnv(env(EnvAPIKey, testAPIKey, EnvPrivateKey, testSeed, EnvPrivateKeyFile, keyFile))}, "both", ""},
-		{"env key garbage", []Option{WithEnv(env(EnvAPIKey, testAPIKey, EnvPrivateKey, "!!"))}, EnvPrivateKey, ""},
-		{"env key file missing", []Option{WithEnv(env(EnvAPIKey, testAPIKey, EnvPrivateKeyFile, filepath.Join(dir, "nope")))}, EnvPrivateKeyFile, ""},
-		{"explicit empty API key", []Option{WithCredentials("", testKey(t))}, "WithCredentials: the API key is empty", ""},
-		{"explicit nil key", []Option{WithCredentials(testAPIKey, nil)}, "WithCredentials: the private key is nil", ""},
-		{"http off loopback", []Option{WithCredentials(testAPIKey, testKey(t)), WithBaseURL("http://venue.example")}, "loopback", ""},
-		{"page cap", []Option{WithCredentials(testAPIKey, testKey(t)), WithPageCap(0)}, "WithPageCap", ""},
-		{"account number", []Option{WithCredentials(testAPIKey, testKey(t)), WithAccountNumber("AB 1")}, "WithAccountNumber", ""},
+		{"env base64", Config{Getenv: env(envAPIKey, testAPIKey, envPrivateKey, testSeed)}, "", defaultBaseURL},
+		{"env file and base URL", Config{
+			Getenv: env(envAPIKey, testAPIKey, envPrivateKeyFile, keyFile, envBaseURL, "http://127.0.0.1:9"),
+		}, "", "http://127.0.0.1:9"},
+		{"explicit base URL wins", Config{
+			BaseURL: "https://venue.example",
+			Getenv:  env(envAPIKey, testAPIKey, envPrivateKey, testSeed, envBaseURL, "http://127.0.0.1:9"),
+		}, "", "https://venue.example"},
+		{"explicit credentials win", Config{
+			APIKey:     testAPIKey,
+			PrivateKey: testKey(t),
+			Getenv:     env(envPrivateKey, "garbage"),
+		}, "", defaultBaseURL},
+		{"no source", Config{}, "Getenv (os.Getenv)", ""},
+		{"env lacks API key", Config{Getenv: env(envPrivateKey, testSeed)}, envAPIKey + " is not set", ""},
+		{"env lacks key", Config{Getenv: env(envAPIKey, testAPIKey)}, "neither " + envPrivateKey + " nor " + envPrivateKeyFile, ""},
+		{"env lacks both", Config{Getenv: env()}, envAPIKey + " is not set; neither", ""},
+		{"env has two keys", Config{Getenv: env(envAPIKey, testAPIKey, envPrivateKey, testSeed, envPrivateKeyFile, keyFile)}, "both", ""},
+		{"env key garbage", Config{Getenv: env(envAPIKey, testAPIKey, envPrivateKey, "!!")}, envPrivateKey, ""},
+		{"env key file missing", Config{
+			Getenv: env(envAPIKey, testAPIKey, envPrivateKeyFile, filepath.Join(dir, "nope")),
+		}, envPrivateKeyFile, ""},
+		{"explicit empty API key", Config{PrivateKey: testKey(t)}, "Config.APIKey is empty", ""},
+		{"explicit nil key", Config{APIKey: testAPIKey}, "Config.PrivateKey is nil", ""},
+		{"http off loopback", Config{APIKey: testAPIKey, PrivateKey: testKey(t), BaseURL: "http://venue.example"}, "loopback", ""},
+		{"page cap", Config{APIKey: testAPIKey, PrivateKey: testKey(t), PageCap: -1}, "PageCap", ""},
+		{"account number", Config{APIKey: testAPIKey, PrivateKey: testKey(t), AccountNumber: "AB 1"}, "AccountNumber", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := New(tt.opts...)
+			c, err := New(tt.cfg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("New: %v, want an error containing %q", err, tt.wantErr)
@@ -114,16 +126,18 @@ func TestNewFromTransport(t *testing.T) {
 	t.Parallel()
 	c, v, _ := setup(t)
 	v.fixture(http.MethodGet, pathAccounts, "accounts.json")
-	shared, err := NewFromTransport(c.Transport())
+	shared, err := NewFromTransport(c.Transport(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := shared.Account(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewFromTransport(c.Transport(), WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{})),
-		WithBaseURL("https://x.example"), WithClock(clockwork.NewFakeClock()))
-	for _, name := range []string{"WithTransportOptions", "WithBaseURL", "WithClock"} {
+	_, err = NewFromTransport(c.Transport(), Config{
+		BaseURL:   "https://x.example",
+		Transport: []transport.Option{transport.WithRetryPolicy(transport.RetryPolicy{}), transport.WithClock(clockwork.NewFakeClock())},
+	})
+	for _, name := range []string{"Transport", "BaseURL"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Fatalf("NewFromTransport with transport options: %v; want %s refused", err, name)
 		}
@@ -131,8 +145,8 @@ func TestNewFromTransport(t *testing.T) {
 	if shared.clock != c.Transport().Clock() {
 		t.Error("NewFromTransport's Client does not run on the transport's clock")
 	}
-	if _, err := NewFromTransport(nil); err == nil {
-		t.Fatal("NewFromTransport(nil) succeeded")
+	if _, err := NewFromTransport(nil, Config{}); err == nil {
+		t.Fatal("NewFromTransport(nil, Config{}) succeeded")
 	}
 }
 
@@ -183,13 +197,13 @@ func TestAccountSelection(t *testing.T) {
 		c, v, _ := setup(t)
 		v.reply(http.MethodGet, pathAccounts, 200, two)
 		_, err := c.Account(context.Background())
-		if !errors.Is(err, ErrAccount) || !strings.Contains(err.Error(), "WithAccountNumber") {
+		if !errors.Is(err, ErrAccount) || !strings.Contains(err.Error(), "Config.AccountNumber") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("chosen account", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithAccountNumber("BB2"))
+		c, v, _ := setup(t, Config{AccountNumber: "BB2"})
 		v.reply(http.MethodGet, pathAccounts, 200, two)
 		a, err := c.Account(context.Background())
 		if err != nil || a.AccountNumber != "BB2" {
@@ -198,7 +212,7 @@ func TestAccountSelection(t *testing.T) {
 	})
 	t.Run("chosen account absent", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithAccountNumber("CC3"))
+		c, v, _ := setup(t, Config{AccountNumber: "CC3"})
 		v.reply(http.MethodGet, pathAccounts, 200, two)
 		if _, err := c.Account(context.Background()); !errors.Is(err, ErrAccount) {
 			t.Fatalf("err = %v", err)
@@ -206,7 +220,7 @@ func TestAccountSelection(t *testing.T) {
 	})
 	t.Run("fixed account needs no read", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithAccountNumber("BB2"))
+		c, v, _ := setup(t, Config{AccountNumber: "BB2"})
 		v.fixture(http.MethodGet, pathHoldings, "holdings.json")
 		if _, err := Collect(c.Holdings(context.Background(), []string{"BTC", "ETH"})); err != nil {
 			t.Fatal(err)
@@ -219,7 +233,7 @@ func TestIteratorIsLazy(t *testing.T) {
 	t.Parallel()
 	c, v, _ := setup(t)
 	paged(v, pathHoldings, holdingItems(6), 2)
-	seq := c.Holdings(context.Background(), nil, MaxPages(50))
+	seq := c.Holdings(context.Background(), nil, Paging{MaxPages: 50})
 	if n := len(v.requests()); n != 0 {
 		t.Fatalf("building the iterator sent %d requests", n)
 	}
@@ -240,10 +254,10 @@ func TestIteratorIsLazy(t *testing.T) {
 
 func TestCollectFollowsPages(t *testing.T) {
 	t.Parallel()
-	c, v, _ := setup(t, WithAccountNumber("AB1234567890"))
+	c, v, _ := setup(t, Config{AccountNumber: "AB1234567890"})
 	paged(v, pathHoldings, holdingItems(5), 2)
 	var seen []Progress
-	hs, err := Collect(c.Holdings(context.Background(), []string{"C1"}, OnProgress(func(p Progress) { seen = append(seen, p) })))
+	hs, err := Collect(c.Holdings(context.Background(), []string{"C1"}, Paging{OnProgress: func(p Progress) { seen = append(seen, p) }}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,21 +282,17 @@ func TestPageCap(t *testing.T) {
 	tests := []struct {
 		name      string
 		clientCap int
-		call      []CallOption
+		call      []Paging
 		wantPages int
 	}{
-		{"default cap", 0, nil, DefaultPageCap},
+		{"default cap", 0, nil, defaultPageCap},
 		{"client cap", 3, nil, 3},
-		{"call cap wins", 3, []CallOption{MaxPages(2)}, 2},
+		{"call cap wins", 3, []Paging{{MaxPages: 2}}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := []Option{WithAccountNumber("AB1")}
-			if tt.clientCap > 0 {
-				opts = append(opts, WithPageCap(tt.clientCap))
-			}
-			c, v, _ := setup(t, opts...)
+			c, v, _ := setup(t, Config{AccountNumber: "AB1", PageCap: tt.clientCap})
 			paged(v, pathHoldings, holdingItems(100), 1)
 			hs, err := Collect(c.Holdings(context.Background(), nil, tt.call...))
 			var capErr *PageCapError
@@ -300,7 +310,7 @@ func TestPageCap(t *testing.T) {
 	t.Run("listing refuses AllowPartial and a bad cap", func(t *testing.T) {
 		t.Parallel()
 		c, v, _ := setup(t)
-		for _, o := range []CallOption{AllowPartial(), MaxPages(0)} {
+		for _, o := range []Paging{{AllowPartial: true}, {MaxPages: -1}} {
 			_, err := Collect(c.Orders(context.Background(), OrderFilter{}, o))
 			if !errors.Is(err, transport.ErrInvalidRequest) {
 				t.Errorf("err = %v", err)
@@ -333,8 +343,8 @@ func TestRepeatedCursor(t *testing.T) {
 			t.Parallel()
 			c, v, _ := setup(t)
 			loop(v, tt.cycle)
-			_, err := Collect(c.TradingPairs(context.Background(), nil, MaxPages(1000)))
-			if !errors.Is(err, ErrRepeatedCursor) {
+			_, err := Collect(c.TradingPairs(context.Background(), nil, Paging{MaxPages: 1000}))
+			if !errors.Is(err, pages.ErrRepeated) {
 				t.Fatalf("err = %v", err)
 			}
 			if n := len(v.requests()); n > tt.maxPages {
@@ -406,7 +416,7 @@ func TestOrderFilterQuery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, v, _ := setup(t, WithAccountNumber("AB1"))
+			c, v, _ := setup(t, Config{AccountNumber: "AB1"})
 			v.reply(http.MethodGet, pathOrders, 200, `{"next":null,"results":[]}`)
 			if _, err := Collect(c.Orders(context.Background(), tt.f)); err != nil {
 				t.Fatal(err)
@@ -514,7 +524,7 @@ func TestOrder(t *testing.T) {
 	ctx := context.Background()
 	t.Run("found", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithAccountNumber("AB1234567890"))
+		c, v, _ := setup(t, Config{AccountNumber: "AB1234567890"})
 		v.fixture(http.MethodGet, pathOrders+openID+"/", "order_open.json")
 		o, err := c.Order(ctx, openID)
 		if err != nil || o.State != StateOpen || o.ID != openID {
@@ -524,7 +534,7 @@ func TestOrder(t *testing.T) {
 	})
 	t.Run("404 is no such order", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithAccountNumber("AB1"))
+		c, v, _ := setup(t, Config{AccountNumber: "AB1"})
 		v.reply(http.MethodGet, pathOrders+openID+"/", 404, `{"type":"client_error","errors":[{"detail":"Not found.","attr":null}]}`)
 		_, err := c.Order(ctx, openID)
 		var se *transport.StatusError
@@ -534,7 +544,7 @@ func TestOrder(t *testing.T) {
 	})
 	t.Run("500 is not no such order", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithAccountNumber("AB1"))
+		c, v, _ := setup(t, Config{AccountNumber: "AB1"})
 		v.reply(http.MethodGet, pathOrders+openID+"/", 500, `oops`)
 		_, err := c.Order(ctx, openID)
 		if err == nil || errors.Is(err, ErrNoSuchOrder) || !errors.Is(err, transport.ErrUnavailable) {
@@ -543,7 +553,7 @@ func TestOrder(t *testing.T) {
 	})
 	t.Run("bad id refused", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithAccountNumber("AB1"))
+		c, v, _ := setup(t, Config{AccountNumber: "AB1"})
 		for _, id := range []string{"", "x", "../accounts", strings.ReplaceAll(openID, "-", ""), "urn:uuid:" + openID} {
 			if _, err := c.Order(ctx, id); !errors.Is(err, transport.ErrInvalidRequest) {
 				t.Errorf("Order(%q): %v", id, err)
@@ -611,7 +621,7 @@ func TestCancelOrder(t *testing.T) {
 	})
 	t.Run("503 is an unknown outcome, sent once", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithTransportOptions(transport.WithRetryPolicy(transport.DefaultRetryPolicy())))
+		c, v, _ := setup(t, Config{Transport: []transport.Option{transport.WithRetryPolicy(transport.DefaultRetryPolicy())}})
 		v.reply(http.MethodPost, cancelPath, 503, `{"type":"server_error","errors":[]}`)
 		_, err := c.CancelOrder(ctx, openID)
 		var se *transport.StatusError
@@ -642,7 +652,7 @@ func TestErrorsFromTheVenue(t *testing.T) {
 	}
 	v.reply(http.MethodGet, pathBestBidAsk, 200, `{"results":[{"symbol":"BTC-USD","bid":"1.2.3"}]}`)
 	_, err = c.BestBidAsk(context.Background())
-	var de *DecodeError
+	var de *decodeError
 	if !errors.As(err, &de) || de.Path != pathBestBidAsk {
 		t.Fatalf("err = %v", err)
 	}

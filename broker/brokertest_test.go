@@ -34,12 +34,12 @@ func simulated(t testing.TB, cfg venue.Config) (*broker.Client, *brokertest.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := broker.New(
-		broker.WithCredentials(srv.APIKey, key),
-		broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()),
-		broker.WithClock(clk),
-	)
+	c, err := broker.New(broker.Config{
+		APIKey:     srv.APIKey,
+		PrivateKey: key,
+		BaseURL:    srv.URL,
+		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +139,13 @@ func TestFeeSweepThroughput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-			broker.WithRoundTripper(srv.Transport()), broker.WithPageCap(pages))
+		c, err := broker.New(broker.Config{
+			APIKey:     srv.APIKey,
+			PrivateKey: key,
+			BaseURL:    srv.URL,
+			PageCap:    pages,
+			Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport())},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,9 +187,13 @@ func trading(t *testing.T, cfg venue.Config) (*broker.Client, *brokertest.Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk),
-		broker.WithIntentStoreFile(filepath.Join(t.TempDir(), "intents.db")))
+	c, err := broker.New(broker.Config{
+		APIKey:          srv.APIKey,
+		PrivateKey:      key,
+		BaseURL:         srv.URL,
+		IntentStoreFile: filepath.Join(t.TempDir(), "intents.db"),
+		Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +256,7 @@ func TestPreviewAndPlaceOnPairStatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.OK() != tc.ok || !tc.ok && p.Violations[0].Code != broker.ViolationNotTradable {
+		if p.OK() != tc.ok || !tc.ok && p.Violations[0].Code != "pair_not_tradable" {
 			t.Errorf("%s %s: violations %v", tc.side, tc.symbol, p.Violations)
 		}
 		o, err := c.Place(ctx, fmt.Sprint("status-", i), req)

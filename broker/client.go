@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/jonboulle/clockwork"
@@ -16,26 +15,27 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// DefaultBaseURL is the venue's base URL, used unless WithBaseURL or
+// defaultBaseURL is the venue's base URL, used unless Config.BaseURL or
 // TRADEWIRE_BASE_URL says otherwise.
-const DefaultBaseURL = "https://trading.robinhood.com"
+const defaultBaseURL = "https://trading.robinhood.com"
 
-// DefaultPageCap is how many pages a listing reads before it fails with a
-// *PageCapError, unless WithPageCap or MaxPages says otherwise.
-const DefaultPageCap = 20
+// defaultPageCap is how many pages a listing reads before it fails with a
+// *PageCapError, unless Config.PageCap or Paging.MaxPages says otherwise.
+const defaultPageCap = 20
 
-// Environment variables WithEnv reads.
+// Environment variables Config.Getenv reads.
 const (
-	EnvBaseURL        = "TRADEWIRE_BASE_URL"
-	EnvAPIKey         = "TRADEWIRE_API_KEY"
-	EnvPrivateKey     = "TRADEWIRE_PRIVATE_KEY"      // standard base64 of a 32- or 64-byte key
-	EnvPrivateKeyFile = "TRADEWIRE_PRIVATE_KEY_FILE" // path to a key file, mode 0600
+	envBaseURL        = "TRADEWIRE_BASE_URL"
+	envAPIKey         = "TRADEWIRE_API_KEY"
+	envPrivateKey     = "TRADEWIRE_PRIVATE_KEY"      // standard base64 of a 32- or 64-byte key
+	envPrivateKeyFile = "TRADEWIRE_PRIVATE_KEY_FILE" // path to a key file, mode 0600
+	envRedisURL       = "TRADEWIRE_REDIS_URL"
 )
 
 // Client is the facade a bot or batch script uses for the venue's v2 API:
 // the account, holdings, trading pairs, quotes, estimated prices, orders,
 // fee summaries and order previews, and placing (Place, once per key),
-// finding (OrderByKey, OrderByClientOrderID), canceling (CancelOrder) and
+// finding (OrderByKey), canceling (CancelOrder) and
 // recovering (Recover) orders.
 //
 // A Client is safe for concurrent use by many goroutines; its Places of one
@@ -50,154 +50,146 @@ type Client struct {
 	clock   clockwork.Clock
 	log     zerolog.Logger
 	pageCap int
-	// fixedAccount is the account number chosen with WithAccountNumber, or
+	// fixedAccount is the account number chosen with Config.AccountNumber, or
 	// empty to resolve it from the venue's accounts list.
 	fixedAccount string
 
 	acct  accountCache
 	pairs pairCache
-	// fleet is the shared budget New built for WithRedisURL, or nil.
+	// fleet is the shared budget New built for Config.RedisURL, or nil.
 	fleet *fleetBudget
 	place placing
 }
 
-// Option configures a Client built by New or NewFromTransport.
-//
-// The options name what a bot sets; settings of the lower packages reach
-// them through one pass-through each: WithTransportOptions (package
-// transport: retry policy, rate limit, limiter, attempt timeout, …) and
-// WithPlacerOptions (package orders: namespace, send cap, …). They
-// compose in a fixed order, whatever the order they are given in: this
-// package's own options first (WithClock, WithLogger, WithRoundTripper
-// for the transport; WithLogger for the placement engine), then the
-// pass-through's options, in the order given, so that an option passed
-// through wins for its own package. The Client itself runs on its
-// transport's clock, so that WithTransportOptions(transport.WithClock(k))
-// moves every wait and time of the Client to k, not only the transport's.
-type Option func(*config)
+// Config configures a Client built by New or NewFromTransport. The zero
+// value of each field is its default; a zero Config reads no environment
+// and has no credentials, so New refuses it.
+type Config struct {
+	// APIKey and PrivateKey are the credentials to sign with. When both
+	// are zero they are read through Getenv.
+	APIKey     string
+	PrivateKey *signing.PrivateKey
+	// Getenv, usually os.Getenv, supplies from the environment what the
+	// fields leave zero: TRADEWIRE_API_KEY and one of
+	// TRADEWIRE_PRIVATE_KEY (standard base64 of a 32- or 64-byte key) or
+	// TRADEWIRE_PRIVATE_KEY_FILE (a key file, mode 0600) for the
+	// credentials, TRADEWIRE_BASE_URL for BaseURL and TRADEWIRE_REDIS_URL
+	// for RedisURL. Nil: New reads no environment at all.
+	Getenv func(string) string
+	// BaseURL is the venue's base URL: https, or http on a loopback host.
+	// Zero: https://trading.robinhood.com.
+	BaseURL string
+	// AccountNumber picks the account to act on. Zero: the account is
+	// resolved from the venue's accounts list, which must then hold
+	// exactly one account.
+	AccountNumber string
+	// PageCap is how many pages a listing may read before it fails with a
+	// *PageCapError; Paging.MaxPages overrides it per call. Zero: 20.
+	PageCap int
+	// Logger receives the Client's and the placement engine's events and
+	// the transport's one event per attempt; no event holds a key, a
+	// signature or a request body. Zero: nothing is logged. (With
+	// NewFromTransport the attempts are logged where the transport logs
+	// them.)
+	Logger zerolog.Logger
+	// Transport configures the transport New builds (see package
+	// transport): its clock (transport.WithClock: the Client runs on the
+	// transport's clock, for every wait, signature time and fee-summary
+	// window), round tripper (such as a simulated venue's in-memory
+	// transport), rate limit, retry policy, limiter, attempt timeout, ….
+	// Zero: the transport's defaults (the real clock, the venue's rate
+	// limit). With RedisURL, transport.WithRateLimit sets the fleet's
+	// shared budget, which replaces the transport's own bucket and any
+	// transport.WithLimiter.
+	Transport []transport.Option
+	// RedisURL makes every process that names the same Redis and account
+	// share one rate budget (package redisbudget): together they never
+	// spend past the venue's 100 requests a minute, and a 429 seen by any
+	// of them pauses them all; with transport.WithAdaptiveRateLimit their
+	// budget learns the venue's rate per endpoint class, in Redis. New
+	// connects at once: a Redis that cannot be reached is an error, never
+	// a silent fallback to a private budget. Every process of the fleet
+	// must give the same rate limit. AccountNumber keys the budget; when
+	// it is zero, New takes it from Redis, where the first process to
+	// resolve it left it, or reads the accounts list once itself. Unless
+	// IntentStore or IntentStoreFile is set, intents are recorded in the
+	// same Redis (package redisstore). Close the Client to release the
+	// connection. Zero: no fleet.
+	RedisURL string
+	// IntentStore records placement intents. The Client does not close
+	// it. Zero: the bolt file IntentStoreFile.
+	IntentStore idempotency.Store
+	// IntentStoreFile is the bolt file intents are recorded in, opened
+	// (and locked against other processes) on the first Place, Recover or
+	// intent lookup and closed by Close. Zero: idempotency.DefaultPath().
+	// Set IntentStore or IntentStoreFile, not both.
+	IntentStoreFile string
+	// Orders configures the placement engine (package orders), such as
+	// Orders.Namespace ("momentum"), mixed into every client_order_id
+	// derived from a key so that two strategies' keys never collide, or
+	// Orders.MaxSends 1, which forbids every re-send. Its Logger is
+	// replaced by Logger.
+	Orders orders.Config
+}
 
 type config struct {
 	apiKey   string
 	key      *signing.PrivateKey
-	credsSet bool
 	getenv   func(string) string
 	baseURL  string
-	log      *zerolog.Logger
+	log      zerolog.Logger
 	pageCap  int
 	account  string
 	redisURL string
-	// own are the transport options this package's options set; pass are
-	// those of WithTransportOptions, applied after them.
-	own, pass []transport.Option
-	// ownNames names the options behind own, for NewFromTransport's
-	// refusal.
-	ownNames []string
+	tOpts    []transport.Option
 
-	store      idempotency.Store
-	storeFile  string
-	placerOpts []orders.Option
+	store     idempotency.Store
+	storeFile string
+	orders    orders.Config
 }
 
-// transportOptions returns the options New builds the transport with: own,
-// then pass.
-func (c *config) transportOptions() []transport.Option {
-	return append(append([]transport.Option(nil), c.own...), c.pass...)
-}
-
-// WithCredentials sets the API key and private key to sign with. They win
-// over the environment.
-func WithCredentials(apiKey string, key *signing.PrivateKey) Option {
-	return func(c *config) { c.apiKey, c.key, c.credsSet = apiKey, key, true }
-}
-
-// WithEnv reads the credentials and base URL from an environment through
-// getenv (usually os.Getenv): TRADEWIRE_BASE_URL, TRADEWIRE_API_KEY, and
-// one of TRADEWIRE_PRIVATE_KEY (base64) or TRADEWIRE_PRIVATE_KEY_FILE.
-// Explicit options (WithCredentials, WithBaseURL) win over it. Without
-// WithEnv, New reads no environment at all.
-func WithEnv(getenv func(string) string) Option {
-	return func(c *config) { c.getenv = getenv }
-}
-
-// WithBaseURL sets the venue's base URL (default DefaultBaseURL). It must
-// be https, or http on a loopback host.
-func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
-
-// WithClock sets the clock that times every wait, timestamps signatures and
-// anchors fee-summary windows (default: the real clock): the transport's
-// (transport.WithClock), which the Client runs on. A transport.WithClock
-// passed with WithTransportOptions wins over it.
-func WithClock(clk clockwork.Clock) Option {
-	return func(c *config) { c.ownTransport("WithClock", transport.WithClock(clk)) }
-}
-
-// WithLogger sets the logger for one event per attempt and for the
-// Client's and the placement engine's own events (default zerolog.Nop()).
-// No event holds a key, a signature or a request body. A logger passed
-// with WithTransportOptions or WithPlacerOptions wins for that package;
-// with NewFromTransport the attempts are logged where tc logs them.
-func WithLogger(l zerolog.Logger) Option {
-	return func(c *config) {
-		c.log = &l
-		c.own = append(c.own, transport.WithLogger(l)) // not refused by NewFromTransport: the Client logs too
+func (c Config) internal() config {
+	return config{
+		apiKey: c.APIKey, key: c.PrivateKey, getenv: c.Getenv, baseURL: c.BaseURL, log: c.Logger,
+		pageCap: orDefault(c.PageCap, defaultPageCap), account: c.AccountNumber, redisURL: c.RedisURL,
+		tOpts: c.Transport, store: c.IntentStore, storeFile: c.IntentStoreFile, orders: c.Orders,
 	}
 }
 
-// WithTransportOptions passes options to the transport New builds (see
-// package transport), such as transport.WithRateLimit,
-// transport.WithRetryPolicy, transport.WithLimiter or
-// transport.WithAttemptTimeout. They are applied after the transport
-// options this package's options set, so they win over them; see Option.
-// With WithRedisURL, transport.WithRateLimit sets the fleet's shared
-// budget, which replaces the transport's own bucket and any
-// transport.WithLimiter.
-func WithTransportOptions(opts ...transport.Option) Option {
-	return func(c *config) { c.pass = append(c.pass, opts...) }
+// orDefault is n, or def when n is zero.
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
-// WithRoundTripper sends requests through rt, such as a simulated venue's
-// in-memory transport (transport.WithRoundTripper).
-func WithRoundTripper(rt http.RoundTripper) Option {
-	return func(c *config) { c.ownTransport("WithRoundTripper", transport.WithRoundTripper(rt)) }
+// transportOptions returns the options New builds the transport with: the
+// logger, then Config.Transport, which wins.
+func (c *config) transportOptions() []transport.Option {
+	return append([]transport.Option{transport.WithLogger(c.log)}, c.tOpts...)
 }
-
-func (c *config) ownTransport(name string, o transport.Option) {
-	c.own = append(c.own, o)
-	c.ownNames = append(c.ownNames, name)
-}
-
-// WithPageCap sets how many pages a listing may read before it fails with
-// a *PageCapError (default DefaultPageCap). MaxPages overrides it per call.
-func WithPageCap(n int) Option { return func(c *config) { c.pageCap = n } }
-
-// WithAccountNumber picks the account to act on. Without it the client
-// resolves the account from the venue's accounts list, which must then hold
-// exactly one account.
-func WithAccountNumber(n string) Option { return func(c *config) { c.account = n } }
 
 // New returns a Client for the venue's v2 API.
 //
-// Credentials come from WithCredentials, else the environment given with
-// WithEnv; the error says which source was missing what. Everything is
-// validated here, before anything is sent.
-func New(opts ...Option) (*Client, error) {
-	cfg := config{pageCap: DefaultPageCap}
-	for _, o := range opts {
-		o(&cfg)
-	}
+// Credentials come from Config.APIKey and Config.PrivateKey, else the
+// environment read through Config.Getenv; the error says which source was
+// missing what. Everything is validated here, before anything is sent.
+func New(conf Config) (*Client, error) {
+	cfg := conf.internal()
 	signer, err := cfg.resolveSigner()
 	if err != nil {
 		return nil, err
 	}
 	base := cfg.baseURL
 	if base == "" && cfg.getenv != nil {
-		base = strings.TrimSpace(cfg.getenv(EnvBaseURL))
+		base = strings.TrimSpace(cfg.getenv(envBaseURL))
 	}
 	if base == "" {
-		base = DefaultBaseURL
+		base = defaultBaseURL
 	}
 	if cfg.redisURL == "" && cfg.getenv != nil {
-		cfg.redisURL = strings.TrimSpace(cfg.getenv(EnvRedisURL))
+		cfg.redisURL = strings.TrimSpace(cfg.getenv(envRedisURL))
 	}
 	tOpts := cfg.transportOptions()
 	// Built first even for a fleet: the transport's options are checked
@@ -228,54 +220,47 @@ func New(opts ...Option) (*Client, error) {
 
 // NewFromTransport returns a Client that sends through tc, so that several
 // clients can share one transport, one rate budget and one retry policy.
-// The Client runs on tc's clock. Options that configure the transport
-// (WithCredentials, WithEnv, WithBaseURL, WithClock, WithRoundTripper,
-// WithTransportOptions, WithRedisURL) are refused: configure tc instead.
-func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
+// The Client runs on tc's clock. The fields of Config that configure the
+// transport (APIKey, PrivateKey, Getenv, BaseURL, Transport, RedisURL) are
+// refused: configure tc instead.
+func NewFromTransport(tc *transport.Client, c Config) (*Client, error) {
 	if tc == nil {
 		return nil, errors.New("broker: a transport client is required")
 	}
-	cfg := config{pageCap: DefaultPageCap}
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := c.internal()
 	var refused []string
-	if cfg.credsSet {
-		refused = append(refused, "WithCredentials")
+	if c.APIKey != "" || c.PrivateKey != nil {
+		refused = append(refused, "APIKey, PrivateKey")
 	}
-	if cfg.getenv != nil {
-		refused = append(refused, "WithEnv")
+	if c.Getenv != nil {
+		refused = append(refused, "Getenv")
 	}
-	if cfg.baseURL != "" {
-		refused = append(refused, "WithBaseURL")
+	if c.BaseURL != "" {
+		refused = append(refused, "BaseURL")
 	}
-	if cfg.redisURL != "" {
-		refused = append(refused, "WithRedisURL")
+	if c.RedisURL != "" {
+		refused = append(refused, "RedisURL")
 	}
-	refused = append(refused, cfg.ownNames...)
-	if len(cfg.pass) > 0 {
-		refused = append(refused, "WithTransportOptions")
+	if len(c.Transport) > 0 {
+		refused = append(refused, "Transport")
 	}
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("broker: NewFromTransport: %s configure the transport; set them on the transport.Client instead", strings.Join(refused, ", "))
+		return nil, fmt.Errorf("broker: NewFromTransport: Config's %s configure the transport; set them on the transport.Client instead", strings.Join(refused, ", "))
 	}
 	return newClient(tc, &cfg)
 }
 
 func newClient(tc *transport.Client, cfg *config) (*Client, error) {
 	if cfg.pageCap < 1 {
-		return nil, &ArgumentError{Field: "WithPageCap", Value: fmt.Sprint(cfg.pageCap), Reason: "must be at least 1"}
+		return nil, &ArgumentError{Field: "PageCap", Value: fmt.Sprint(cfg.pageCap), Reason: "must not be negative"}
 	}
 	if cfg.account != "" && !validAccountNumber(cfg.account) {
-		return nil, &ArgumentError{Field: "WithAccountNumber", Value: cfg.account, Reason: "must be letters and digits"}
+		return nil, &ArgumentError{Field: "AccountNumber", Value: cfg.account, Reason: "must be letters and digits"}
 	}
 	if cfg.store != nil && cfg.storeFile != "" {
-		return nil, &ArgumentError{Field: "WithIntentStoreFile", Value: cfg.storeFile, Reason: "give WithIntentStore or WithIntentStoreFile, not both"}
+		return nil, &ArgumentError{Field: "IntentStoreFile", Value: cfg.storeFile, Reason: "set IntentStore or IntentStoreFile, not both"}
 	}
-	c := &Client{tc: tc, clock: tc.Clock(), log: zerolog.Nop(), pageCap: cfg.pageCap, fixedAccount: cfg.account}
-	if cfg.log != nil {
-		c.log = *cfg.log
-	}
+	c := &Client{tc: tc, clock: tc.Clock(), log: cfg.log, pageCap: cfg.pageCap, fixedAccount: cfg.account}
 	if err := c.initPlacing(cfg); err != nil {
 		return nil, err
 	}
@@ -289,54 +274,51 @@ func (cfg *config) resolveSigner() (*signing.Signer, error) {
 	if cfg.apiKey != "" || cfg.key != nil {
 		switch {
 		case cfg.apiKey == "":
-			return nil, errors.New("broker: WithCredentials: the API key is empty")
+			return nil, errors.New("broker: Config.APIKey is empty")
 		case cfg.key == nil:
-			return nil, errors.New("broker: WithCredentials: the private key is nil")
+			return nil, errors.New("broker: Config.PrivateKey is nil")
 		}
 		s, err := signing.New(cfg.apiKey, cfg.key)
 		if err != nil {
-			return nil, fmt.Errorf("broker: WithCredentials: %w", err)
+			return nil, fmt.Errorf("broker: Config.APIKey, PrivateKey: %w", err)
 		}
 		return s, nil
 	}
-	if cfg.credsSet {
-		return nil, errors.New("broker: WithCredentials was given no credentials (an empty API key and a nil key)")
-	}
 	if cfg.getenv == nil {
-		return nil, errors.New("broker: no credentials: pass WithCredentials or WithEnv(os.Getenv) to read " + EnvAPIKey + " and " + EnvPrivateKey + " or " + EnvPrivateKeyFile)
+		return nil, errors.New("broker: no credentials: set Config.APIKey and PrivateKey, or Config.Getenv (os.Getenv) to read " + envAPIKey + " and " + envPrivateKey + " or " + envPrivateKeyFile)
 	}
-	apiKey := strings.TrimSpace(cfg.getenv(EnvAPIKey))
-	b64 := strings.TrimSpace(cfg.getenv(EnvPrivateKey))
-	file := strings.TrimSpace(cfg.getenv(EnvPrivateKeyFile))
+	apiKey := strings.TrimSpace(cfg.getenv(envAPIKey))
+	b64 := strings.TrimSpace(cfg.getenv(envPrivateKey))
+	file := strings.TrimSpace(cfg.getenv(envPrivateKeyFile))
 	var missing []string
 	if apiKey == "" {
-		missing = append(missing, EnvAPIKey+" is not set")
+		missing = append(missing, envAPIKey+" is not set")
 	}
 	if b64 == "" && file == "" {
-		missing = append(missing, "neither "+EnvPrivateKey+" nor "+EnvPrivateKeyFile+" is set")
+		missing = append(missing, "neither "+envPrivateKey+" nor "+envPrivateKeyFile+" is set")
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("broker: credentials from the environment: %s", strings.Join(missing, "; "))
 	}
 	if b64 != "" && file != "" {
-		return nil, fmt.Errorf("broker: credentials from the environment: both %s and %s are set; set one", EnvPrivateKey, EnvPrivateKeyFile)
+		return nil, fmt.Errorf("broker: credentials from the environment: both %s and %s are set; set one", envPrivateKey, envPrivateKeyFile)
 	}
 	var key *signing.PrivateKey
 	var err error
 	if b64 != "" {
 		key, err = signing.ParsePrivateKey(b64)
 		if err != nil {
-			return nil, fmt.Errorf("broker: %s: %w", EnvPrivateKey, err)
+			return nil, fmt.Errorf("broker: %s: %w", envPrivateKey, err)
 		}
 	} else {
 		key, err = signing.LoadPrivateKeyFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("broker: %s: %w", EnvPrivateKeyFile, err)
+			return nil, fmt.Errorf("broker: %s: %w", envPrivateKeyFile, err)
 		}
 	}
 	s, err := signing.New(apiKey, key)
 	if err != nil {
-		return nil, fmt.Errorf("broker: %s: %w", EnvAPIKey, err)
+		return nil, fmt.Errorf("broker: %s: %w", envAPIKey, err)
 	}
 	return s, nil
 }

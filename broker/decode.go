@@ -9,9 +9,8 @@ import (
 	"github.com/tradewire/tradewire/internal/wire"
 )
 
-// Decoding the venue's answers. Broker's read types have no UnmarshalJSON:
-// their JSON is tradewire's output shape (MarshalJSON, json.go). What the
-// venue sends is decoded into the unexported wire struct of each type
+// Decoding the venue's answers. Broker's read types have no JSON methods
+// (the CLI gives them its output shape). What the venue sends is decoded into the unexported wire struct of each type
 // (wireAccount, wireOrder, …: the venue's field names, money as strings or
 // numbers) and converted; listings, the fee sweep, order reads and the
 // Codec package orders reads created orders with all decode this way.
@@ -60,7 +59,7 @@ func values[T any, W venueRow[T]](ws []W) []T {
 // decodeBody decodes a 2xx body into v, naming the request on failure.
 func decodeBody(target string, body []byte, v any) error {
 	if err := unmarshal(body, v); err != nil {
-		return &DecodeError{Path: pathOf(target), Err: err}
+		return &decodeError{Path: pathOf(target), Err: err}
 	}
 	return nil
 }

@@ -4,35 +4,34 @@
 // order previews, and placing, looking up, canceling and recovering
 // orders. A bot needs no other tradewire package.
 //
-// Build a Client with New from explicit credentials or the environment:
+// Build a Client with New from a Config: explicit credentials or the
+// environment:
 //
-//	c, err := broker.New(broker.WithEnv(os.Getenv))
+//	c, err := broker.New(broker.Config{Getenv: os.Getenv})
 //
 // reads TRADEWIRE_API_KEY, TRADEWIRE_PRIVATE_KEY (base64) or
 // TRADEWIRE_PRIVATE_KEY_FILE, and TRADEWIRE_BASE_URL (default
-// https://trading.robinhood.com). Explicit options (WithCredentials,
-// WithBaseURL) win over the environment; New reads no environment unless
-// told to. Every call takes a context.
+// https://trading.robinhood.com). Fields set explicitly (APIKey and
+// PrivateKey, BaseURL) win over the environment; New reads no environment
+// unless Getenv is set. Every call takes a context. Each zero field of a
+// Config is its default, documented on the field.
 //
-// The options name what a bot sets; the lower packages' settings reach
-// them through one pass-through each, WithTransportOptions (package
-// transport: rate limit, retry policy, limiter, attempt timeout) and
-// WithPlacerOptions (package orders: namespace, send cap):
+// The lower packages' settings have one field each: Config.Transport
+// (package transport: clock, rate limit, retry policy, limiter, attempt
+// timeout) and Config.Orders (package orders: namespace, send cap):
 //
-//	c, err := broker.New(broker.WithEnv(os.Getenv),
-//		broker.WithTransportOptions(transport.WithRateLimit(50, 100)),
-//		broker.WithPlacerOptions(orders.WithNamespace("momentum")))
+//	c, err := broker.New(broker.Config{Getenv: os.Getenv,
+//		Transport: []transport.Option{transport.WithRateLimit(50, 100)},
+//		Orders:    orders.Config{Namespace: "momentum"}})
 //
-// Whatever order they are given in, this package's own options are
-// applied first and the pass-through's after them, so an option passed
-// through wins for its package; the Client runs on its transport's clock
-// (see Option). A bot that needs neither imports broker alone.
+// The Client runs on its transport's clock. A bot that needs neither
+// imports broker alone.
 //
 // Listings (Holdings, TradingPairs, Orders) are Go iterators that fetch
 // pages lazily and hold one page at a time; Collect reads a whole listing.
 // A next link is followed only on the base URL's scheme and host, a
-// repeated link fails with ErrRepeatedCursor, and a listing longer than the
-// page cap (DefaultPageCap, WithPageCap, MaxPages) fails with a
+// repeated link fails rather than loop, and a listing longer than the
+// page cap (Config.PageCap, default 20; Paging.MaxPages) fails with a
 // *PageCapError: a list is never silently partial.
 //
 // Money and quantities are decimal.Decimal, decoded from quoted strings or
@@ -49,35 +48,35 @@
 // token bucket (default 100 a minute, bursts of 300, the venue's budget),
 // is signed afresh, and sends the same bytes. GETs are retried on 429, 500,
 // 502, 503, 504 and failures below HTTP, with capped exponential backoff
-// (transport.WithRetryPolicy, through WithTransportOptions; the zero
+// (transport.WithRetryPolicy, in Config.Transport; the zero
 // policy makes one attempt). Writes — creates and cancels — are sent once
 // by the transport and never retried there; only Place may send a create
 // again, after a lookup (# Idempotency).
-// All waits run on the injected clock (WithClock) and end at once when the
+// All waits run on the injected clock (transport.WithClock) and end at once when the
 // context does.
 //
 // # Idempotency
 //
 // Place(ctx, key, req) places an OrderRequest once per key, whatever
 // fails in between: it derives the client_order_id from the account, the
-// namespace (orders.WithNamespace) and the key (ClientOrderID), records
+// namespace (Config.Orders.Namespace) and the key (ClientOrderID), records
 // the intent durably before the first send, and never sends a create again
 // unless a lookup has shown it absent after every signature it was sent
-// with expired (the engine is package orders; WithPlacerOptions reaches
-// it, such as orders.WithMaxSends(1) to forbid re-sends). Preview and
+// with expired (the engine is package orders; Config.Orders configures
+// it, such as MaxSends 1 to forbid re-sends). Preview and
 // Place refuse the same requests offline.
 //
-// Intents go to the store given with WithIntentStore, the bolt file of
-// WithIntentStoreFile, the fleet's Redis with WithRedisURL, or else the
+// Intents go to Config.IntentStore, the bolt file of
+// Config.IntentStoreFile, the fleet's Redis of Config.RedisURL, or else the
 // file at idempotency.DefaultPath(). The store is opened on the first
 // Place, Recover, OrderByKey or Intent: a Client that only reads never
 // opens or locks it. Close closes what the Client opened. Several Clients
-// may share one store (WithIntentStore): the store's claim lets one Place
+// may share one store (Config.IntentStore): the store's claim lets one Place
 // or Recover work on a key at a time, and any other is told
-// ErrInProgress. OrderByKey and OrderByClientOrderID find an order again
+// ErrInProgress. OrderByKey finds an order again
 // (the store first, then the venue's orders list); Intent reads the store
 // alone. CancelOrder is the one cancel, safe to repeat: a second cancel of
-// a final order matches ErrRejected. With WithRedisURL, every process of
+// a final order matches ErrRejected. With Config.RedisURL, every process of
 // a fleet shares one rate budget and one intent store.
 //
 // # Restarts
@@ -126,19 +125,20 @@
 // ErrRejected, ErrCredentials, ErrRateLimited, ErrUnavailable and
 // ErrUnknownOutcome; a refused cancel matches ErrRejected and wraps the
 // venue's *transport.StatusError with its words. This package adds
-// ErrNoSuchOrder (a 404 for an order id, or a *NoSuchClientOrderError from
-// OrderByClientOrderID), *PageCapError, ErrRepeatedCursor,
-// ErrUnknownSymbol, ErrAccount and *DecodeError.
+// ErrNoSuchOrder (a 404 for an order id, or no order for a key's
+// client_order_id from OrderByKey), *PageCapError, ErrUnknownSymbol and
+// ErrAccount; a 2xx answer that does not decode is an error naming its
+// path.
 //
 // # Testing
 //
 // Point a Client at an httptest server on a loopback address with
-// WithBaseURL (http is allowed only for loopback), or at the simulated
-// venue in package brokertest with WithRoundTripper and its in-memory
+// Config.BaseURL (http is allowed only for loopback), or at the simulated
+// venue in package brokertest with transport.WithRoundTripper and its in-memory
 // transport. For deterministic time with no test sleeping, share one
 // venue.NewClock between the venue (venue.Config.Clock) and the
-// Client (WithClock), and give contexts a deadline on it with
-// venue.WithTimeout; not a clockwork.FakeClock, which counts the
+// Client (transport.WithClock in Config.Transport), and give contexts a
+// deadline on it with venue.WithTimeout; not a clockwork.FakeClock, which counts the
 // per-attempt timeout as a waiter, so the usual BlockUntilContext/Advance
 // loop moves time while a request is in flight and times it out. Or run the
 // in-memory venue and the Client inside a testing/synctest bubble, both on

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/tradewire/tradewire/idempotency"
-	"github.com/tradewire/tradewire/internal/pages"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -16,14 +15,11 @@ var (
 	// ErrNoSuchOrder: the venue answered 404 for an order id (Order,
 	// CancelOrder). The error also wraps the *transport.StatusError.
 	ErrNoSuchOrder = errors.New("no such order")
-	// ErrRepeatedCursor: a listing's next link led back to a page already
-	// read; the listing stopped rather than loop.
-	ErrRepeatedCursor = pages.ErrRepeated
 	// ErrUnknownSymbol: the venue lists no trading pair for a symbol.
 	ErrUnknownSymbol = errors.New("no such trading pair")
 	// ErrAccount: the venue's accounts list did not name exactly one
-	// account to act on (none, several without WithAccountNumber, or not
-	// the one WithAccountNumber chose).
+	// account to act on (none, several without Config.AccountNumber, or not
+	// the one Config.AccountNumber chose).
 	ErrAccount = errors.New("cannot resolve the account")
 )
 
@@ -50,8 +46,8 @@ func (e *ArgumentError) Is(target error) bool { return target == transport.ErrIn
 
 // PageCapError is a listing that still had a next page after Pages pages,
 // the cap. The listing failed rather than return a partial answer; raise
-// the cap (WithPageCap, MaxPages), narrow the query, or, for FeeSummary,
-// accept a partial result with AllowPartial.
+// the cap (Config.PageCap, Paging.MaxPages), narrow the query, or, for FeeSummary,
+// accept a partial result with Paging.AllowPartial.
 type PageCapError struct {
 	// Path is the listing's path, without its query string.
 	Path string
@@ -64,20 +60,20 @@ func (e *PageCapError) Error() string {
 	return fmt.Sprintf("broker: %s: more than %d pages; stopped at the page cap rather than return a partial list", e.Path, e.Pages)
 }
 
-// DecodeError is a 2xx body that could not be decoded.
-type DecodeError struct {
+// decodeError is a 2xx body that could not be decoded.
+type decodeError struct {
 	// Path is the request path, without its query string.
 	Path string
 	Err  error
 }
 
 // Error describes the body that could not be decoded.
-func (e *DecodeError) Error() string {
+func (e *decodeError) Error() string {
 	return fmt.Sprintf("broker: decoding the answer to %s: %v", e.Path, e.Err)
 }
 
 // Unwrap returns the decoding failure.
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *decodeError) Unwrap() error { return e.Err }
 
 func pathOf(target string) string {
 	if i := strings.IndexByte(target, '?'); i >= 0 {
@@ -157,18 +153,18 @@ func (e *recordedOrderError) Is(target error) bool { return target == ErrRecorde
 // Unwrap returns why the fresh read failed.
 func (e *recordedOrderError) Unwrap() error { return e.Err }
 
-// NoSuchClientOrderError is a client_order_id for which neither the
+// noSuchClientOrderError is a client_order_id for which neither the
 // intent store nor the venue's orders list shows an order. Intent is the
 // store's state for it ("" when the store has no record): a pending or
 // unknown intent may still land, so Recover or Place with the same key
 // before deciding it is absent. It matches ErrNoSuchOrder.
-type NoSuchClientOrderError struct {
+type noSuchClientOrderError struct {
 	ClientOrderID string
 	Intent        string
 }
 
 // Error describes the order not found.
-func (e *NoSuchClientOrderError) Error() string {
+func (e *noSuchClientOrderError) Error() string {
 	if e.Intent == "" {
 		return fmt.Sprintf("broker: no order with client_order_id %s", e.ClientOrderID)
 	}
@@ -176,4 +172,4 @@ func (e *NoSuchClientOrderError) Error() string {
 }
 
 // Is matches ErrNoSuchOrder.
-func (e *NoSuchClientOrderError) Is(target error) bool { return target == ErrNoSuchOrder }
+func (e *noSuchClientOrderError) Is(target error) bool { return target == ErrNoSuchOrder }

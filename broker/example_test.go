@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 )
 
 // cannedVenue serves fixed answers, as captured from the live v2 API; the
@@ -68,11 +69,12 @@ func newExampleClient(baseURL string) *broker.Client {
 		panic(err)
 	}
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 18, 0, 0, 0, time.UTC))
-	c, err := broker.New(
-		broker.WithCredentials("rh-api-6148effc-c0b1-486c-8940-a1d099456be6", key),
-		broker.WithBaseURL(baseURL), // in production: broker.WithEnv(os.Getenv)
-		broker.WithClock(clk),
-	)
+	c, err := broker.New(broker.Config{
+		APIKey:     "rh-api-6148effc-c0b1-486c-8940-a1d099456be6",
+		PrivateKey: key,
+		BaseURL:    baseURL,
+		Transport:  []transport.Option{transport.WithClock(clk)},
+	})
 	if err != nil {
 		panic(err)
 	}
@@ -121,7 +123,7 @@ func ExampleClient_FeeSummary() {
 	c := newExampleClient(srv.URL)
 
 	r, err := c.FeeSummary(context.Background(), 24*time.Hour,
-		broker.OnProgress(func(p broker.Progress) { fmt.Printf("page %d: %d orders\n", p.Pages, p.Items) }))
+		broker.Paging{OnProgress: func(p broker.Progress) { fmt.Printf("page %d: %d orders\n", p.Pages, p.Items) }})
 	if err != nil {
 		fmt.Println("error:", err)
 		return

@@ -22,6 +22,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -279,8 +280,13 @@ func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
 // background creates the plan's orders of the symbol in the lookup window
 // (an exact multiple of the page size), straight through the transport.
 func (w *world) background() {
-	c, err := broker.New(broker.WithCredentials(w.srv.APIKey, w.key), broker.WithBaseURL(w.srv.URL),
-		broker.WithAccountNumber(w.srv.AccountNumber), broker.WithRoundTripper(w.srv.Transport()))
+	c, err := broker.New(broker.Config{
+		APIKey:        w.srv.APIKey,
+		PrivateKey:    w.key,
+		BaseURL:       w.srv.URL,
+		AccountNumber: w.srv.AccountNumber,
+		Transport:     []transport.Option{transport.WithRoundTripper(w.srv.Transport())},
+	})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -553,16 +553,19 @@ func (w *world) startProc(gen int) {
 	for i := range w.p.holders {
 		h := &holder{id: w.nextHolder, name: fmt.Sprintf("h%d.%d", gen, i), proc: pr}
 		w.nextHolder++
-		c, err := broker.New(
-			broker.WithCredentials(w.srv.APIKey, w.key),
-			broker.WithBaseURL(w.srv.URL),
-			broker.WithAccountNumber(w.srv.AccountNumber),
-			broker.WithRoundTripper(&exploreWire{w: w, h: h}),
-			broker.WithClock(steppedClock{Clock: clockwork.NewRealClock(), step: &w.step}),
-			broker.WithIntentStore(&exploreStore{w: w, h: h, inner: store}),
-			broker.WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second})),
-			broker.WithPlacerOptions(orders.WithNamespace(w.ns)),
-		)
+		c, err := broker.New(broker.Config{
+			APIKey:        w.srv.APIKey,
+			PrivateKey:    w.key,
+			BaseURL:       w.srv.URL,
+			AccountNumber: w.srv.AccountNumber,
+			IntentStore:   &exploreStore{w: w, h: h, inner: store},
+			Transport: []transport.Option{
+				transport.WithRoundTripper(&exploreWire{w: w, h: h}),
+				transport.WithClock(steppedClock{Clock: clockwork.NewRealClock(), step: &w.step}),
+				transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second}),
+			},
+			Orders: orders.Config{Namespace: w.ns},
+		})
 		if err != nil {
 			w.t.Fatalf("seed %d: %v", w.seed, err)
 		}

@@ -89,10 +89,10 @@ const feeCatchUps = 3
 // fees or state change, and never moving created_at. Each page is
 // aggregated and dropped before the next is read; every request waits on
 // the client's rate budget. Past the page cap (per read) the summary fails
-// with a *PageCapError unless AllowPartial is given, in which case the
-// report is marked Partial (and not caught up). OnProgress reports each
+// with a *PageCapError unless Paging.AllowPartial is given, in which case the
+// report is marked Partial (and not caught up). Paging.OnProgress reports each
 // page, pages and items counted across the reads; MaxPages sets the cap.
-func (c *Client) FeeSummary(ctx context.Context, window time.Duration, opts ...CallOption) (*FeeReport, error) {
+func (c *Client) FeeSummary(ctx context.Context, window time.Duration, opts ...Paging) (*FeeReport, error) {
 	if window <= 0 {
 		return nil, &ArgumentError{Field: "window", Value: window.String(), Reason: "must be positive"}
 	}

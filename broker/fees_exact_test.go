@@ -40,8 +40,13 @@ func liveSweep(t *testing.T, catchUps int) (got, snapshot *FeeReport, remembered
 	dir, clients := t.TempDir(), 0
 	client := func() *Client {
 		clients++
-		c, err := New(WithCredentials(srv.APIKey, key), WithBaseURL(srv.URL), WithRoundTripper(srv.Transport()),
-			WithClock(clk), WithTransportOptions(transport.WithRateLimit(0, 0)), WithIntentStoreFile(filepath.Join(dir, fmt.Sprint(clients)+".db")))
+		c, err := New(Config{
+			APIKey:          srv.APIKey,
+			PrivateKey:      key,
+			BaseURL:         srv.URL,
+			IntentStoreFile: filepath.Join(dir, fmt.Sprint(clients)+".db"),
+			Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk), transport.WithRateLimit(0, 0)},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +86,7 @@ func liveSweep(t *testing.T, catchUps int) (got, snapshot *FeeReport, remembered
 		place(fmt.Sprintf("fill-%d", p.Pages), ask.Mul(decimal.RequireFromString("1.2")))
 		clk.Advance(3 * time.Second)
 	}
-	cc, err := sweeper.callConfig([]CallOption{OnProgress(cb), MaxPages(100)})
+	cc, err := sweeper.callConfig([]Paging{{OnProgress: cb, MaxPages: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}

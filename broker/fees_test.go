@@ -71,7 +71,7 @@ func TestFeeSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress []Progress
-	r, err := c.FeeSummary(ctx, 24*time.Hour, OnProgress(func(p Progress) { progress = append(progress, p) }))
+	r, err := c.FeeSummary(ctx, 24*time.Hour, Paging{OnProgress: func(p Progress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestFeeSummaryPageCap(t *testing.T) {
 	ctx := context.Background()
 	t.Run("refused without AllowPartial", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithPageCap(1))
+		c, v, _ := setup(t, Config{PageCap: 1})
 		v.fixture(http.MethodGet, pathAccounts, "accounts.json")
 		paged(v, pathOrders, feeOrders(t), 5)
 		r, err := c.FeeSummary(ctx, time.Hour)
@@ -131,7 +131,7 @@ func TestFeeSummaryPageCap(t *testing.T) {
 		c, v, _ := setup(t)
 		v.fixture(http.MethodGet, pathAccounts, "accounts.json")
 		paged(v, pathOrders, feeOrders(t), 5)
-		r, err := c.FeeSummary(ctx, time.Hour, MaxPages(1), AllowPartial())
+		r, err := c.FeeSummary(ctx, time.Hour, Paging{MaxPages: 1}, Paging{AllowPartial: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ func TestFeeSummaryPageCap(t *testing.T) {
 		c, v, _ := setup(t)
 		v.fixture(http.MethodGet, pathAccounts, "accounts.json")
 		v.reply(http.MethodGet, pathOrders, 404, `{"type":"client_error","errors":[{"detail":"Not found.","attr":null}]}`)
-		if _, err := c.FeeSummary(ctx, time.Hour, AllowPartial()); !errors.Is(err, transport.ErrNotFound) {
+		if _, err := c.FeeSummary(ctx, time.Hour, Paging{AllowPartial: true}); !errors.Is(err, transport.ErrNotFound) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -177,7 +177,10 @@ func TestFeeSummaryNothingFilled(t *testing.T) {
 func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 	t.Parallel()
 	budget := clockwork.NewFakeClockAt(testStart)
-	c, v, _ := setup(t, WithTransportOptions(transport.WithLimiter(transport.NewTokenBucket(budget, 60, 3))), WithPageCap(10)) // holds 2: Headroom
+	c, v, _ := setup(t, Config{
+		Transport: []transport.Option{transport.WithLimiter(transport.NewTokenBucket(budget, 60, 3))},
+		PageCap:   10,
+	}) // holds 2: Headroom
 	v.fixture(http.MethodGet, pathAccounts, "accounts.json")
 	quiet(v, feeOrders(t), 1) // 7 pages and 1 catch-up: 9 requests, burst 2, then 1 a second
 	done := make(chan *FeeReport, 1)

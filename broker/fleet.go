@@ -16,28 +16,8 @@ import (
 	"github.com/tradewire/tradewire/transport/redisbudget"
 )
 
-// EnvRedisURL names the Redis that a fleet of processes shares, read by
-// WithEnv.
-const EnvRedisURL = "TRADEWIRE_REDIS_URL"
-
 // fleetSetupTimeout bounds reaching Redis at start-up.
 const fleetSetupTimeout = 10 * time.Second
-
-// WithRedisURL makes every process that names the same Redis and account
-// share one rate budget (package redisbudget): together they never spend
-// past the venue's 100 requests a minute, and a 429 seen by any of them
-// pauses them all; with transport.WithAdaptiveRateLimit (through
-// WithTransportOptions) their budget learns the venue's rate per
-// endpoint class, in Redis (redisbudget.WithAdaptive). New connects at once: a Redis that cannot be reached is
-// an error, never a silent fallback to a private budget. The budget keeps
-// the transport's rate limit (transport.WithRateLimit through
-// WithTransportOptions; default the venue's), which every process of the
-// fleet must give alike, and replaces the transport's own bucket and any
-// transport.WithLimiter. The account number (WithAccountNumber) keys the
-// budget; without it, New takes it from Redis,
-// where the first process to resolve it left it, or reads the accounts
-// list once itself. Close the Client to release the connection.
-func WithRedisURL(redisURL string) Option { return func(c *config) { c.redisURL = redisURL } }
 
 // fleetBudget is the Redis connection and budget New made.
 type fleetBudget struct {
@@ -54,8 +34,8 @@ func (f *fleetBudget) close() error {
 }
 
 // Close releases what the Client opened: the intent store it opened for
-// placing (never one given with WithIntentStore) and the Redis connection
-// of WithRedisURL. It is a no-op for a Client that only read.
+// placing (never Config.IntentStore) and the Redis connection
+// of Config.RedisURL. It is a no-op for a Client that only read.
 func (c *Client) Close() error {
 	return errors.Join(c.closeStore(), c.fleet.close())
 }
@@ -102,7 +82,7 @@ return 0
 func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*fleetBudget, error) {
 	opt, err := redis.ParseURL(cfg.redisURL)
 	if err != nil {
-		return nil, &ArgumentError{Field: "WithRedisURL", Value: redisurl.Redact(cfg.redisURL), Reason: "not a redis:// or rediss:// URL"}
+		return nil, &ArgumentError{Field: "RedisURL", Value: redisurl.Redact(cfg.redisURL), Reason: "not a redis:// or rediss:// URL"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fleetSetupTimeout)
 	defer cancel()
@@ -116,9 +96,7 @@ func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*f
 	if tc.AdaptiveRateLimit() {
 		bopts = append(bopts, redisbudget.WithAdaptive())
 	}
-	if cfg.log != nil {
-		bopts = append(bopts, redisbudget.WithLogger(*cfg.log))
-	}
+	bopts = append(bopts, redisbudget.WithLogger(cfg.log))
 	budgetFor := func(account string) (*redisbudget.Budget, error) {
 		b, err := redisbudget.New(ctx, rdb, account, bopts...)
 		if err != nil {
@@ -141,7 +119,7 @@ func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*f
 }
 
 // fleetAccount finds the account that keys the shared budget when
-// WithAccountNumber did not give it: the one a process of the fleet
+// Config.AccountNumber did not give it: the one a process of the fleet
 // recorded in Redis for this API key, else one accounts read. Processes
 // that start together take turns: one holds a lock in Redis while it
 // reads the accounts list (through a private bucket, since the budget's
@@ -150,7 +128,7 @@ func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*f
 // Redis. So the fleet never spends past the venue's budget, even at a
 // burst on a fresh Redis. (A process that must discover the account while
 // others already spend the budget, as after Redis lost the record, makes
-// one request outside it: WithAccountNumber avoids even that.)
+// one request outside it: Config.AccountNumber avoids even that.)
 func (cfg *config) fleetAccount(ctx context.Context, rdb *redis.Client, tc *transport.Client, signer *signing.Signer,
 	budgetFor func(string) (*redisbudget.Budget, error)) (string, *redisbudget.Budget, error) {
 	key := "tradewire:apikey:" + signer.KeyID() + ":account"

@@ -25,16 +25,24 @@ import (
 	"github.com/tradewire/tradewire/venue"
 )
 
-func fleetClient(t *testing.T, srv *brokertest.Server, redisURL string, opts ...broker.Option) (*broker.Client, error) {
+func fleetClient(t *testing.T, srv *brokertest.Server, redisURL string, extra ...broker.Config) (*broker.Client, error) {
 	t.Helper()
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return broker.New(append([]broker.Option{
-		broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithRedisURL(redisURL),
-	}, opts...)...)
+	cfg := config(extra)
+	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL, cfg.RedisURL = srv.APIKey, key, srv.URL, redisURL
+	cfg.Transport = append([]transport.Option{transport.WithRoundTripper(srv.Transport())}, cfg.Transport...)
+	return broker.New(cfg)
+}
+
+// config returns the first of extra, or the zero Config.
+func config(extra []broker.Config) broker.Config {
+	if len(extra) > 0 {
+		return extra[0]
+	}
+	return broker.Config{}
 }
 
 func accountReads(srv *brokertest.Server) int {
@@ -134,9 +142,13 @@ func fleetBot() (redistest.Tally, error) {
 		return res, err
 	}
 	// Released before New: every process resolves the account at once.
-	c, err := broker.New(broker.WithCredentials(os.Getenv("VENUE_API_KEY"), key), broker.WithBaseURL(os.Getenv("VENUE_URL")),
-		broker.WithRedisURL(os.Getenv("REDIS_URL")), broker.WithTransportOptions(transport.WithRateLimit(perMinute, burst),
-			transport.WithRetryPolicy(transport.RetryPolicy{}))) // one attempt: every 429 shows
+	c, err := broker.New(broker.Config{
+		APIKey:     os.Getenv("VENUE_API_KEY"),
+		PrivateKey: key,
+		BaseURL:    os.Getenv("VENUE_URL"),
+		RedisURL:   os.Getenv("REDIS_URL"),
+		Transport:  []transport.Option{transport.WithRateLimit(perMinute, burst), transport.WithRetryPolicy(transport.RetryPolicy{})},
+	}) // one attempt: every 429 shows
 	if err != nil {
 		return res, err
 	}
@@ -227,7 +239,7 @@ func TestFleetSharesTheIntentStore(t *testing.T) {
 		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("30000")}
 	var ids []string
 	for i := 0; i < 2; i++ {
-		c, err := fleetClient(t, srv, url, broker.WithPlacerOptions(orders.WithNamespace(ns)))
+		c, err := fleetClient(t, srv, url, broker.Config{Orders: orders.Config{Namespace: ns}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,8 +33,8 @@ func burstThenLate(t *testing.T, reads int, opts ...transport.Option) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-			broker.WithRoundTripper(srv.Transport()), broker.WithTransportOptions(opts...))
+		c, err := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL,
+			Transport: append([]transport.Option{transport.WithRoundTripper(srv.Transport())}, opts...)})
 		if err != nil {
 			t.Fatal(err)
 		}

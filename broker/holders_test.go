@@ -105,12 +105,15 @@ func TestTwoHoldersOneStore(t *testing.T) {
 				if tc.processes && i > 0 {
 					store = open(t, srv.AccountNumber)
 				}
-				c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-					broker.WithRoundTripper(rt), broker.WithClock(clk),
-					broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store),
-					broker.WithTransportOptions(transport.WithRateLimit(0, 0)),
-					// A namespace of this run's: a shared Redis keeps earlier runs' keys.
-					broker.WithPlacerOptions(orders.WithNamespace(ns)))
+				c, err := broker.New(broker.Config{
+					APIKey:        srv.APIKey,
+					PrivateKey:    key,
+					BaseURL:       srv.URL,
+					AccountNumber: srv.AccountNumber,
+					IntentStore:   store,
+					Transport:     []transport.Option{transport.WithRoundTripper(rt), transport.WithClock(clk), transport.WithRateLimit(0, 0)},
+					Orders:        orders.Config{Namespace: ns},
+				})
 				if err != nil {
 					t.Fatal(err)
 				}

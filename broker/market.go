@@ -11,13 +11,13 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// MaxEstimateQuantities is how many quantities one EstimatedPrice call may
+// maxEstimateQuantities is how many quantities one EstimatedPrice call may
 // ask about: the venue's limit.
-const MaxEstimateQuantities = 10
+const maxEstimateQuantities = 10
 
 // TradingPairs lists trading pairs, optionally only the given symbols,
 // fetching pages lazily as the loop asks for items. Collect reads them all.
-func (c *Client) TradingPairs(ctx context.Context, symbols []string, opts ...CallOption) iter.Seq2[TradingPair, error] {
+func (c *Client) TradingPairs(ctx context.Context, symbols []string, opts ...Paging) iter.Seq2[TradingPair, error] {
 	cc, err := c.listConfig(opts)
 	if err != nil {
 		return errSeq[TradingPair](err)
@@ -56,7 +56,7 @@ func (c *Client) BestBidAsk(ctx context.Context, symbols ...string) ([]Quote, er
 
 // EstimatedPrice asks the venue what the given asset quantities of symbol
 // would cost (side ask), fetch (side bid), or both, fees included. It
-// takes 1 to MaxEstimateQuantities positive quantities; anything else is
+// takes 1 to maxEstimateQuantities positive quantities; anything else is
 // refused with an *ArgumentError before anything is sent.
 func (c *Client) EstimatedPrice(ctx context.Context, symbol string, side PriceSide, quantities ...decimal.Decimal) ([]PriceEstimate, error) {
 	if err := checkSymbol("symbol", symbol); err != nil {
@@ -70,8 +70,8 @@ func (c *Client) EstimatedPrice(ctx context.Context, symbol string, side PriceSi
 	switch n := len(quantities); {
 	case n == 0:
 		return nil, &ArgumentError{Field: "quantity", Reason: "at least one quantity is required"}
-	case n > MaxEstimateQuantities:
-		return nil, &ArgumentError{Field: "quantity", Value: fmt.Sprint(n), Reason: fmt.Sprintf("at most %d quantities per call", MaxEstimateQuantities)}
+	case n > maxEstimateQuantities:
+		return nil, &ArgumentError{Field: "quantity", Value: fmt.Sprint(n), Reason: fmt.Sprintf("at most %d quantities per call", maxEstimateQuantities)}
 	}
 	qs := make([]string, len(quantities))
 	for i, q := range quantities {

@@ -21,13 +21,14 @@ import (
 
 var optionsStart = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func credentials(t *testing.T, srv *brokertest.Server) broker.Option {
+// credentials returns a Config with the venue's credentials and base URL.
+func credentials(t *testing.T, srv *brokertest.Server) broker.Config {
 	t.Helper()
 	key, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return broker.WithCredentials(srv.APIKey, key)
+	return broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL}
 }
 
 // countingRT counts the requests it carries to rt.
@@ -41,60 +42,40 @@ func (c *countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.rt.RoundTrip(r)
 }
 
-// refusingRT fails every request: a transport nothing may go through.
-type refusingRT struct{}
-
-func (refusingRT) RoundTrip(*http.Request) (*http.Response, error) {
-	return nil, errors.New("sent through the wrong round tripper")
-}
-
-// TestOptionsComposeInOneOrder: this package's own options set the
-// transport first and WithTransportOptions' after them, whatever the order
-// they are given in, so an option passed through wins; and the Client runs
-// on its transport's clock (the fee window ends at that clock's now), so
-// the two never disagree.
-func TestOptionsComposeInOneOrder(t *testing.T) {
+// TestClientRunsOnItsTransportsClock: the clock and round tripper of
+// Config.Transport are the transport's, and the Client runs on that clock
+// (the fee window ends at its now), so the two never disagree.
+func TestClientRunsOnItsTransportsClock(t *testing.T) {
 	t.Parallel()
-	for _, passFirst := range []bool{false, true} {
-		name := map[bool]string{false: "own options first", true: "pass-through first"}[passFirst]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			own, passed := venue.NewClock(optionsStart), venue.NewClock(optionsStart)
-			srv := brokertest.NewServer(venue.Config{Clock: passed})
-			t.Cleanup(srv.Close)
-			rt := &countingRT{rt: srv.Transport()}
-			ownOpts := []broker.Option{broker.WithClock(own), broker.WithRoundTripper(refusingRT{})}
-			pass := broker.WithTransportOptions(transport.WithClock(passed), transport.WithRoundTripper(rt))
-			opts := append([]broker.Option{credentials(t, srv), broker.WithBaseURL(srv.URL)}, ownOpts...)
-			opts = append(opts, pass)
-			if passFirst {
-				opts = append([]broker.Option{credentials(t, srv), broker.WithBaseURL(srv.URL), pass}, ownOpts...)
-			}
-			c, err := broker.New(opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			if c.Transport().Clock() != passed {
-				t.Error("the transport runs on WithClock's clock; want the one passed through")
-			}
-			own.Advance(time.Hour) // a Client on own would end the window an hour later
-			r, err := c.FeeSummary(context.Background(), 24*time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !r.End.Equal(passed.Now()) {
-				t.Errorf("fee window ends %v; want the transport's clock's now %v (WithClock's is %v)", r.End, passed.Now(), own.Now())
-			}
-			if rt.n.Load() == 0 {
-				t.Error("nothing went through the round tripper passed through")
-			}
-		})
+	clk := venue.NewClock(optionsStart)
+	srv := brokertest.NewServer(venue.Config{Clock: clk})
+	t.Cleanup(srv.Close)
+	rt := &countingRT{rt: srv.Transport()}
+	cfg := credentials(t, srv)
+	cfg.Transport = []transport.Option{transport.WithClock(clk), transport.WithRoundTripper(rt)}
+	c, err := broker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if c.Transport().Clock() != clk {
+		t.Error("the transport does not run on the clock of Config.Transport")
+	}
+	clk.Advance(time.Hour)
+	r, err := c.FeeSummary(context.Background(), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.End.Equal(clk.Now()) {
+		t.Errorf("fee window ends %v; want the transport's clock's now %v", r.End, clk.Now())
+	}
+	if rt.n.Load() == 0 {
+		t.Error("nothing went through the round tripper of Config.Transport")
 	}
 }
 
-// TestPlacerOptionsReachTheClient: the namespace given with
-// WithPlacerOptions is the one ClientOrderID derives ids with before
+// TestPlacerOptionsReachTheClient: the namespace of Config.Orders is the
+// one ClientOrderID derives ids with before
 // anything is placed, and an option the placement engine refuses is
 // refused by New, before anything is sent.
 func TestPlacerOptionsReachTheClient(t *testing.T) {
@@ -102,8 +83,10 @@ func TestPlacerOptionsReachTheClient(t *testing.T) {
 	srv := brokertest.NewServer(venue.Config{})
 	t.Cleanup(srv.Close)
 	const account = "AB1234567890"
-	c, err := broker.New(credentials(t, srv), broker.WithBaseURL(srv.URL), broker.WithRoundTripper(srv.Transport()),
-		broker.WithAccountNumber(account), broker.WithPlacerOptions(orders.WithNamespace("momentum")))
+	cfg := credentials(t, srv)
+	cfg.Transport = []transport.Option{transport.WithRoundTripper(srv.Transport())}
+	cfg.AccountNumber, cfg.Orders = account, orders.Config{Namespace: "momentum"}
+	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +94,11 @@ func TestPlacerOptionsReachTheClient(t *testing.T) {
 	if got, want := c.ClientOrderID("k"), idempotency.ClientOrderID(account, "momentum", "k"); got != want || got == idempotency.ClientOrderID(account, "", "k") {
 		t.Errorf("ClientOrderID(k) = %s, want %s (namespace momentum)", got, want)
 	}
-	_, err = broker.New(credentials(t, srv), broker.WithBaseURL(srv.URL), broker.WithPlacerOptions(orders.WithMaxSends(0)))
-	if !errors.Is(err, broker.ErrInvalidRequest) || !strings.Contains(err.Error(), "WithPlacerOptions") {
-		t.Errorf("New with orders.WithMaxSends(0) = %v; want an *ArgumentError naming WithPlacerOptions", err)
+	cfg = credentials(t, srv)
+	cfg.Orders.MaxSends = -1
+	_, err = broker.New(cfg)
+	if !errors.Is(err, broker.ErrInvalidRequest) || !strings.Contains(err.Error(), "Orders") {
+		t.Errorf("New with Orders.MaxSends -1 = %v; want an *ArgumentError naming Orders", err)
 	}
 }
 
@@ -126,8 +111,10 @@ func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	clk := venue.NewClock(optionsStart)
 	srv := brokertest.NewServer(venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	t.Cleanup(srv.Close)
-	c, err := broker.New(credentials(t, srv), broker.WithBaseURL(srv.URL), broker.WithRoundTripper(srv.Transport()),
-		broker.WithClock(clk), broker.WithTransportOptions(transport.WithRateLimit(0, 0), transport.WithRetryPolicy(transport.RetryPolicy{})))
+	cfg := credentials(t, srv)
+	cfg.Transport = []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk),
+		transport.WithRateLimit(0, 0), transport.WithRetryPolicy(transport.RetryPolicy{})}
+	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,13 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
 // keyed returns a client on a simulated venue holding history orders
 // (final, over the last 30 days), with opts.
-func keyed(t *testing.T, history int, opts ...broker.Option) (*broker.Client, *brokertest.Server) {
+func keyed(t *testing.T, history int, extra ...broker.Config) (*broker.Client, *brokertest.Server) {
 	t.Helper()
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	srv := brokertest.NewServer(venue.Config{Clock: clk, BulkOrders: history})
@@ -26,8 +27,10 @@ func keyed(t *testing.T, history int, opts ...broker.Option) (*broker.Client, *b
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := broker.New(append([]broker.Option{broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk)}, opts...)...)
+	cfg := config(extra)
+	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL = srv.APIKey, key, srv.URL
+	cfg.Transport = append([]transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)}, cfg.Transport...)
+	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +65,7 @@ func TestOrderByKeyNeverUsed(t *testing.T) {
 	}
 	t.Run("bolt store, account resolved", func(t *testing.T) {
 		t.Parallel()
-		c, srv := keyed(t, 3000, broker.WithIntentStoreFile(filepath.Join(t.TempDir(), "intents.db")))
+		c, srv := keyed(t, 3000, broker.Config{IntentStoreFile: filepath.Join(t.TempDir(), "intents.db")})
 		_, err := c.OrderByKey(ctx, "never")
 		noSuch(t, err)
 		if n := len(srv.Ledger().Requests()); n > 1 {
@@ -71,13 +74,15 @@ func TestOrderByKeyNeverUsed(t *testing.T) {
 	})
 	t.Run("bolt store, account given", func(t *testing.T) {
 		t.Parallel()
-		c, srv := keyed(t, 3000, broker.WithIntentStoreFile(filepath.Join(t.TempDir(), "intents.db")))
+		c, srv := keyed(t, 3000, broker.Config{IntentStoreFile: filepath.Join(t.TempDir(), "intents.db")})
 		acct, err := c.Account(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, err := broker.NewFromTransport(c.Transport(), broker.WithAccountNumber(acct.AccountNumber),
-			broker.WithIntentStoreFile(filepath.Join(t.TempDir(), "intents.db")))
+		c2, err := broker.NewFromTransport(c.Transport(), broker.Config{
+			AccountNumber:   acct.AccountNumber,
+			IntentStoreFile: filepath.Join(t.TempDir(), "intents.db"),
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +96,7 @@ func TestOrderByKeyNeverUsed(t *testing.T) {
 	})
 	t.Run("a store that does not vouch lists", func(t *testing.T) {
 		t.Parallel()
-		c, srv := keyed(t, 30, broker.WithIntentStore(idempotency.NewMemoryStore()))
+		c, srv := keyed(t, 30, broker.Config{IntentStore: idempotency.NewMemoryStore()})
 		_, err := c.OrderByKey(ctx, "never")
 		noSuch(t, err)
 		if lists(srv) == 0 {
@@ -106,7 +111,7 @@ func TestOrderByKeyNeverUsed(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer held.Close()
-		c, srv := keyed(t, 30, broker.WithIntentStoreFile(path))
+		c, srv := keyed(t, 30, broker.Config{IntentStoreFile: path})
 		_, err = c.OrderByKey(ctx, "never")
 		noSuch(t, err)
 		if lists(srv) == 0 {
@@ -122,7 +127,7 @@ func TestOrderByKeyRecordedIDNotFound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := &wrongOrderID{Store: idempotency.NewMemoryStore()}
-	c, _ := keyed(t, 30, broker.WithIntentStore(store))
+	c, _ := keyed(t, 30, broker.Config{IntentStore: store})
 	o, err := c.Place(ctx, "k", limitBuy())
 	if err != nil {
 		t.Fatal(err)

@@ -128,7 +128,7 @@ func checkOrderID(field, id string) error {
 // Orders lists the account's orders matching f, newest first as the venue
 // sends them, fetching pages lazily as the loop asks for items. Collect
 // reads them all. An invalid filter is refused before anything is sent.
-func (c *Client) Orders(ctx context.Context, f OrderFilter, opts ...CallOption) iter.Seq2[Order, error] {
+func (c *Client) Orders(ctx context.Context, f OrderFilter, opts ...Paging) iter.Seq2[Order, error] {
 	cc, err := c.listConfig(opts)
 	if err != nil {
 		return errSeq[Order](err)

@@ -11,8 +11,21 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// CallOption adjusts one listing or fee summary.
-type CallOption func(*callConfig)
+// Paging adjusts one listing or fee summary. The zero value changes
+// nothing. Given several, each field set wins over the ones before it.
+type Paging struct {
+	// MaxPages is this call's page cap, overriding Config.PageCap. Zero:
+	// the Client's.
+	MaxPages int
+	// AllowPartial lets FeeSummary return what it read up to the page
+	// cap, marked Partial, instead of failing. Listings refuse it: their
+	// iterators already yield every item read before the *PageCapError.
+	AllowPartial bool
+	// OnProgress, when set, is called after each page is read, on the
+	// caller's goroutine, with the running totals, so that a CLI can draw
+	// a progress bar.
+	OnProgress func(Progress)
+}
 
 type callConfig struct {
 	pageCap      int
@@ -20,38 +33,33 @@ type callConfig struct {
 	progress     func(Progress)
 }
 
-// MaxPages sets this call's page cap, overriding the client's. n must be
-// at least 1.
-func MaxPages(n int) CallOption { return func(c *callConfig) { c.pageCap = n } }
-
-// AllowPartial lets FeeSummary return what it read up to the page cap,
-// marked Partial, instead of failing. Listings refuse it: their iterators
-// already yield every item read before the *PageCapError.
-func AllowPartial() CallOption { return func(c *callConfig) { c.allowPartial = true } }
-
-// OnProgress calls f after each page is read, on the caller's goroutine,
-// with the running totals, so that a CLI can draw a progress bar.
-func OnProgress(f func(Progress)) CallOption { return func(c *callConfig) { c.progress = f } }
-
 // Progress is how far a listing or fee summary has got.
 type Progress struct {
 	Pages int // pages read so far
 	Items int // items on those pages
 }
 
-func (c *Client) callConfig(opts []CallOption) (callConfig, error) {
+func (c *Client) callConfig(opts []Paging) (callConfig, error) {
 	cc := callConfig{pageCap: c.pageCap}
 	for _, o := range opts {
-		o(&cc)
-	}
-	if cc.pageCap < 1 {
-		return cc, &ArgumentError{Field: "MaxPages", Value: fmt.Sprint(cc.pageCap), Reason: "must be at least 1"}
+		if o.MaxPages != 0 {
+			if o.MaxPages < 0 {
+				return cc, &ArgumentError{Field: "MaxPages", Value: fmt.Sprint(o.MaxPages), Reason: "must not be negative"}
+			}
+			cc.pageCap = o.MaxPages
+		}
+		if o.AllowPartial {
+			cc.allowPartial = true
+		}
+		if o.OnProgress != nil {
+			cc.progress = o.OnProgress
+		}
 	}
 	return cc, nil
 }
 
 // listConfig is callConfig for the listings, which refuse AllowPartial.
-func (c *Client) listConfig(opts []CallOption) (callConfig, error) {
+func (c *Client) listConfig(opts []Paging) (callConfig, error) {
 	cc, err := c.callConfig(opts)
 	if err == nil && cc.allowPartial {
 		err = &ArgumentError{Field: "AllowPartial", Reason: "applies to FeeSummary only; a listing yields every item read, then the *PageCapError"}
@@ -93,7 +101,7 @@ func errSeq[T any](err error) iter.Seq2[T, error] {
 // first returns the first page's request-target; it runs inside the
 // iterator so that work it needs (resolving the account) is lazy too.
 // next links are followed only on the base URL's scheme and host. A
-// repeated next link fails with ErrRepeatedCursor; it is found in constant
+// repeated next link fails (the error says so); it is found in constant
 // memory (Brent's cycle detection: each link is compared with a saved one,
 // re-saved at powers of two), so a self-loop is caught before it is
 // followed and a longer loop within a few pages of its start. A next link
@@ -117,7 +125,7 @@ func paginate[W venueRow[T], T any](ctx context.Context, c *Client, cc callConfi
 			for _, raw := range rows {
 				v, err := decodeAs[W](raw)
 				if err != nil {
-					return false, &DecodeError{Path: pathOf(target), Err: err}
+					return false, &decodeError{Path: pathOf(target), Err: err}
 				}
 				if !yield(v, nil) {
 					stopped = true
@@ -138,8 +146,8 @@ func paginate[W venueRow[T], T any](ctx context.Context, c *Client, cc callConfi
 		case errors.As(err, &linkErr):
 			err = fmt.Errorf("broker: %s page %d: next link: %w", path, linkErr.Page, linkErr.Err)
 		case errors.As(err, &decErr):
-			err = &DecodeError{Path: pathOf(decErr.Target), Err: decErr.Err}
-		case errors.Is(err, ErrRepeatedCursor):
+			err = &decodeError{Path: pathOf(decErr.Target), Err: decErr.Err}
+		case errors.Is(err, pages.ErrRepeated):
 			err = fmt.Errorf("broker: %s %w", path, err)
 		}
 		yield(zero, err)

@@ -37,27 +37,6 @@ type RecoverReport struct {
 	InProgress []idempotency.Record
 }
 
-// WithIntentStore records placement intents in s instead of the default
-// file. The Client does not close s.
-func WithIntentStore(s idempotency.Store) Option { return func(c *config) { c.store = s } }
-
-// WithIntentStoreFile records placement intents in the bolt file at path
-// instead of idempotency.DefaultPath(). The file is opened (and locked
-// against other processes) on the first Place, Recover or intent lookup,
-// and closed by Close.
-func WithIntentStoreFile(path string) Option { return func(c *config) { c.storeFile = path } }
-
-// WithPlacerOptions passes options to the placement engine (package
-// orders), such as orders.WithNamespace("momentum"), which mixes a
-// strategy's name into every client_order_id derived from a key so that
-// two strategies' keys never collide, or orders.WithMaxSends(1), which
-// forbids every re-send. They are applied after the ones this package
-// sets (the logger of WithLogger), so they win over them; New refuses
-// options the engine refuses.
-func WithPlacerOptions(opts ...orders.Option) Option {
-	return func(c *config) { c.placerOpts = append(c.placerOpts, opts...) }
-}
-
 // placing is the Client's placement state: the intent store and the
 // Placer, made on first use so that a Client that only reads never opens
 // or locks the store.
@@ -66,31 +45,29 @@ type placing struct {
 	store     idempotency.Store // given, or opened here
 	owned     bool              // opened here: Close closes it
 	storeFile string            // "" for the default path
-	namespace string            // the one opts set
-	opts      []orders.Option
+	namespace string            // Config.Orders.Namespace
+	cfg       orders.Config
+	codec     orders.Codec // orderCodec{}: the one decode of an order the engine reads
 	placer    *orders.Placer
 }
 
-// initPlacing sets up the placement state: the engine's options (this
-// package's, then WithPlacerOptions'), checked here by building an
-// engine on a throwaway store, and the namespace they set, which
-// ClientOrderID and OrderByKey derive ids with before the engine itself
-// is built.
+// initPlacing sets up the placement state: the engine's configuration,
+// checked here by building an engine on a throwaway store.
 func (c *Client) initPlacing(cfg *config) error {
-	opts := append([]orders.Option{orders.WithLogger(c.log)}, cfg.placerOpts...)
-	probe, err := orders.New(c.tc, idempotency.NewMemoryStore(), "A", orderCodec{}, opts...)
-	if err != nil {
-		return &ArgumentError{Field: "WithPlacerOptions", Reason: strings.TrimPrefix(err.Error(), "orders: ")}
+	ocfg := cfg.orders
+	ocfg.Logger = c.log
+	if _, err := orders.New(c.tc, idempotency.NewMemoryStore(), "A", orderCodec{}, ocfg); err != nil {
+		return &ArgumentError{Field: "Orders", Reason: strings.TrimPrefix(err.Error(), "orders: ")}
 	}
-	c.place.store, c.place.storeFile, c.place.opts = cfg.store, cfg.storeFile, opts
-	c.place.namespace = probe.Namespace()
+	c.place.store, c.place.storeFile, c.place.cfg, c.place.codec = cfg.store, cfg.storeFile, ocfg, orderCodec{}
+	c.place.namespace = ocfg.Namespace
 	return nil
 }
 
 // placer returns the Client's Placer, resolving the account and opening
-// the intent store on first use: the store given with WithIntentStore,
-// the fleet's Redis with WithRedisURL, or the bolt file
-// (WithIntentStoreFile, default idempotency.DefaultPath()).
+// the intent store on first use: the store given with Config.IntentStore,
+// the fleet's Redis with Config.RedisURL, or the bolt file
+// (Config.IntentStoreFile, default idempotency.DefaultPath()).
 func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 	c.place.mu.Lock()
 	defer c.place.mu.Unlock()
@@ -124,13 +101,17 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 		}
 		c.place.owned = true
 	}
-	p, err := orders.New(c.tc, c.place.store, n, orderCodec{}, c.place.opts...)
+	p, err := orders.New(c.tc, c.place.store, n, c.place.codec, c.place.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	c.place.placer = p
 	return p, nil
 }
+
+// lookback is the floor of how long before an intent's first send a
+// lookup lists orders, as package orders' lookups do.
+const lookback = 2 * time.Minute
 
 // venueClock is the client's clock read as the venue's: the transport's
 // corrected time. The fleet's store judges an abandoned intent's
@@ -190,28 +171,17 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	if err != nil {
 		return nil, &orders.Error{Kind: ErrNotSent, Key: key, Reason: "the account or intent store is not available", Err: err}
 	}
-	// recorded: the engine will answer from the copy of the order the
-	// store kept at acknowledgement, to be read afresh here. (Of a
-	// compacted record, which keeps only the order's id, the engine reads
-	// the order itself.)
-	recorded := false
-	if key != "" {
-		rec, err := c.place.store.Get(ctx, p.ClientOrderID(key))
-		recorded = err == nil && rec.State == idempotency.Acknowledged && len(rec.Order) > 0
-	}
-	raw, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body,
+	f, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body,
 		Check: func(ctx context.Context) error { return c.checkPairRules(ctx, key, req) }})
-	if raw == nil {
+	if f == nil {
 		return nil, err
 	}
-	o, derr := decodeOrder(raw)
-	if derr != nil {
-		// The engine read its facts from these bytes: they decode.
-		return nil, fmt.Errorf("broker: decoding the placed order: %w", derr)
-	}
-	if err != nil || !recorded {
+	o := f.Order.(*Order) // orderCodec's decoding, the one of this answer
+	if err != nil || !f.Recorded {
 		return o, err
 	}
+	// The engine answered from the copy of the order the store kept at
+	// acknowledgement: read it afresh.
 	fresh, err := c.Order(ctx, o.ID)
 	if err != nil {
 		return o, &recordedOrderError{Order: o, Err: err}
@@ -220,10 +190,10 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 }
 
 // ClientOrderID returns the client_order_id Place derives for key, from
-// the account, the namespace (orders.WithNamespace, given with
-// WithPlacerOptions) and the key. The account must be known: set with
-// WithAccountNumber or WithRedisURL, or resolved by an earlier call
-// (Account, Place, …). Before that it returns "".
+// the account, the namespace (Config.Orders.Namespace) and the key. The
+// account must be known: set with Config.AccountNumber or
+// Config.RedisURL, or resolved by an earlier call (Account, Place, …).
+// Before that it returns "".
 func (c *Client) ClientOrderID(key string) string {
 	n := c.knownAccount()
 	if n == "" {
@@ -234,15 +204,21 @@ func (c *Client) ClientOrderID(key string) string {
 
 // OrderByKey returns the order Place placed under key, read afresh from
 // the venue. It opens the Client's intent store as Place does (the store
-// given with WithIntentStore, the fleet's Redis, or the bolt file, held
+// given with Config.IntentStore, the fleet's Redis, or the bolt file, held
 // until Close) and asks it first. A store that vouches for newness
 // (idempotency.Witness; the bolt file does) and holds no record of the key
-// answers at once, with nothing read from the venue: a
-// *NoSuchClientOrderError, matching ErrNoSuchOrder, since every Place of
+// answers at once, with nothing read from the venue: an error matching
+// ErrNoSuchOrder, since every Place of
 // the key through that store records it before anything is sent. A store
 // that does not vouch, or a bolt file another process holds
-// (idempotency.ErrLocked), leaves the answer to the venue: see
-// OrderByClientOrderID.
+// (idempotency.ErrLocked), leaves the answer to the venue: the order the
+// store recorded for the key is read by its id; when the store knows no
+// id, or the venue has no order by it, the account's orders are listed
+// (since the intent's first send when the store knows it; every page up
+// to the page cap) for its client_order_id. None found is an error
+// matching ErrNoSuchOrder, whose message says what the store knew of the
+// key (a pending or unknown intent may still land: Recover, or Place with
+// the same key, before deciding it is absent).
 func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
 	if key == "" {
 		return nil, &ArgumentError{Field: "key", Reason: "must not be empty"}
@@ -258,7 +234,7 @@ func (c *Client) OrderByKey(ctx context.Context, key string) (*Order, error) {
 	store := c.intentStore(ctx)
 	if w, ok := store.(idempotency.Witness); ok && w.VouchesNew() {
 		if _, err := store.Get(ctx, id); errors.Is(err, idempotency.ErrNotFound) {
-			return nil, &NoSuchClientOrderError{ClientOrderID: id}
+			return nil, &noSuchClientOrderError{ClientOrderID: id}
 		}
 	}
 	return c.orderByClientOrderID(ctx, id, store)
@@ -283,7 +259,7 @@ func (c *Client) intentStore(ctx context.Context) idempotency.Store {
 // error matching idempotency.ErrNotFound: never placed through this store
 // (a store that vouches, idempotency.Witness) or not known here (one that
 // does not, such as the memory store of an earlier process). The
-// account number must be known (WithAccountNumber or an earlier call), or
+// account number must be known (Config.AccountNumber or an earlier call), or
 // it is read first.
 //
 // After a restart, a bot that does not know whether it placed a key asks
@@ -307,26 +283,14 @@ func (c *Client) Intent(ctx context.Context, key string) (idempotency.Record, er
 	return rec, err
 }
 
-// OrderByClientOrderID returns the order with client_order_id id, read
-// afresh from the venue. It asks the intent store first — a store given
-// with WithIntentStore, or one already opened by Place, Recover or
-// OrderByKey (this lookup never opens the default file) — for the order's
-// id, and reads that order; when the store knows no id, or the venue has
-// no order by the id it recorded, it lists the account's orders (created
-// since the intent's first send when the store knows it; every page up to
-// the page cap) for it. None found is a *NoSuchClientOrderError, matching
-// ErrNoSuchOrder; its Intent says what the store knew (an open intent may
-// still land).
-func (c *Client) OrderByClientOrderID(ctx context.Context, id string) (*Order, error) {
-	if id == "" || len(id) > 64 {
-		return nil, &ArgumentError{Field: "client_order_id", Value: id, Reason: "must be 1 to 64 characters"}
-	}
-	c.place.mu.Lock()
-	store := c.place.store
-	c.place.mu.Unlock()
-	return c.orderByClientOrderID(ctx, id, store)
-}
-
+// orderByClientOrderID returns the order with client_order_id id, read
+// afresh from the venue. It asks store first (when not nil) for the
+// order's id, and reads that order; when the store knows no id, or the
+// venue has no order by the id it recorded, it lists the account's orders
+// (created since the intent's first send when the store knows it; every
+// page up to the page cap) for it. None found is a
+// *noSuchClientOrderError, matching ErrNoSuchOrder, whose message says
+// what the store knew (an open intent may still land).
 func (c *Client) orderByClientOrderID(ctx context.Context, id string, store idempotency.Store) (*Order, error) {
 	var filter OrderFilter
 	var intent idempotency.State
@@ -344,7 +308,7 @@ func (c *Client) orderByClientOrderID(ctx context.Context, id string, store idem
 				// may have named another): the list tells.
 			}
 			if !rec.FirstSentAt.IsZero() {
-				filter.CreatedAtStart = rec.FirstSentAt.Add(-orders.DefaultLookback - transport.MaxClockOffset)
+				filter.CreatedAtStart = rec.FirstSentAt.Add(-lookback - transport.MaxClockOffset)
 			}
 		case !errors.Is(err, idempotency.ErrNotFound):
 			return nil, fmt.Errorf("broker: reading the intent store: %w", err)
@@ -358,7 +322,7 @@ func (c *Client) orderByClientOrderID(ctx context.Context, id string, store idem
 			return &o, nil
 		}
 	}
-	return nil, &NoSuchClientOrderError{ClientOrderID: id, Intent: string(intent)}
+	return nil, &noSuchClientOrderError{ClientOrderID: id, Intent: string(intent)}
 }
 
 // Recover settles every pending or unknown intent of the account left by
@@ -414,7 +378,7 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	}
 	o, err := decodeOrder(resp.Body)
 	if err != nil {
-		return nil, &DecodeError{Path: pathOrders + id + "/cancel/", Err: err}
+		return nil, &decodeError{Path: pathOrders + id + "/cancel/", Err: err}
 	}
 	return o, nil
 }
@@ -427,7 +391,7 @@ func (orderCodec) Facts(raw []byte) (orders.Facts, error) {
 	if err != nil {
 		return orders.Facts{}, err
 	}
-	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == StateFailed}, nil
+	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == StateFailed, Order: o}, nil
 }
 
 // decodeOrder decodes an order in the venue's shape, strictly: besides

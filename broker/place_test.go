@@ -27,7 +27,7 @@ func limitBuy() broker.OrderRequest {
 // placing returns a client on a simulated venue whose intents go to the
 // bolt file it names. The venue and the client share the fake clock the
 // test advances: nothing sleeps on the real one.
-func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.Server, string, venue.Clock) {
+func placing(t *testing.T, extra ...broker.Config) (*broker.Client, *brokertest.Server, string, venue.Clock) {
 	t.Helper()
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	srv := brokertest.NewServer(venue.Config{Clock: clk})
@@ -37,8 +37,10 @@ func placing(t *testing.T, opts ...broker.Option) (*broker.Client, *brokertest.S
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "intents.db")
-	c, err := broker.New(append([]broker.Option{broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk), broker.WithIntentStoreFile(path)}, opts...)...)
+	cfg := config(extra)
+	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL, cfg.IntentStoreFile = srv.APIKey, key, srv.URL, path
+	cfg.Transport = append([]transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)}, cfg.Transport...)
+	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func waitState(t *testing.T, c *broker.Client, clk venue.Clock, id string, want 
 // a Place on the acknowledged key returns the order read afresh.
 func TestPlaceCancelLookUp(t *testing.T) {
 	t.Parallel()
-	c, srv, _, clk := placing(t, broker.WithPlacerOptions(orders.WithNamespace("t")))
+	c, srv, _, clk := placing(t, broker.Config{Orders: orders.Config{Namespace: "t"}})
 	ctx := context.Background()
 	if got := c.ClientOrderID("k"); got != "" {
 		t.Errorf("ClientOrderID before the account is known = %q, want empty", got)
@@ -209,7 +211,7 @@ func TestPlaceRefusesKeysNotMeant(t *testing.T) {
 func TestIntentReadsTheStoreAlone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, srv, _, _ := placing(t, broker.WithAccountNumber("TW0000000001"))
+	c, srv, _, _ := placing(t, broker.Config{AccountNumber: "TW0000000001"})
 	if _, err := c.Intent(ctx, "never"); !errors.Is(err, idempotency.ErrNotFound) {
 		t.Fatalf("Intent(never) = %v; want ErrNotFound", err)
 	}

@@ -11,16 +11,14 @@ import (
 	"github.com/tradewire/tradewire/internal/wire"
 )
 
-// ViolationCode says which rule a previewed order breaks.
-type ViolationCode string
-
-// Rules a previewed order can break.
+// The codes of a Violation (Violation.Code): which rule a previewed order
+// breaks.
 const (
-	ViolationBelowMinimum   ViolationCode = "below_min_order_amount"
-	ViolationAboveMaximum   ViolationCode = "above_max_order_size"
-	ViolationNotMultiple    ViolationCode = "not_a_multiple_of_increment"
-	ViolationNotTradable    ViolationCode = "pair_not_tradable" // status not "tradable"; a "sellonly" pair takes sells
-	ViolationNotAPITradable ViolationCode = "pair_not_api_tradable"
+	violationBelowMinimum   = "below_min_order_amount"
+	violationAboveMaximum   = "above_max_order_size"
+	violationNotMultiple    = "not_a_multiple_of_increment"
+	violationNotTradable    = "pair_not_tradable" // status not "tradable"; a "sellonly" pair takes sells
+	violationNotAPITradable = "pair_not_api_tradable"
 )
 
 // Violation is one rule a previewed order breaks. It is an error, so a
@@ -29,7 +27,11 @@ type Violation struct {
 	// Field is the field at fault in the venue's spelling, such as
 	// "limit_order_config.asset_quantity", or "symbol".
 	Field string
-	Code  ViolationCode
+	// Code names the rule: "below_min_order_amount",
+	// "above_max_order_size", "not_a_multiple_of_increment",
+	// "pair_not_tradable" (the pair's status is not "tradable"; a
+	// "sellonly" pair takes sells) or "pair_not_api_tradable".
+	Code string
 	// Limit is the bound or increment broken (zero when none applies).
 	Limit  decimal.Decimal
 	Detail string
@@ -96,7 +98,7 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 		return nil, err
 	}
 	p := &Preview{Estimate: true, Request: req}
-	violate := func(field string, code ViolationCode, limit decimal.Decimal, detail string, args ...any) {
+	violate := func(field string, code string, limit decimal.Decimal, detail string, args ...any) {
 		p.Violations = append(p.Violations, Violation{Field: field, Code: code, Limit: limit, Detail: fmt.Sprintf(detail, args...)})
 	}
 	hasLimit := req.Type == TypeLimit || req.Type == TypeStopLimit
@@ -109,10 +111,10 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 	p.Pair = pair
 	// A sell-only pair takes sells; any other status but tradable takes nothing.
 	if pair.Status != "tradable" && (pair.Status != "sellonly" || req.Side != SideSell) {
-		violate("symbol", ViolationNotTradable, decimal.Zero, "%s is %q, not tradable for a %s", pair.Symbol, pair.Status, req.Side)
+		violate("symbol", violationNotTradable, decimal.Zero, "%s is %q, not tradable for a %s", pair.Symbol, pair.Status, req.Side)
 	}
 	if !pair.IsAPITradable {
-		violate("symbol", ViolationNotAPITradable, decimal.Zero, "%s cannot be traded through the API", pair.Symbol)
+		violate("symbol", violationNotAPITradable, decimal.Zero, "%s cannot be traded through the API", pair.Symbol)
 	}
 	bookSide := PriceAsk
 	if req.Side == SideSell {
@@ -193,14 +195,14 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 	p.Violations = append(p.Violations, pairRules(pair, req)...)
 	if byQuote {
 		if !qty.IsPositive() {
-			violate(sizeField, ViolationBelowMinimum, pair.AssetIncrement, "%s buys less than one asset increment (%s) at %s", req.QuoteAmount, pair.AssetIncrement, p.Price)
+			violate(sizeField, violationBelowMinimum, pair.AssetIncrement, "%s buys less than one asset increment (%s) at %s", req.QuoteAmount, pair.AssetIncrement, p.Price)
 		}
 		if pair.MaxOrderSize.IsPositive() && qty.GreaterThan(pair.MaxOrderSize) {
-			violate(sizeField, ViolationAboveMaximum, pair.MaxOrderSize, "%s %s is above the maximum order size %s", qty, pair.AssetCode, pair.MaxOrderSize)
+			violate(sizeField, violationAboveMaximum, pair.MaxOrderSize, "%s %s is above the maximum order size %s", qty, pair.AssetCode, pair.MaxOrderSize)
 		}
 	}
 	if pair.MinOrderAmount.Valid && p.Notional.LessThan(pair.MinOrderAmount.Decimal) {
-		violate(sizeField, ViolationBelowMinimum, pair.MinOrderAmount.Decimal, "%s %s is below the minimum order amount %s", p.Notional, pair.QuoteCode, pair.MinOrderAmount.Decimal)
+		violate(sizeField, violationBelowMinimum, pair.MinOrderAmount.Decimal, "%s %s is below the minimum order amount %s", p.Notional, pair.QuoteCode, pair.MinOrderAmount.Decimal)
 	}
 
 	if !byQuote {
@@ -234,7 +236,7 @@ func pairRules(pair TradingPair, req OrderRequest) []Violation {
 	cfg := string(req.Type) + "_order_config."
 	notMultiple := func(field string, v, inc decimal.Decimal) {
 		if !v.IsZero() && inc.IsPositive() && !v.Mod(inc).IsZero() {
-			vs = append(vs, Violation{Field: field, Code: ViolationNotMultiple, Limit: inc, Detail: fmt.Sprintf("%s is not a multiple of %s", v, inc)})
+			vs = append(vs, Violation{Field: field, Code: violationNotMultiple, Limit: inc, Detail: fmt.Sprintf("%s is not a multiple of %s", v, inc)})
 		}
 	}
 	if req.QuoteAmount.IsZero() {
@@ -245,7 +247,7 @@ func pairRules(pair TradingPair, req OrderRequest) []Violation {
 	notMultiple(cfg+"limit_price", req.LimitPrice, pair.QuoteIncrement)
 	notMultiple(cfg+"stop_price", req.StopPrice, pair.QuoteIncrement)
 	if q := req.AssetQuantity; pair.MaxOrderSize.IsPositive() && q.GreaterThan(pair.MaxOrderSize) {
-		vs = append(vs, Violation{Field: sizeFieldOf(req), Code: ViolationAboveMaximum, Limit: pair.MaxOrderSize,
+		vs = append(vs, Violation{Field: sizeFieldOf(req), Code: violationAboveMaximum, Limit: pair.MaxOrderSize,
 			Detail: fmt.Sprintf("%s %s is above the maximum order size %s", q, pair.AssetCode, pair.MaxOrderSize)})
 	}
 	return vs

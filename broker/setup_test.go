@@ -124,17 +124,17 @@ func (v *fakeVenue) url(target string) string { return v.srv.URL + target }
 
 // setup returns a client on a fake venue and a fake clock. Retries are
 // off (the zero policy) so that a canned failure is final.
-func setup(t testing.TB, opts ...Option) (*Client, *fakeVenue, *clockwork.FakeClock) {
+func setup(t testing.TB, extra ...Config) (*Client, *fakeVenue, *clockwork.FakeClock) {
 	t.Helper()
 	v := newFakeVenue(t)
 	clk := clockwork.NewFakeClockAt(testStart)
-	base := []Option{
-		WithCredentials(testAPIKey, testKey(t)),
-		WithBaseURL(v.srv.URL),
-		WithClock(clk),
-		WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{})),
+	var cfg Config
+	if len(extra) > 0 {
+		cfg = extra[0]
 	}
-	c, err := New(append(base, opts...)...)
+	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL = testAPIKey, testKey(t), v.srv.URL
+	cfg.Transport = append([]transport.Option{transport.WithClock(clk), transport.WithRetryPolicy(transport.RetryPolicy{})}, cfg.Transport...)
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
-	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	simvenue "github.com/tradewire/tradewire/venue"
@@ -53,9 +52,14 @@ func client(b *testing.B, srv *brokertest.Server, store idempotency.Store) *brok
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithAccountNumber(srv.AccountNumber),
-		broker.WithIntentStore(store), broker.WithTransportOptions(transport.WithRateLimit(0, 0)))
+	c, err := broker.New(broker.Config{
+		APIKey:        srv.APIKey,
+		PrivateKey:    key,
+		BaseURL:       srv.URL,
+		AccountNumber: srv.AccountNumber,
+		IntentStore:   store,
+		Transport:     []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithRateLimit(0, 0)},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -241,7 +245,7 @@ func BenchmarkRecoverOpen(b *testing.B) {
 		}
 	}
 	s.Close()
-	since := placed[0].FirstSentAt.Add(-orders.DefaultLookback - transport.MaxClockOffset)
+	since := placed[0].FirstSentAt.Add(-2*time.Minute - transport.MaxClockOffset) // the lookups' lookback floor
 	read := timeOf(10, func() {
 		n := 0
 		for _, err := range v.c.Orders(ctx, broker.OrderFilter{Symbol: "BTC-USD", CreatedAtStart: since}) {

@@ -78,7 +78,7 @@ func placement(tb testing.TB, store func(idempotency.Store) idempotency.Store, w
 	if store != nil {
 		s = store(bs)
 	}
-	p, err := orders.New(tc, s, srv.AccountNumber, codec{})
+	p, err := orders.New(tc, s, srv.AccountNumber, codec{}, orders.Config{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -3,14 +3,17 @@
 // crash, a restart — and end with exactly one order, or a true statement
 // that it cannot know yet. Bots use it through broker.Client (Place,
 // Recover), which owns a Placer and names the same errors; import this
-// package only for its options (WithPlacerOptions) or its engine alone.
+// package only for its Config (broker.Config.Orders) or its engine alone.
 //
 // The engine knows no order vocabulary: package broker owns it (the
 // request, its validation and its JSON, the order and its decoding). A
 // caller hands Place a Create (the symbol, and the create's bytes for a
 // client_order_id) and New a Codec that reads the few Facts the engine
 // needs of an order the venue returned: its id, its client_order_id,
-// and whether it failed. Place returns the order as the venue's JSON.
+// and whether it failed, with the Codec's own decoding of the order. Place
+// returns those Facts of the order it settled on, so the caller decodes
+// nothing again, and says whether they are the copy recorded when the key
+// was acknowledged earlier (Facts.Recorded).
 //
 // # How Place stays idempotent
 //
@@ -59,7 +62,7 @@
 // A lookup that cannot see every order — a page or a row that does not
 // decode, a row without client_order_id, a next link that is foreign,
 // repeats or vanished (a last page as full as every page before it), the
-// page cap — is incomplete (ErrLookupIncomplete) and never concludes "not
+// page cap — is incomplete and never concludes "not
 // found": the outcome stays unknown.
 //
 // A Place without a key uses a random client_order_id and is sent once:
@@ -67,7 +70,7 @@
 //
 // # Never re-send
 //
-// WithMaxSends(1) forbids every re-send, for a venue whose handling of a
+// Config.MaxSends 1 forbids every re-send, for a venue whose handling of a
 // reused client_order_id, or whose order list, a caller does not trust:
 // each intent is sent at most once. An ambiguous outcome is looked up, and
 // if the order is not found it stays unknown (transport.ErrUnknownOutcome,
@@ -75,7 +78,7 @@
 // invite a second create. Where the venue's list lags behind its creates
 // longer than the Placer waits, no client can tell "absent" from "not
 // listed yet"; with the default cap the Placer trusts a complete lookup
-// made after every signature expired, with WithMaxSends(1) it trusts none.
+// made after every signature expired, with Config.MaxSends 1 it trusts none.
 //
 // # Clocks
 //
@@ -84,7 +87,7 @@
 // is taken as unable to land once
 //
 //	venue now > last signature + 30 s + margin
-//	margin    = skew floor (WithSkewMargin, default 10 s)
+//	margin    = skew floor (Config.SkewMargin, default 10 s)
 //	            + 10 min while the venue's clock offset is not measured
 //
 // (Place sleeps on the local clock for the difference). A lookup lists
@@ -135,10 +138,10 @@
 //
 // Check them in this order; treat anything else as unknown:
 //
-//	o, err := placer.Place(ctx, key, req)
+//	f, err := placer.Place(ctx, key, req)
 //	switch {
 //	case err == nil:
-//		// placed: o is the order
+//		// placed: f.Order is the order, as the Codec decoded it
 //	case errors.Is(err, idempotency.ErrInProgress):
 //		// another Place or Recover (here or in another process) holds it:
 //		// Place again later with the same key
@@ -176,7 +179,7 @@
 // Recover, run at start-up, settles every pending or unknown intent left
 // by an earlier process by lookup alone: acknowledged, or not placed once
 // its signatures have expired and the outcome is recorded. An intent a 2xx
-// answered, or any sent intent under WithMaxSends(1), is never taken as
+// answered, or any sent intent under Config.MaxSends 1, is never taken as
 // not placed; those left open are reported unresolved, one by one, to
 // the caller (package broker gathers them in its RecoverReport). It never
 // places anything.

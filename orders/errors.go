@@ -58,7 +58,7 @@ var ErrNotPlaced = errors.New("orders: not placed")
 // Kind ErrNotPlaced: every signature the create was sent with has expired
 // and a complete lookup found no order with its client_order_id, or the
 // intent was settled so earlier and re-sends are forbidden
-// (WithMaxSends(1)).
+// (MaxSends 1).
 //
 // Kind transport.ErrNotSent: the intent could not be recorded (the store
 // failed, or refuses because it cannot be trusted), a lookup needed
@@ -196,11 +196,11 @@ func (e *Error) Unwrap() error {
 	return nil
 }
 
-// ErrLookupIncomplete: a lookup could not see every order it asked for (a
+// errLookupIncomplete: a lookup could not see every order it asked for (a
 // page or a row it could not decode, a row without client_order_id, an
 // order listed twice, or listed both failed and live, a last page without
 // next that a read of the orders before it showed was cut short, a
 // repeated pagination link, the page cap), so it cannot say an order is
 // absent. It appears as the Err of an *Error of Kind
 // transport.ErrUnknownOutcome or ErrNotPlaced; those do not match it.
-var ErrLookupIncomplete = errors.New("orders: lookup could not read every order")
+var errLookupIncomplete = errors.New("orders: lookup could not read every order")

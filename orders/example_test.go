@@ -19,13 +19,17 @@ import (
 type codec struct{}
 
 func (codec) Facts(raw []byte) (orders.Facts, error) {
-	var o struct {
-		ID            string `json:"id"`
-		ClientOrderID string `json:"client_order_id"`
-		State         string `json:"state"`
-	}
+	var o order
 	err := json.Unmarshal(raw, &o)
-	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == "failed"}, err
+	return orders.Facts{ID: o.ID, ClientOrderID: o.ClientOrderID, Failed: o.State == "failed", Order: o}, err
+}
+
+// order is the codec's decoding of an order, which Place hands back in
+// Facts.Order.
+type order struct {
+	ID            string `json:"id"`
+	ClientOrderID string `json:"client_order_id"`
+	State         string `json:"state"`
 }
 
 // handBuy is a create the caller built and validated: here by hand; a
@@ -51,33 +55,27 @@ func Example() {
 		panic(err)
 	}
 	// In production, idempotency.Open(path) keeps intents across restarts.
-	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{}, orders.WithNamespace("momentum"))
+	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{}, orders.Config{Namespace: "momentum"})
 	if err != nil {
 		panic(err)
 	}
 
 	ctx := context.Background()
-	raw, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", handBuy)
+	placed, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", handBuy)
 	if err != nil {
 		panic(err)
 	}
-	rawAgain, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", handBuy)
+	placedAgain, err := placer.Place(ctx, "2026-11-29#BTC-USD#entry", handBuy)
 	if err != nil {
 		panic(err)
 	}
-	var first, again struct {
-		ID            string `json:"id"`
-		ClientOrderID string `json:"client_order_id"`
-		State         string `json:"state"`
-	}
-	_ = json.Unmarshal(raw, &first)
-	_ = json.Unmarshal(rawAgain, &again)
+	first, again := placed.Order.(order), placedAgain.Order.(order)
 	fmt.Println(first.ClientOrderID == placer.ClientOrderID("2026-11-29#BTC-USD#entry"))
-	fmt.Println(first.State, again.ID == first.ID)
+	fmt.Println(first.State, again.ID == first.ID, placedAgain.Recorded)
 	fmt.Println("orders at the venue:", len(venue.Ledger().OrdersByClientID(first.ClientOrderID)))
 	// Output:
 	// true
-	// open true
+	// open true true
 	// orders at the venue: 1
 }
 
@@ -98,7 +96,7 @@ func ExamplePlacer_Place_errors() {
 	if err != nil {
 		panic(err)
 	}
-	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{})
+	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{}, orders.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -130,7 +130,7 @@ func findOn(t *testing.T, s *scriptedList, pageCap int, want ...string) listing 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(tc, idempotency.NewMemoryStore(), "A1", testCodec{}, WithLookupPageCap(pageCap))
+	p, err := New(tc, idempotency.NewMemoryStore(), "A1", testCodec{}, Config{LookupPageCap: pageCap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +185,8 @@ func TestFindFullLastPage(t *testing.T) {
 			if got := l.err == nil; got != tt.complete {
 				t.Fatalf("complete = %v (err %v), want %v", got, l.err, tt.complete)
 			}
-			if !tt.complete && !errors.Is(l.err, ErrLookupIncomplete) {
-				t.Fatalf("err = %v, want ErrLookupIncomplete", l.err)
+			if !tt.complete && !errors.Is(l.err, errLookupIncomplete) {
+				t.Fatalf("err = %v, want errLookupIncomplete", l.err)
 			}
 			if s.served != tt.requests {
 				t.Fatalf("%d requests %v, want %d", s.served, s.targets, tt.requests)
@@ -211,7 +211,7 @@ func TestFindRepeatedRows(t *testing.T) {
 		return rows, next
 	}}
 	l := findOn(t, s, 50, "c-3")
-	if _, ok := l.found["c-3"]; ok || !errors.Is(l.err, ErrLookupIncomplete) {
+	if _, ok := l.found["c-3"]; ok || !errors.Is(l.err, errLookupIncomplete) {
 		t.Fatalf("found %v, err %v; want no answer and an incomplete read", l.found, l.err)
 	}
 }
@@ -244,7 +244,7 @@ func TestFindCopies(t *testing.T) {
 			l := findOn(t, &scriptedList{rows: tt.rows, size: 2}, tt.pageCap, "ours")
 			s, ok := l.found["ours"]
 			switch {
-			case tt.wantID == "" && (ok || !errors.Is(l.err, ErrLookupIncomplete)):
+			case tt.wantID == "" && (ok || !errors.Is(l.err, errLookupIncomplete)):
 				t.Fatalf("found %+v, err %v; want no answer from an incomplete read", s.facts, l.err)
 			case tt.wantID != "" && (!ok || s.facts.ID != tt.wantID || l.err != nil):
 				t.Fatalf("found %+v (%v), err %v; want %s", s.facts, ok, l.err, tt.wantID)

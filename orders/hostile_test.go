@@ -258,7 +258,7 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 
 // TestListLag: the venue commits a create, loses its answer, and lists it
 // late. A lag the Placer outwaits is found; a lag it cannot outwait, with
-// re-sends forbidden (WithMaxSends(1)), is an honest unknown and never a
+// re-sends forbidden (MaxSends 1), is an honest unknown and never a
 // second create.
 func TestListLag(t *testing.T) {
 	lost := venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503}
@@ -283,7 +283,7 @@ func TestListLag(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnvWith(t, envConfig{venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{f}}}, wrap: lagging(24 * time.Hour),
-					placer: []orders.Option{orders.WithMaxSends(1)}})
+					placer: orders.Config{MaxSends: 1}})
 				ctx := context.Background()
 				cid := e.placer.ClientOrderID("k")
 				for i := 0; i < 3; i++ {
@@ -320,24 +320,24 @@ func TestIncompleteLookup(t *testing.T) {
 		name   string
 		others int // other orders placed first, so the list has pages
 		edit   func(n int, pg *listPage) []byte
-		opts   []orders.Option
+		opts   orders.Config
 	}{
 		{"a row without client_order_id", 0, func(_ int, pg *listPage) []byte {
 			pg.Results = append(pg.Results, map[string]json.RawMessage{"id": json.RawMessage(`"00000000-0000-4000-8000-000000000001"`), "symbol": json.RawMessage(`"BTC-USD"`)})
 			return nil
-		}, nil},
+		}, orders.Config{}},
 		{"a row that does not decode", 0, func(_ int, pg *listPage) []byte {
 			pg.Results = append(pg.Results, map[string]json.RawMessage{"id": json.RawMessage(`7`), "client_order_id": json.RawMessage(`[]`)})
 			return nil
-		}, nil},
-		{"a page that does not decode", 0, func(int, *listPage) []byte { return []byte(`{"next":null,"results":[{`) }, nil},
+		}, orders.Config{}},
+		{"a page that does not decode", 0, func(int, *listPage) []byte { return []byte(`{"next":null,"results":[{`) }, orders.Config{}},
 		{"a next that vanished after full pages", 5, func(n int, pg *listPage) []byte {
 			if pg.Previous != nil && pg.Next != nil {
 				pg.Next = nil // the second page of each walk, as full as the first, loses its link
 			}
 			return nil
-		}, nil},
-		{"the page cap", 5, func(int, *listPage) []byte { return nil }, []orders.Option{orders.WithLookupPageCap(1)}},
+		}, orders.Config{}},
+		{"the page cap", 5, func(int, *listPage) []byte { return nil }, orders.Config{LookupPageCap: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ type listing struct {
 	asOf readTime
 	// err is nil when the read saw every order of its window. Otherwise
 	// an id it did not find is not known to be absent: err matches
-	// ErrLookupIncomplete when the list could not be read whole, or is
+	// errLookupIncomplete when the list could not be read whole, or is
 	// the venue's or the transport's failure.
 	err error
 }
@@ -45,7 +45,7 @@ type readTime struct {
 
 // incomplete reports whether the read failed because the list could not
 // be read whole (rather than because the venue or the transport failed).
-func (l listing) incomplete() bool { return errors.Is(l.err, ErrLookupIncomplete) }
+func (l listing) incomplete() bool { return errors.Is(l.err, errLookupIncomplete) }
 
 // venuePageSize is the size of the orders list's full page as the venue
 // is seen to serve it (and brokertest by default). A single page holding
@@ -67,7 +67,7 @@ const venuePageSize = 100
 //
 // A live row found is an answer whatever else the read meets. Without
 // one, a read that could not see every order says so (listing.err matches
-// ErrLookupIncomplete), never "not found": a row that does not decode or
+// errLookupIncomplete), never "not found": a row that does not decode or
 // lacks a client_order_id, an order id listed twice (the pages shifted
 // under the read), a page that does not decode, a foreign or repeated
 // next link, or the page cap. A last page without a next link that holds
@@ -140,20 +140,20 @@ func (r *reading) visit(page int, rows []json.RawMessage, confirming bool) bool 
 	for i, raw := range rows {
 		o, err := r.p.codec.Facts(raw)
 		if err != nil {
-			r.blind = fmt.Errorf("%w: page %d row %d does not decode: %v", ErrLookupIncomplete, page, i+1, err)
+			r.blind = fmt.Errorf("%w: page %d row %d does not decode: %v", errLookupIncomplete, page, i+1, err)
 			continue
 		}
 		switch {
 		case confirming && r.seen[o.ID]:
 			continue
 		case confirming:
-			r.blind = fmt.Errorf("%w: the list's last page had no next link, and orders created before its last row (such as %s) were not on it", ErrLookupIncomplete, o.ID)
+			r.blind = fmt.Errorf("%w: the list's last page had no next link, and orders created before its last row (such as %s) were not on it", errLookupIncomplete, o.ID)
 		case r.seen[o.ID]:
-			r.blind = fmt.Errorf("%w: page %d row %d lists order %s again: the pages shifted while they were read", ErrLookupIncomplete, page, i+1, o.ID)
+			r.blind = fmt.Errorf("%w: page %d row %d lists order %s again: the pages shifted while they were read", errLookupIncomplete, page, i+1, o.ID)
 		}
 		r.seen[o.ID] = true
 		if o.ClientOrderID == "" {
-			r.blind = fmt.Errorf("%w: page %d row %d (order %q) has no client_order_id", ErrLookupIncomplete, page, i+1, o.ID)
+			r.blind = fmt.Errorf("%w: page %d row %d (order %q) has no client_order_id", errLookupIncomplete, page, i+1, o.ID)
 			continue
 		}
 		if r.want[o.ClientOrderID] {
@@ -219,7 +219,7 @@ func (p *Placer) read(ctx context.Context, g pages.Getter[*transport.Response], 
 		switch id, torn := r.torn[cid]; {
 		case torn:
 			delete(l.found, cid)
-			r.blind = fmt.Errorf("%w: order %s (client_order_id %s) is listed both failed and not failed", ErrLookupIncomplete, id, cid)
+			r.blind = fmt.Errorf("%w: order %s (client_order_id %s) is listed both failed and not failed", errLookupIncomplete, id, cid)
 		case s.facts.Failed && !complete:
 			// A live copy may be on what the read could not see.
 			delete(l.found, cid)
@@ -230,7 +230,7 @@ func (p *Placer) read(ctx context.Context, g pages.Getter[*transport.Response], 
 	case err == nil:
 		l.err = r.blind
 	case pages.Own(err): // the read could not see every order
-		l.err = fmt.Errorf("%w: %v", ErrLookupIncomplete, err)
+		l.err = fmt.Errorf("%w: %v", errLookupIncomplete, err)
 	default:
 		l.err = err // the venue's answer or the transport's
 	}
@@ -249,7 +249,7 @@ func (p *Placer) confirmEnd(ctx context.Context, q url.Values, r *reading) error
 			CreatedAt time.Time `json:"created_at"`
 		}
 		if err := json.Unmarshal(raw, &row); err != nil || row.CreatedAt.IsZero() {
-			return fmt.Errorf("%w: the last page has no next link, and its rows' created_at cannot bound a read that confirms its end", ErrLookupIncomplete)
+			return fmt.Errorf("%w: the last page has no next link, and its rows' created_at cannot bound a read that confirms its end", errLookupIncomplete)
 		}
 		if oldest.IsZero() || row.CreatedAt.Before(oldest) {
 			oldest = row.CreatedAt
@@ -266,7 +266,7 @@ func (p *Placer) confirmEnd(ctx context.Context, q url.Values, r *reading) error
 		r.blind = blind
 	}
 	if err != nil && pages.Own(err) {
-		return fmt.Errorf("%w: the last page has no next link, and the read that confirms its end: %v", ErrLookupIncomplete, err)
+		return fmt.Errorf("%w: the last page has no next link, and the read that confirms its end: %v", errLookupIncomplete, err)
 	}
 	return err
 }

@@ -21,22 +21,15 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// Defaults a Placer uses unless told otherwise.
+// The values a zero Config field stands for.
 const (
-	// DefaultMaxSends caps how many times one Place sends a create.
-	DefaultMaxSends = 3
-	// DefaultSkewMargin is the floor of the margin added to a signature's
-	// 30 s validity before a create is taken as unable to land: the
-	// venue's clock may run behind the signature's. While the transport
-	// has not measured the venue's clock offset, the margin also includes
-	// the largest offset it accepts (10 min).
-	DefaultSkewMargin = 10 * time.Second
-	// DefaultLookback is the floor of how long before the first send a
-	// lookup starts listing orders; the measured clock offset, or while it
-	// is not measured the largest accepted (10 min), is added to it.
-	DefaultLookback = 2 * time.Minute
-	// DefaultLookupPageCap bounds the pages one lookup reads.
-	DefaultLookupPageCap = 50
+	defaultMaxSends      = 3
+	defaultSkewMargin    = 10 * time.Second
+	defaultLookupPageCap = 50
+	// lookback is the floor of how long before the first send a lookup
+	// starts listing orders; the measured clock offset, or while it is not
+	// measured the largest accepted (10 min), is added to it.
+	lookback = 2 * time.Minute
 )
 
 const ordersPath = wire.PathOrders
@@ -78,11 +71,23 @@ type Codec interface {
 }
 
 // Facts are what the engine reads of an order: its ids, and whether the
-// venue reports it failed (a rejection).
+// venue reports it failed (a rejection); and, handed back by Place, the
+// order as the Codec decoded it and where the answer came from.
 type Facts struct {
 	ID            string
 	ClientOrderID string
 	Failed        bool
+	// Order is the Codec's own decoding of the order, which the engine
+	// carries back to Place's caller untouched, so that the order is
+	// decoded once.
+	Order any
+	// Recorded is set by Place (a Codec leaves it false): the key was
+	// acknowledged by an earlier Place and the answer is the copy of the
+	// order the store kept then, not read from the venue by this call;
+	// its state may have moved on. (A store that compacted the intent
+	// keeps only the order's id: then Place reads the order afresh, and
+	// Recorded is false.)
+	Recorded bool
 }
 
 // Create is one order to place, prepared and validated by the caller:
@@ -101,69 +106,73 @@ type Create struct {
 	Check  func(ctx context.Context) error
 }
 
-// Option configures a Placer.
-type Option func(*Placer)
-
-// WithNamespace sets the caller namespace (such as a strategy name) mixed
-// into every client_order_id, so two strategies' keys never collide.
-func WithNamespace(ns string) Option { return func(p *Placer) { p.namespace = ns } }
-
-// WithLogger sets the logger (default zerolog.Nop()).
-func WithLogger(l zerolog.Logger) Option { return func(p *Placer) { p.log = l } }
-
-// WithMaxSends caps how many times one Place sends a create (default 3).
-//
-// WithMaxSends(1) forbids every re-send, for a venue whose handling of a
-// reused client_order_id (or whose order list) a caller does not trust:
-// each intent is sent at most once, by any Place or Recover; an ambiguous
-// outcome is looked up, and if the order is not found it stays unknown
-// (transport.ErrUnknownOutcome; never "not placed", which would invite a
-// second create), however long the Placer waits.
-func WithMaxSends(n int) Option { return func(p *Placer) { p.maxSends = n } }
-
-// WithSkewMargin sets the floor of the margin added to a signature's
-// validity before a create is taken as unable to land (default 10 s); see
-// DefaultSkewMargin.
-func WithSkewMargin(d time.Duration) Option { return func(p *Placer) { p.skew = d } }
-
-// WithLookupPageCap bounds the pages one lookup reads (default 50).
-func WithLookupPageCap(n int) Option { return func(p *Placer) { p.pageCap = n } }
+// Config configures a Placer. Its zero value is the default of every
+// field.
+type Config struct {
+	// Namespace (such as a strategy name) is mixed into every
+	// client_order_id, so two strategies' keys never collide. Zero: none.
+	Namespace string
+	// Logger receives the engine's events. Zero: nothing is logged.
+	Logger zerolog.Logger
+	// MaxSends caps how many times one Place sends a create. Zero: 3.
+	//
+	// MaxSends 1 forbids every re-send, for a venue whose handling of a
+	// reused client_order_id (or whose order list) a caller does not
+	// trust: each intent is sent at most once, by any Place or Recover; an
+	// ambiguous outcome is looked up, and if the order is not found it
+	// stays unknown (transport.ErrUnknownOutcome; never "not placed",
+	// which would invite a second create), however long the Placer waits.
+	MaxSends int
+	// SkewMargin is the floor of the margin added to a signature's 30 s
+	// validity before a create is taken as unable to land: the venue's
+	// clock may run behind the signature's. While the transport has not
+	// measured the venue's clock offset, the margin also includes the
+	// largest offset it accepts (10 min). Zero: 10 s.
+	SkewMargin time.Duration
+	// LookupPageCap bounds the pages one lookup reads. Zero: 50.
+	LookupPageCap int
+}
 
 // New returns a Placer that sends through tc, records intents in store,
 // places orders on accountNumber and reads the venue's orders with codec.
-// It waits on tc's clock.
-func New(tc *transport.Client, store idempotency.Store, accountNumber string, codec Codec, opts ...Option) (*Placer, error) {
+// It waits on tc's clock. A negative number in cfg is refused.
+func New(tc *transport.Client, store idempotency.Store, accountNumber string, codec Codec, cfg Config) (*Placer, error) {
 	if tc == nil || store == nil || codec == nil {
 		return nil, errors.New("orders: a transport client, an intent store and a codec are required")
 	}
 	if !wire.ValidAccountNumber(accountNumber) {
 		return nil, fmt.Errorf("orders: account number %q: want letters and digits", accountNumber)
 	}
+	if cfg.MaxSends < 0 || cfg.SkewMargin < 0 || cfg.LookupPageCap < 0 {
+		return nil, errors.New("orders: MaxSends, SkewMargin and LookupPageCap must not be negative")
+	}
 	p := &Placer{
-		tc: tc, codec: codec, store: store, clock: tc.Clock(), account: accountNumber, log: zerolog.Nop(),
-		maxSends: DefaultMaxSends, skew: DefaultSkewMargin, lookback: DefaultLookback, pageCap: DefaultLookupPageCap,
+		tc: tc, codec: codec, store: store, clock: tc.Clock(), account: accountNumber, namespace: cfg.Namespace, log: cfg.Logger,
+		maxSends: orDefault(cfg.MaxSends, defaultMaxSends), skew: orDefault(cfg.SkewMargin, defaultSkewMargin),
+		lookback: lookback, pageCap: orDefault(cfg.LookupPageCap, defaultLookupPageCap),
 		locks: map[string]*keyLock{}, answered: map[string]bool{}, signed: map[string]time.Time{},
-	}
-	for _, o := range opts {
-		o(p)
-	}
-	if p.maxSends < 1 || p.skew < 0 || p.pageCap < 1 {
-		return nil, errors.New("orders: max sends and page cap must be at least 1, skew margin not negative")
 	}
 	return p, nil
 }
 
-// Namespace returns the caller namespace set with WithNamespace ("" for
-// none).
-func (p *Placer) Namespace() string { return p.namespace }
+// orDefault is v, or def when v is zero.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
 
 // ClientOrderID returns the client_order_id Place derives for key.
 func (p *Placer) ClientOrderID(key string) string {
 	return idempotency.ClientOrderID(p.account, p.namespace, key)
 }
 
-// Place places c once per key and returns the order as the venue reports
-// it, in the venue's JSON.
+// Place places c once per key and returns the facts of the order as the
+// venue reports it, with the Codec's decoding of it (Facts.Order, the one
+// decode of that answer) and whether it is the copy recorded at an earlier
+// acknowledgement (Facts.Recorded).
 //
 // It derives the client_order_id from key, and records the
 // intent durably before anything is sent. If the store does not vouch
@@ -178,7 +187,7 @@ func (p *Placer) ClientOrderID(key string) string {
 // order up by client_order_id; if no order is found it waits until every
 // signature the create was sent with has expired, looks again, and only
 // then sends the same bytes again, up to the send cap (never, with
-// WithMaxSends(1)).
+// MaxSends 1).
 //
 // Calling Place again with a key already acknowledged returns that order
 // without sending anything; with a different request it returns an
@@ -193,7 +202,7 @@ func (p *Placer) ClientOrderID(key string) string {
 // Errors: an *Error (its Kind says which outcome), Body's error, or the
 // refusal of the key; see the package documentation for what each means
 // and the switch to write.
-func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error) {
+func (p *Placer) Place(ctx context.Context, key string, c Create) (*Facts, error) {
 	if err := idempotency.CheckKey(key); err != nil {
 		return nil, fmt.Errorf("orders: %w: %w", transport.ErrInvalidRequest, err)
 	}
@@ -267,7 +276,7 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) ([]byte, error
 
 // resume answers a Place whose intent the store already held, as it
 // handed it over: claimed by this call, or settled.
-func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string) ([]byte, error) {
+func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string) (*Facts, error) {
 	cid, key := rec.ClientOrderID, rec.Key
 	if rec.Fingerprint != fp {
 		return nil, p.conflict(key, *rec)
@@ -285,11 +294,13 @@ func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string)
 			}
 			order = resp.Body
 		}
-		if _, err := p.facts(order); err != nil {
+		o, err := p.facts(order)
+		if err != nil {
 			return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
 				Err: fmt.Errorf("the intent is acknowledged (order %s) but its order does not decode: %w", rec.OrderID, err)}
 		}
-		return order, nil
+		o.Recorded = len(rec.Order) > 0
+		return o, nil
 	case idempotency.Rejected:
 		return nil, &Error{Kind: transport.ErrRejected, ClientOrderID: cid, Key: key, Reason: rec.Reason}
 	case idempotency.Pending, idempotency.Unknown:
@@ -299,7 +310,7 @@ func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string)
 		return p.reconcile(ctx, rec, 0)
 	case idempotency.NotPlaced:
 		if rec.Sends > 0 && p.noResend() {
-			return nil, &Error{Kind: ErrNotPlaced, ClientOrderID: cid, Key: key, Reason: "settled as not placed earlier, and re-sends are forbidden (WithMaxSends(1)): not sent again"}
+			return nil, &Error{Kind: ErrNotPlaced, ClientOrderID: cid, Key: key, Reason: "settled as not placed earlier, and re-sends are forbidden (MaxSends 1): not sent again"}
 		}
 	}
 	// NotPlaced: nothing can be at the venue; send afresh.
@@ -333,7 +344,7 @@ const reasonFailed = "the venue reports the order failed"
 var errHeld = errors.New("orders: the intent was recorded by another holder first")
 
 // noResend reports whether the Placer sends each intent at most once:
-// WithMaxSends(1).
+// MaxSends 1.
 func (p *Placer) noResend() bool { return p.maxSends == 1 }
 
 // vouches reports whether the store vouches that a created intent is new.
@@ -351,7 +362,7 @@ func (p *Placer) vouches() bool {
 // stamped with the signature's time, in the one durable write before the
 // create leaves. Should another holder have recorded it meanwhile, nothing
 // is sent and the Place goes on with the intent as the store holds it.
-func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, fresh bool) ([]byte, error) {
+func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, fresh bool) (*Facts, error) {
 	_, measured := p.tc.ClockOffset()
 	if !fresh && sends == 1 && ((rec.Key != "" && !p.vouches()) || !measured) {
 		// The lookup also shows the venue's clock (its Date header), so
@@ -497,7 +508,7 @@ func hasField(se *transport.StatusError, field string) bool {
 // one lookup settles it by the venue's list: the row it shows (its id and
 // state, whatever the answer said), failed → rejected, live →
 // acknowledged; no row → unknown.
-func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause error) ([]byte, error) {
+func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause error) (*Facts, error) {
 	p.noteAnswered(rec.ClientOrderID)
 	rec.Answered2xx = true
 	reason := "acknowledged with a 2xx that a lookup must confirm: " + cause.Error()
@@ -516,7 +527,7 @@ func (p *Placer) answered2xx(ctx context.Context, rec *idempotency.Record, cause
 	return p.acknowledge(ctx, rec, o, raw)
 }
 
-func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends int, cause error) ([]byte, error) {
+func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends int, cause error) (*Facts, error) {
 	if err := p.setState(ctx, rec, idempotency.Unknown, cause.Error()); errors.Is(err, idempotency.ErrClaimLost) {
 		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 	}
@@ -530,7 +541,7 @@ func (p *Placer) markUnknown(ctx context.Context, rec *idempotency.Record, sends
 
 // reconcile looks the order up until it is found or known absent, then
 // sends again if the cap allows. sends counts this call's sends so far.
-func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends int) ([]byte, error) {
+func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends int) (*Facts, error) {
 	unknown := func(err error) error {
 		return &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Answered2xx: p.wasAnswered(rec), Err: err}
 	}
@@ -564,7 +575,7 @@ func (p *Placer) reconcile(ctx context.Context, rec *idempotency.Record, sends i
 			// Re-sends are forbidden: a venue whose list may lag past the
 			// wait could hold the order unseen, so "not found" settles
 			// nothing.
-			reason := fmt.Sprintf("not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends)
+			reason := fmt.Sprintf("not found after %d send(s) and the expiry of every signature; re-sends are forbidden (MaxSends 1), so it stays unknown", rec.Sends)
 			if err := p.setState(ctx, rec, idempotency.Unknown, reason); errors.Is(err, idempotency.ErrClaimLost) {
 				return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
 			}
@@ -663,7 +674,7 @@ func (p *Placer) noteSigned(cid string) {
 // returns the order (it exists; a later Place finds it again by lookup);
 // a failure to record a rejection returns it as known, unless the claim
 // was lost.
-func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Facts, raw []byte) ([]byte, error) {
+func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Facts, raw []byte) (*Facts, error) {
 	rec.OrderID = o.ID
 	if o.Failed {
 		reason := reasonFailed
@@ -674,7 +685,7 @@ func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Fa
 	}
 	rec.Order = raw
 	_ = p.setState(ctx, rec, idempotency.Acknowledged, "")
-	return raw, nil
+	return o, nil
 }
 
 // setState records the intent in state s. A failure is logged and

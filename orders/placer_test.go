@@ -43,7 +43,7 @@ type envConfig struct {
 	venue     venue.Config                              // Seed 7 and CreateSecond where it leaves them unset
 	wrap      func(http.RoundTripper) http.RoundTripper // between the client and the venue
 	transport []transport.Option
-	placer    []orders.Option
+	placer    orders.Config
 }
 
 // newEnv is newEnvWith with store, and the venue configured by cfg if
@@ -91,7 +91,7 @@ func newEnvWith(t *testing.T, c envConfig) *env {
 	if store == nil {
 		store = idempotency.NewMemoryStore()
 	}
-	p, err := newPlacer(tc, store, srv.AccountNumber, c.placer...)
+	p, err := newPlacer(tc, store, srv.AccountNumber, c.placer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestCreateFailures(t *testing.T) {
 						}
 						// The venue's clock is measured from its Date headers:
 						// the margin is the floor.
-						if gap := creates[1].Time.Sub(creates[0].Time); gap < signing.ValidFor+orders.DefaultSkewMargin {
+						if gap := creates[1].Time.Sub(creates[0].Time); gap < signing.ValidFor+10*time.Second {
 							t.Fatalf("resent %v after the first send, before its signature expired", gap)
 						}
 					}
@@ -515,7 +515,10 @@ func TestIntentHeldByAnotherProcess(t *testing.T) {
 
 // newPlacer places through a broker.Client on tc, as a bot does: the
 // engine, with the order vocabulary package broker owns and gives it.
-func newPlacer(tc *transport.Client, store idempotency.Store, account string, opts ...orders.Option) (*broker.Client, error) {
-	return broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store),
-		broker.WithPlacerOptions(opts...))
+func newPlacer(tc *transport.Client, store idempotency.Store, account string, cfg ...orders.Config) (*broker.Client, error) {
+	bc := broker.Config{AccountNumber: account, IntentStore: store}
+	if len(cfg) > 0 {
+		bc.Orders = cfg[0]
+	}
+	return broker.NewFromTransport(tc, bc)
 }

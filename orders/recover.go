@@ -19,7 +19,7 @@ import (
 // without placing anything: found → acknowledged; not found once every
 // signature it was sent with has expired → not placed (waiting on the
 // clock for that when needed). An intent a 2xx answered is never taken as
-// not placed, nor, with WithMaxSends(1), any intent that was sent. Run it
+// not placed, nor, with Config.MaxSends 1, any intent that was sent. Run it
 // at start-up, before placing.
 //
 // The intents of one symbol are looked up together: one read of the
@@ -46,7 +46,7 @@ import (
 //     order, the context ended while waiting for signatures to expire, a
 //     2xx answered the create but its order is not listed yet
 //     (Answered2xx), re-sends are forbidden and the order is not found
-//     (WithMaxSends(1)), or the store would not record the outcome.
+//     (MaxSends 1), or the store would not record the outcome.
 //
 // Recover returns the store's error when it cannot list the intents, and
 // the context's when it ended (each has been called for the intents
@@ -229,7 +229,7 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 				waiting = append(waiting, r)
 				wait = max(wait, p.untilExpired(*rec, a.asOf))
 			case p.noResend():
-				r.finish(fmt.Errorf("recover: not found after %d send(s) and the expiry of every signature; re-sends are forbidden (WithMaxSends(1)), so it stays unknown", rec.Sends))
+				r.finish(fmt.Errorf("recover: not found after %d send(s) and the expiry of every signature; re-sends are forbidden (MaxSends 1), so it stays unknown", rec.Sends))
 			default:
 				reason := fmt.Sprintf("recover: not found after %d send(s) and the expiry of every signature", rec.Sends)
 				settle.add(r, idempotency.NotPlaced, reason, settleNotPlaced)
@@ -366,7 +366,7 @@ type answer struct {
 //   - the read incomplete: no intent it did not find is concluded absent,
 //     even when what went wrong lies outside that intent's own window.
 //
-// An incomplete read (ErrLookupIncomplete: the page cap, a row or page
+// An incomplete read (errLookupIncomplete: the page cap, a row or page
 // that does not decode, a next link that vanished or repeats) of the
 // widest window does not condemn the narrower ones: a narrower window
 // holds no more orders, so it may be read whole. lookupAll then bisects

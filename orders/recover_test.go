@@ -95,7 +95,7 @@ func refuseCreates(mu *sync.Mutex, refused map[string]bool) func(http.RoundTripp
 
 // process is a new process on the env's venue: its own transport (wrap
 // between it and the venue) and Placer, on store.
-func (e *env) process(t *testing.T, store idempotency.Store, wrap func(http.RoundTripper) http.RoundTripper, opts ...orders.Option) *broker.Client {
+func (e *env) process(t *testing.T, store idempotency.Store, wrap func(http.RoundTripper) http.RoundTripper, cfg ...orders.Config) *broker.Client {
 	t.Helper()
 	key, err := signing.ParsePrivateKey(e.srv.PrivateKeyBase64)
 	if err != nil {
@@ -118,7 +118,7 @@ func (e *env) process(t *testing.T, store idempotency.Store, wrap func(http.Roun
 	}
 	ps := newProcStore(store)
 	e.procs = append(e.procs, ps)
-	p, err := newPlacer(tc, ps, e.srv.AccountNumber, opts...)
+	p, err := newPlacer(tc, ps, e.srv.AccountNumber, cfg...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestRecoverSharesOneRead(t *testing.T) {
 					if c.committed[rec.Key] {
 						t.Fatalf("not placed %s, which the venue holds", rec.Key)
 					}
-					if gap := rec.UpdatedAt.Sub(rec.LastSignedAt); gap < signing.ValidFor+orders.DefaultSkewMargin {
+					if gap := rec.UpdatedAt.Sub(rec.LastSignedAt); gap < signing.ValidFor+10*time.Second {
 						t.Fatalf("%s settled not placed %v after its signature, before it expired", rec.Key, gap)
 					}
 				}
@@ -367,7 +367,7 @@ func TestRecoverPageCapNarrows(t *testing.T) {
 		time.Sleep(time.Hour)
 		c.crashOn(t, "new", 2, even)
 		before := len(c.e.srv.Ledger().Requests())
-		restarted := c.e.process(t, c.store, nil, orders.WithLookupPageCap(1))
+		restarted := c.e.process(t, c.store, nil, orders.Config{LookupPageCap: 1})
 		rep, err := restarted.Recover(ctx)
 		if err != nil {
 			t.Fatal(err)

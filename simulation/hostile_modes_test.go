@@ -27,7 +27,7 @@ type HostileMode struct {
 	PageSize int
 	// Wire is the wire the mode needs; "" runs on either.
 	Wire Wire
-	// NoResend runs the Placer with orders.WithMaxSends(1): the mode
+	// NoResend runs the Placer with orders.Config{MaxSends: 1}: the mode
 	// breaks what a re-send rests on (the orders list shows every order
 	// within the wait for its signatures to expire), so no client can
 	// tell "absent" from "not listed", and the right answer is an honest

@@ -63,7 +63,7 @@ type Placement struct {
 	// store and calls Recover first (default DefaultRestartEvery; a
 	// negative value never restarts).
 	RestartEvery time.Duration
-	// NoResend builds every Placer with orders.WithMaxSends(1): an
+	// NoResend builds every Placer with orders.Config{MaxSends: 1}: an
 	// intent is sent at most once, by any Place or Recover.
 	NoResend bool
 	// Crash is the probability that a Place carries a fuse, lit when it
@@ -99,11 +99,11 @@ type placer interface {
 }
 
 // newBrokerPlacer places through a broker.Client on tc, as a bot does;
-// extra reaches the placement engine (orders.WithMaxSends(1)).
-func newBrokerPlacer(extra ...orders.Option) func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
+// maxSends reaches the placement engine (1: no re-send; 0: its default).
+func newBrokerPlacer(maxSends int) func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
 	return func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
-		c, err := broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store),
-			broker.WithPlacerOptions(append([]orders.Option{orders.WithNamespace("sim")}, extra...)...))
+		c, err := broker.NewFromTransport(tc, broker.Config{AccountNumber: account, IntentStore: store,
+			Orders: orders.Config{Namespace: "sim", MaxSends: maxSends}})
 		if err != nil {
 			return nil, err
 		}
@@ -145,9 +145,9 @@ func (p Placement) withDefaults() (Placement, error) {
 		p.RestartEvery = DefaultRestartEvery
 	}
 	if p.newPlacer == nil {
-		p.newPlacer = newBrokerPlacer()
+		p.newPlacer = newBrokerPlacer(0)
 		if p.NoResend {
-			p.newPlacer = newBrokerPlacer(orders.WithMaxSends(1))
+			p.newPlacer = newBrokerPlacer(1)
 		}
 	}
 	return p, nil

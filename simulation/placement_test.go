@@ -128,7 +128,7 @@ func newUnsafePlacer(u unsafePlacer) func(*transport.Client, idempotency.Store, 
 	return func(tc *transport.Client, store idempotency.Store, account string) (placer, error) {
 		u.tc, u.store, u.account = tc, store, account
 		var err error
-		u.safe, err = broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store))
+		u.safe, err = broker.NewFromTransport(tc, broker.Config{AccountNumber: account, IntentStore: store})
 		return &u, err
 	}
 }

@@ -222,8 +222,8 @@
 //
 //	clk := venue.NewClock(start)
 //	srv, _ := brokertest.New(venue.Config{Clock: clk})
-//	client, _ := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-//		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
+//	client, _ := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL,
+//		Transport: []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)}})
 //	ctx, cancel := venue.WithTimeout(t.Context(), clk, time.Minute)
 //	defer cancel()
 //	go func() {

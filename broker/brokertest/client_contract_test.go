@@ -24,6 +24,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -211,8 +212,13 @@ func driveClient(t *testing.T) []sent {
 	}
 	defer store.Close()
 	newClient := func() *broker.Client {
-		b, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-			broker.WithRoundTripper(rec), broker.WithIntentStore(store))
+		b, err := broker.New(broker.Config{
+			APIKey:      srv.APIKey,
+			PrivateKey:  key,
+			BaseURL:     srv.URL,
+			IntentStore: store,
+			Transport:   []transport.Option{transport.WithRoundTripper(rec)},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -208,8 +209,12 @@ func botVenue(clk clockwork.Clock) (*brokertest.Server, *broker.Client, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
+	c, err := broker.New(broker.Config{
+		APIKey:     srv.APIKey,
+		PrivateKey: key,
+		BaseURL:    srv.URL,
+		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	return srv, c, err
 }
 

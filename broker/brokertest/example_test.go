@@ -16,6 +16,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -77,8 +78,12 @@ func ExampleNewClock() {
 	if err != nil {
 		panic(err)
 	}
-	client, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
+	client, err := broker.New(broker.Config{
+		APIKey:     srv.APIKey,
+		PrivateKey: key,
+		BaseURL:    srv.URL,
+		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		panic(err)
 	}
@@ -154,8 +159,12 @@ func Example_account() {
 		panic(err)
 	}
 	key, _ := signing.ParsePrivateKey(srv.PrivateKeyBase64)
-	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk))
+	c, err := broker.New(broker.Config{
+		APIKey:     srv.APIKey,
+		PrivateKey: key,
+		BaseURL:    srv.URL,
+		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -2,7 +2,7 @@
 // by that key and cancels it, handling every error Place can return. It
 // runs on the simulated venue in memory (package brokertest): no
 // credentials, no network. Against the real venue, build the client with
-// broker.WithEnv(os.Getenv) and leave out WithRoundTripper.
+// broker.Config{Getenv: os.Getenv} and leave out Transport.
 package main
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -39,12 +40,14 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	env := map[string]string{broker.EnvBaseURL: srv.URL, broker.EnvAPIKey: srv.APIKey,
-		broker.EnvPrivateKey: srv.PrivateKeyBase64}
+	env := map[string]string{"TRADEWIRE_BASE_URL": srv.URL, "TRADEWIRE_API_KEY": srv.APIKey,
+		"TRADEWIRE_PRIVATE_KEY": srv.PrivateKeyBase64}
 
-	c, err := broker.New(broker.WithEnv(func(k string) string { return env[k] }), // os.Getenv for real
-		broker.WithRoundTripper(srv.Transport()),                     // the in-memory venue; leave out for the real one
-		broker.WithIntentStoreFile(filepath.Join(dir, "intents.db"))) // default: $XDG_STATE_HOME/tradewire
+	c, err := broker.New(broker.Config{
+		Getenv:          func(k string) string { return env[k] },                         // os.Getenv for real
+		Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport())}, // the in-memory venue; leave out for the real one
+		IntentStoreFile: filepath.Join(dir, "intents.db"),                                // default: $XDG_STATE_HOME/tradewire
+	})
 	if err != nil {
 		return err // names the missing variable, never a secret
 	}

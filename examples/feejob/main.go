@@ -2,7 +2,7 @@
 // in total and per symbol, as a batch job would. It runs on the simulated
 // venue in memory (package brokertest), whose account has a seeded history
 // of orders: no credentials, no network. Against the real venue, build the
-// client with broker.WithEnv(os.Getenv) and leave out WithRoundTripper.
+// client with broker.Config{Getenv: os.Getenv} and leave out Transport.
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -31,10 +32,12 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer srv.Close()
-	env := map[string]string{broker.EnvBaseURL: srv.URL, broker.EnvAPIKey: srv.APIKey,
-		broker.EnvPrivateKey: srv.PrivateKeyBase64}
-	c, err := broker.New(broker.WithEnv(func(k string) string { return env[k] }), // os.Getenv for real
-		broker.WithRoundTripper(srv.Transport())) // the in-memory venue; leave out for the real one
+	env := map[string]string{"TRADEWIRE_BASE_URL": srv.URL, "TRADEWIRE_API_KEY": srv.APIKey,
+		"TRADEWIRE_PRIVATE_KEY": srv.PrivateKeyBase64}
+	c, err := broker.New(broker.Config{
+		Getenv:    func(k string) string { return env[k] },                         // os.Getenv for real
+		Transport: []transport.Option{transport.WithRoundTripper(srv.Transport())}, // the in-memory venue; leave out for the real one
+	})
 	if err != nil {
 		return err
 	}
@@ -42,8 +45,8 @@ func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 
-	r, err := c.FeeSummary(ctx, 30*24*time.Hour, broker.MaxPages(100), broker.AllowPartial(),
-		broker.OnProgress(func(p broker.Progress) { log.Printf("%d pages, %d orders", p.Pages, p.Items) }))
+	r, err := c.FeeSummary(ctx, 30*24*time.Hour, broker.Paging{MaxPages: 100, AllowPartial: true,
+		OnProgress: func(p broker.Progress) { log.Printf("%d pages, %d orders", p.Pages, p.Items) }})
 	if err != nil {
 		return err // a *broker.PageCapError without AllowPartial; ErrRateLimited, ErrUnavailable, …
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -36,9 +37,13 @@ func TestBotPlacesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(clk),
-		broker.WithIntentStoreFile(t.TempDir()+"/intents.db"))
+	c, err := broker.New(broker.Config{
+		APIKey:          srv.APIKey,
+		PrivateKey:      key,
+		BaseURL:         srv.URL,
+		IntentStoreFile: t.TempDir() + "/intents.db",
+		Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +109,13 @@ func TestBotPlacesOnceInABubble(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-			broker.WithRoundTripper(srv.Transport()), broker.WithIntentStore(idempotency.NewMemoryStore()))
+		c, err := broker.New(broker.Config{
+			APIKey:      srv.APIKey,
+			PrivateKey:  key,
+			BaseURL:     srv.URL,
+			IntentStore: idempotency.NewMemoryStore(),
+			Transport:   []transport.Option{transport.WithRoundTripper(srv.Transport())},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

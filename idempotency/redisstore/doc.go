@@ -5,9 +5,9 @@
 //
 //	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", accountNumber)
 //	if err != nil { ... } // unreachable, not durable, or reset: refuse to start
-//	c, err := broker.New(broker.WithEnv(os.Getenv), broker.WithIntentStore(store))
+//	c, err := broker.New(broker.Config{Getenv: os.Getenv, IntentStore: store})
 //
-// (broker.WithRedisURL opens it for the fleet by itself.)
+// (broker.Config.RedisURL opens it for the fleet by itself.)
 //
 // # Claims
 //

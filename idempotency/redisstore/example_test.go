@@ -22,7 +22,7 @@ func Example() {
 	}
 	defer store.Close()
 	var tc *transport.Client // transport.New(…), with the fleet's budget
-	placer, err := broker.NewFromTransport(tc, broker.WithAccountNumber("AB1234567890"), broker.WithIntentStore(store))
+	placer, err := broker.NewFromTransport(tc, broker.Config{AccountNumber: "AB1234567890", IntentStore: store})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns s
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := broker.NewFromTransport(tc, broker.WithAccountNumber(account), broker.WithIntentStore(store), broker.WithPlacerOptions(orders.WithNamespace(ns)))
+	p, err := broker.NewFromTransport(tc, broker.Config{AccountNumber: account, IntentStore: store, Orders: orders.Config{Namespace: ns}})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

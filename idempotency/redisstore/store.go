@@ -33,7 +33,7 @@ const (
 	DefaultLease = time.Minute
 	// DefaultSkewMargin is added to a signature's 30 s validity before an
 	// abandoned intent may be taken over: the venue's clock may run behind.
-	// It matches orders.DefaultSkewMargin.
+	// It matches the default of orders.Config.SkewMargin.
 	DefaultSkewMargin = 10 * time.Second
 	// DefaultReplicaTimeout is how long a Create or Update waits for
 	// Redis's replicas to acknowledge it (WAIT) when the server has any.

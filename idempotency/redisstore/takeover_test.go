@@ -52,7 +52,11 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { store.Close() })
-		p, err := broker.NewFromTransport(tc, broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store), broker.WithPlacerOptions(orders.WithNamespace(ns)))
+		p, err := broker.NewFromTransport(tc, broker.Config{
+			AccountNumber: srv.AccountNumber,
+			IntentStore:   store,
+			Orders:        orders.Config{Namespace: ns},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // The account commands: account and holdings. Their JSON is broker's
-// (broker.Account, broker.Holding MarshalJSON).
+// (accountJSON, holdingJSON).
 
 func newAccountCmd(a *app) *cobra.Command {
 	return &cobra.Command{

@@ -292,13 +292,9 @@ func (a *app) brokerClient(extra ...transport.Option) (*broker.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	bopts := []broker.Option{broker.WithLogger(log)}
-	if n := a.accountNumberFlag(); n != "" {
-		bopts = append(bopts, broker.WithAccountNumber(n))
-	}
-	c, err := broker.NewFromTransport(tc, bopts...)
+	c, err := broker.NewFromTransport(tc, broker.Config{Logger: log, AccountNumber: a.accountNumberFlag()})
 	if err != nil {
-		return nil, usagef("%s", strings.Replace(err.Error(), "WithAccountNumber", "--"+flagAccountNumber, 1))
+		return nil, usagef("%s", strings.Replace(err.Error(), "AccountNumber", "--"+flagAccountNumber, 1))
 	}
 	return c, nil
 }

@@ -155,16 +155,20 @@ func (d *demoRun) wireName() string {
 	return "HTTPS + HTTP/2"
 }
 
+// demoSkewMargin is the placement engine's margin past a signature's
+// validity (orders.Config.SkewMargin's default).
+const demoSkewMargin = 10 * time.Second
+
 // newBroker returns a client of srv on the demo's clock and store, observed by d.record.
-func (d *demoRun) newBroker(srv *brokertest.Server, opts ...broker.Option) (*broker.Client, error) {
+func (d *demoRun) newBroker(srv *brokertest.Server, opts ...transport.Option) (*broker.Client, error) {
 	key, err := demoKey(srv)
 	if err != nil {
 		return nil, err
 	}
-	return broker.New(append([]broker.Option{broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
-		broker.WithRoundTripper(srv.Transport()), broker.WithClock(d.clock),
-		broker.WithIntentStore(d.store), broker.WithPlacerOptions(orders.WithNamespace("demo")),
-		broker.WithTransportOptions(transport.WithRateLimit(demoPerMinute, demoBurst), transport.WithObserver(d.record))}, opts...)...)
+	return broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL,
+		IntentStore: d.store, Orders: orders.Config{Namespace: "demo"},
+		Transport: append([]transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(d.clock),
+			transport.WithRateLimit(demoPerMinute, demoBurst), transport.WithObserver(d.record)}, opts...)})
 }
 
 // record is the observer; a retry's wait runs from the last attempt's end to its signature.
@@ -250,7 +254,7 @@ func demoThrottle(ctx context.Context, d *demoRun) {
 		25-held, held, waited.Round(time.Millisecond), len(seen), count(seen, "", "", 429))
 	other := d.newVenue(venue.Config{})
 	defer other.Close()
-	d.burst(ctx, must(d.newBroker(other, broker.WithTransportOptions(transport.WithRateLimit(0, 0)))))
+	d.burst(ctx, must(d.newBroker(other, transport.WithRateLimit(0, 0))))
 	seen = d.take(false)
 	d.say("The bucket spaced the burst out itself. The same burst with the bucket off, on a second venue:")
 	d.detail("client: 25 reads took %d attempts, %d answered 429 and retried after a backoff", len(seen), count(seen, "", "", 429))
@@ -336,7 +340,7 @@ func demoRefusedCreate(ctx context.Context, d *demoRun) {
 	d.say("The lookup found nothing, but the first signature was valid for %v: it could still land. Place waited until "+
 		"it had expired on the venue's clock (from the Date headers: %v from ours, to the second) plus %v, looked again, and only then "+
 		"sent the same bytes, %v after the first. Even this venue holds one order.", signing.ValidFor, off,
-		orders.DefaultSkewMargin, creates[1].Sub(creates[0]).Round(time.Second))
+		demoSkewMargin, creates[1].Sub(creates[0]).Round(time.Second))
 	c := must(d.b.CancelOrder(ctx, o.ID))
 	d.placed("entry-3", "CancelOrder(%s) -> state %s", o.ID, c.State)
 	d.clock.Sleep(2 * time.Second) // the venue settles a cancel about a second later

@@ -16,7 +16,7 @@
 // exit 2). A read command is a readSpec given to app.read, the one
 // preamble: --output, the command's offline checks, the client, then its
 // fetch and the one write of its report, whose JSON is the library's
-// value (broker's MarshalJSON) and whose table rounds money to the quote
+// value (brokerjson.go) and whose table rounds money to the quote
 // increment (money.go). A command that talks to the venue otherwise asks app.venue for the resolved base
 // URL, signer and transport options, or app.transport for a ready
 // *transport.Client; a configuration problem comes back as a *usageError

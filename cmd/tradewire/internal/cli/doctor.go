@@ -177,7 +177,7 @@ func (a *app) doctor(ctx context.Context, d *doctorReport) error {
 
 	n := 0
 	var ordErr error
-	for _, err := range c.Orders(ctx, broker.OrderFilter{}, broker.MaxPages(1)) {
+	for _, err := range c.Orders(ctx, broker.OrderFilter{}, broker.Paging{MaxPages: 1}) {
 		var capped *broker.PageCapError
 		if errors.As(err, &capped) {
 			break // more pages exist; one is what doctor reads

@@ -152,7 +152,7 @@ func TestSetupError(t *testing.T) {
 		{"connection reset mid-answer", fmt.Errorf("redis: %w", syscall.ECONNRESET), 4},
 		{"closed connection", fmt.Errorf("redis: %w", io.EOF), 4},
 		{"store says unavailable", fmt.Errorf("redisstore: %w", transport.ErrUnavailable), 4},
-		{"bad URL", &broker.ArgumentError{Field: "WithRedisURL", Reason: "not a redis:// URL"}, 2},
+		{"bad URL", &broker.ArgumentError{Field: "RedisURL", Reason: "not a redis:// URL"}, 2},
 		{"auth refused", errors.New("WRONGPASS invalid username-password pair"), 2},
 		{"venue refused the accounts read", &transport.StatusError{Method: "GET", Path: "/accounts/", StatusCode: 401, Attempts: 1}, 6},
 		{"venue unavailable for the accounts read", &transport.StatusError{Method: "GET", Path: "/accounts/", StatusCode: 503, Attempts: 4}, 4},

@@ -53,9 +53,9 @@ banner in the table, "partial": true in JSON, a partial column in CSV).`,
 				},
 				sweep: "fees",
 				fetch: func(ctx context.Context, q *readQuery) (*report, error) {
-					opts := append(q.pages, broker.MaxPages(maxPages))
+					opts := append(q.pages, broker.Paging{MaxPages: maxPages})
 					if allowPartial {
-						opts = append(opts, broker.AllowPartial())
+						opts = append(opts, broker.Paging{AllowPartial: true})
 					}
 					r, err := q.c.FeeSummary(ctx, w, opts...)
 					if err != nil {
@@ -79,7 +79,7 @@ banner in the table, "partial": true in JSON, a partial column in CSV).`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&window, "window", "30d", "how far back to sum: a Go duration or days (30d, 7d12h, 36h)")
-	fs.IntVar(&maxPages, "max-pages", broker.DefaultPageCap, "fail (or, with --allow-partial, stop) after this many pages of orders")
+	fs.IntVar(&maxPages, "max-pages", defaultMaxPages, "fail (or, with --allow-partial, stop) after this many pages of orders")
 	fs.BoolVar(&allowPartial, "allow-partial", false, "past --max-pages, print the totals read so far, marked PARTIAL, instead of failing")
 	return cmd
 }
@@ -97,7 +97,7 @@ func effectiveRate(fees, notional decimal.Decimal) string {
 }
 
 // feesReport is the fee summary for every format: the JSON is broker's
-// (broker.FeeReport MarshalJSON); the table's money is rounded as m says.
+// (feeReportJSON); the table's money is rounded as m says.
 func feesReport(r *broker.FeeReport, m money) *report {
 	window := stamp(r.Start) + " to " + stamp(r.End)
 	symbols := make([]string, len(r.BySymbol))

@@ -19,7 +19,7 @@ import (
 // intent store.
 const (
 	flagRedisURL = "redis-url"
-	envRedisURL  = broker.EnvRedisURL
+	envRedisURL  = "TRADEWIRE_REDIS_URL"
 )
 
 func (a *app) addRedisFlag(root *cobra.Command) {
@@ -47,14 +47,8 @@ func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option
 	}
 	// opts carry the CLI's clock and rate limit (transport.WithRateLimit,
 	// which sets the shared budget's).
-	bopts := []broker.Option{
-		broker.WithCredentials(v.apiKey, v.key), broker.WithBaseURL(v.baseURL), broker.WithRedisURL(url),
-		broker.WithLogger(log), broker.WithTransportOptions(opts...),
-	}
-	if n := a.accountNumberFlag(); n != "" {
-		bopts = append(bopts, broker.WithAccountNumber(n))
-	}
-	c, err := broker.New(bopts...)
+	c, err := broker.New(broker.Config{APIKey: v.apiKey, PrivateKey: v.key, BaseURL: v.baseURL, RedisURL: url,
+		Logger: log, Transport: opts, AccountNumber: a.accountNumberFlag()})
 	if err != nil {
 		return nil, setupError(redactRedis(err.Error(), url), err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // The market commands: pairs, quote and estimate. Their JSON is broker's
-// (broker.TradingPair, broker.Quote, broker.PriceEstimate MarshalJSON).
+// (tradingPairJSON, quoteJSON, priceEstimateJSON).
 
 func newPairsCmd(a *app) *cobra.Command {
 	var maxPages int
@@ -22,7 +22,7 @@ func newPairsCmd(a *app) *cobra.Command {
 			return a.read(cmd, readSpec{
 				check: func() error { return checkMaxPages(maxPages) },
 				fetch: func(ctx context.Context, q *readQuery) (*report, error) {
-					pairs, err := broker.Collect(q.c.TradingPairs(ctx, upper(args), broker.MaxPages(maxPages)))
+					pairs, err := broker.Collect(q.c.TradingPairs(ctx, upper(args), broker.Paging{MaxPages: maxPages}))
 					if err != nil {
 						return nil, listError("pairs", err)
 					}
@@ -38,7 +38,7 @@ func newPairsCmd(a *app) *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().IntVar(&maxPages, "max-pages", broker.DefaultPageCap, "fail rather than read more than this many pages")
+	cmd.Flags().IntVar(&maxPages, "max-pages", defaultMaxPages, "fail rather than read more than this many pages")
 	return cmd
 }
 

@@ -16,7 +16,7 @@ import (
 // ---- orders ----
 
 // orderCSVHeader is every column of an order in CSV: the fields of its
-// JSON (broker.Order.MarshalJSON), with the executions counted.
+// JSON (orderJSON), with the executions counted.
 var orderCSVHeader = []string{"id", "client_order_id", "symbol", "side", "type", "state", "asset_quantity", "quote_amount",
 	"limit_price", "stop_price", "time_in_force", "filled_asset_quantity", "average_price", "filled_notional", "fee_charged",
 	"estimated_fee_remaining", "created_at", "updated_at", "account_number", "executions"}
@@ -103,7 +103,7 @@ cap. On a terminal a progress bar on stderr shows the pages read.`,
 				},
 				sweep: "orders",
 				fetch: func(ctx context.Context, q *readQuery) (*report, error) {
-					orders, err := broker.Collect(q.c.Orders(ctx, filter, append(q.pages, broker.MaxPages(f.maxPages))...))
+					orders, err := broker.Collect(q.c.Orders(ctx, filter, append(q.pages, broker.Paging{MaxPages: f.maxPages})...))
 					if err != nil {
 						return nil, listError("orders", err)
 					}
@@ -128,6 +128,6 @@ cap. On a terminal a progress bar on stderr shows the pages read.`,
 	fs.StringVar(&f.state, "state", "", "only this state: open, pending, partially_filled, filled, canceled or failed")
 	fs.StringVar(&f.typ, "type", "", "only this type: market, limit, stop_loss or stop_limit")
 	fs.StringVar(&f.since, "since", "", "only orders created since: a duration back from now (90m, 36h, 7d) or an RFC 3339 time")
-	fs.IntVar(&f.maxPages, "max-pages", broker.DefaultPageCap, "fail rather than read more than this many pages")
+	fs.IntVar(&f.maxPages, "max-pages", defaultMaxPages, "fail rather than read more than this many pages")
 	return cmd
 }

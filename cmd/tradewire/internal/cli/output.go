@@ -59,7 +59,7 @@ func isTerminal(w io.Writer) bool {
 
 // report is what a read command prints, ready for each output format.
 // Field names are snake_case and the same in JSON keys, CSV headers and
-// table labels. In JSON (broker's MarshalJSON) and CSV decimals are exact
+// table labels. In JSON (brokerjson.go) and CSV decimals are exact
 // decimal text, never floats; the table rounds money to the pair's quote
 // increment (money.go).
 type report struct {
@@ -97,7 +97,7 @@ func (r *report) write(w io.Writer, format string) error {
 	var buf bytes.Buffer
 	switch format {
 	case outputJSON:
-		b, err := json.MarshalIndent(r.json, "", "  ")
+		b, err := json.MarshalIndent(jsonShape(r.json), "", "  ")
 		if err != nil {
 			return fmt.Errorf("rendering JSON: %w", err)
 		}

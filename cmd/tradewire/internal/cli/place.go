@@ -116,8 +116,12 @@ func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, s
 		}
 		return nil, nil, nil, err
 	}
-	p, err = broker.NewFromTransport(c.Transport(), broker.WithLogger(log),
-		broker.WithAccountNumber(number), broker.WithIntentStore(store), broker.WithPlacerOptions(orders.WithNamespace(namespace)))
+	p, err = broker.NewFromTransport(c.Transport(), broker.Config{
+		Logger:        log,
+		AccountNumber: number,
+		IntentStore:   store,
+		Orders:        orders.Config{Namespace: namespace},
+	})
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, usagef("%v", err)

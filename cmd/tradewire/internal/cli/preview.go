@@ -83,7 +83,7 @@ func (e *previewRefusedError) Error() string {
 func (e *previewRefusedError) Is(target error) bool { return target == transport.ErrRejected }
 
 // previewReport is the preview for every format: the JSON is broker's
-// (broker.Preview MarshalJSON); the table's estimated money is rounded as
+// (previewJSON); the table's estimated money is rounded as
 // m says, the request is shown as given.
 func previewReport(p *broker.Preview, m money) *report {
 	symbol := p.Request.Symbol

@@ -69,8 +69,8 @@ func newSweepProgressTo(w io.Writer, title, noun string, clk clockwork.Clock) *s
 }
 
 // callOption feeds the bar from broker's per-page progress.
-func (p *sweepProgress) callOption() broker.CallOption {
-	return broker.OnProgress(p.page)
+func (p *sweepProgress) callOption() broker.Paging {
+	return broker.Paging{OnProgress: p.page}
 }
 
 // page records broker's running totals after a page.

@@ -92,7 +92,7 @@ func TestExitCode_BrokerErrors(t *testing.T) {
 		{"ErrNoSuchOrder", fmt.Errorf("broker: order x: %w: %w", broker.ErrNoSuchOrder, notFound), exitNotFound},
 		{"ArgumentError", &broker.ArgumentError{Field: "symbol", Reason: "bad"}, exitUsage},
 		{"cancel rejected", fmt.Errorf("broker: cancel order x rejected: %w", rejected), exitRejected},
-		{"preview with violations", &previewRefusedError{violations: []broker.Violation{{Field: "symbol", Code: broker.ViolationNotTradable}}}, exitRejected},
+		{"preview with violations", &previewRefusedError{violations: []broker.Violation{{Field: "symbol", Code: "pair_not_tradable"}}}, exitRejected},
 		{"page cap", &pageCapError{msg: "x", err: &broker.PageCapError{Path: "/o/", Pages: 2}}, exitFailure},
 		{"wrapped page cap", fmt.Errorf("broker: fee summary: %w", &broker.PageCapError{}), exitFailure},
 		{"unknown symbol", fmt.Errorf("broker: %w: X-Y", broker.ErrUnknownSymbol), exitFailure},

@@ -39,12 +39,15 @@ type readSpec struct {
 	fetch func(ctx context.Context, q *readQuery) (*report, error)
 }
 
+// defaultMaxPages is --max-pages' default: broker.Config.PageCap's.
+const defaultMaxPages = 20
+
 // readQuery is what a read command's fetch works with.
 type readQuery struct {
 	c      *broker.Client
 	format string
 	// pages are the call options of a sweep's listing: its progress.
-	pages []broker.CallOption
+	pages []broker.Paging
 }
 
 // read runs a read command: the shared preamble (output format, offline
@@ -69,7 +72,7 @@ func (a *app) read(cmd *cobra.Command, spec readSpec) error {
 		}
 		progress = a.newSweepProgress(spec.sweep, "orders")
 		defer progress.done()
-		q.pages = []broker.CallOption{progress.callOption()}
+		q.pages = []broker.Paging{progress.callOption()}
 		if q.c, err = a.brokerClient(progress.transportOptions(rate, burst)...); err != nil {
 			return err
 		}

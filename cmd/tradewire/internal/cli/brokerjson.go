@@ -1,22 +1,78 @@
-package broker
+package cli
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/broker"
 )
 
-// The MarshalJSON methods in this file write broker's read types as
-// tradewire prints them (tradewire -o json): snake_case names, every
+// The functions in this file give broker's read types the shape
+// tradewire prints them in (tradewire -o json): snake_case names, every
 // decimal as a JSON string holding its exact value (never a float, never
 // an exponent), a decimal the venue left out as null, and times in UTC,
 // RFC 3339 with as many fractional digits as they have ("" for the zero
 // time). Where the venue's field names are the ones a reader wants
 // (Holding, TradingPair, Quote) they use them; Account, PriceEstimate,
 // Order, FeeReport and Preview write a flatter shape, documented on each.
-// The types have no UnmarshalJSON: this is an output shape. The venue's
-// answers are decoded inside the package (decode.go).
+// This is an output shape: package broker decodes the venue's answers
+// itself.
+
+// jsonShape returns v, a report's JSON value, with every broker read
+// type in it (a value, a pointer or a slice of them) in its printed shape.
+func jsonShape(v any) any {
+	switch v := v.(type) {
+	case broker.Account:
+		return accountJSON(v)
+	case *broker.Account:
+		return accountJSON(*v)
+	case broker.Holding:
+		return holdingJSON(v)
+	case []broker.Holding:
+		return each(v, holdingJSON)
+	case broker.TradingPair:
+		return tradingPairJSON(v)
+	case []broker.TradingPair:
+		return each(v, tradingPairJSON)
+	case broker.Quote:
+		return quoteJSON(v)
+	case []broker.Quote:
+		return each(v, quoteJSON)
+	case broker.PriceEstimate:
+		return priceEstimateJSON(v)
+	case []broker.PriceEstimate:
+		return each(v, priceEstimateJSON)
+	case broker.FeeReport:
+		return feeReportJSON(v)
+	case *broker.FeeReport:
+		return feeReportJSON(*v)
+	case broker.Preview:
+		return previewJSON(v)
+	case *broker.Preview:
+		return previewJSON(*v)
+	case broker.Order:
+		return orderJSON(v)
+	case *broker.Order:
+		return orderJSON(*v)
+	case []broker.Order:
+		return each(v, orderJSON)
+	}
+	return v
+}
+
+// each is f of every item, in order; never nil.
+func each[T any](items []T, f func(T) any) []any {
+	out := make([]any, 0, len(items))
+	for _, it := range items {
+		out = append(out, f(it))
+	}
+	return out
+}
+
+// effectiveRatePlaces is how many places an effective fee rate is rounded
+// to, as broker.FeeReport's.
+const effectiveRatePlaces = 12
 
 // jsonDec is a decimal as exact text.
 func jsonDec(d decimal.Decimal) string { return d.String() }
@@ -44,13 +100,13 @@ func jsonTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// MarshalJSON writes the account with its fee tier flattened into it:
+// The JSON of the account with its fee tier flattened into it:
 // account_number, status, account_type, is_api_tradable, buying_power,
 // buying_power_currency, fee_ratio, thirty_day_volume, and
 // next_fee_tier_ratio and next_fee_tier_threshold (null in the top tier).
 // (The venue nests the fee tier in fee_tier_status.)
-func (a Account) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+func accountJSON(a broker.Account) any {
+	return struct {
 		AccountNumber        string  `json:"account_number"`
 		Status               string  `json:"status"`
 		AccountType          string  `json:"account_type"`
@@ -65,23 +121,23 @@ func (a Account) MarshalJSON() ([]byte, error) {
 		a.AccountNumber, a.Status, a.AccountType, a.IsAPITradable, jsonDec(a.BuyingPower), a.BuyingPowerCurrency,
 		jsonDec(a.FeeTier.FeeRatio), jsonDec(a.FeeTier.ThirtyDayVolume),
 		jsonNull(a.FeeTier.NextFeeTierRatio), jsonNull(a.FeeTier.NextFeeTierThreshold),
-	})
+	}
 }
 
-// MarshalJSON writes the holding in the venue's shape.
-func (h Holding) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+// The JSON of the holding in the venue's shape.
+func holdingJSON(h broker.Holding) any {
+	return struct {
 		AssetCode                   string `json:"asset_code"`
 		TotalQuantity               string `json:"total_quantity"`
 		QuantityAvailableForTrading string `json:"quantity_available_for_trading"`
 		AccountNumber               string `json:"account_number"`
-	}{h.AssetCode, jsonDec(h.TotalQuantity), jsonDec(h.QuantityAvailableForTrading), h.AccountNumber})
+	}{h.AssetCode, jsonDec(h.TotalQuantity), jsonDec(h.QuantityAvailableForTrading), h.AccountNumber}
 }
 
-// MarshalJSON writes the trading pair in the venue's shape;
+// The JSON of the trading pair in the venue's shape;
 // min_order_amount is null when the venue sent none.
-func (p TradingPair) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+func tradingPairJSON(p broker.TradingPair) any {
+	return struct {
 		Symbol         string  `json:"symbol"`
 		AssetCode      string  `json:"asset_code"`
 		QuoteCode      string  `json:"quote_code"`
@@ -94,28 +150,28 @@ func (p TradingPair) MarshalJSON() ([]byte, error) {
 	}{
 		p.Symbol, p.AssetCode, p.QuoteCode, jsonDec(p.AssetIncrement), jsonDec(p.QuoteIncrement),
 		jsonNull(p.MinOrderAmount), jsonDec(p.MaxOrderSize), p.Status, p.IsAPITradable,
-	})
+	}
 }
 
-// MarshalJSON writes the quote in the venue's shape, bid and ask exactly
+// The JSON of the quote in the venue's shape, bid and ask exactly
 // as sent, plus crossed (bid above ask).
-func (q Quote) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+func quoteJSON(q broker.Quote) any {
+	return struct {
 		Symbol    string `json:"symbol"`
 		Bid       string `json:"bid"`
 		Ask       string `json:"ask"`
 		Crossed   bool   `json:"crossed"`
 		Timestamp string `json:"timestamp"`
-	}{q.Symbol, jsonDec(q.Bid), jsonDec(q.Ask), q.Crossed(), jsonTime(q.Timestamp)})
+	}{q.Symbol, jsonDec(q.Bid), jsonDec(q.Ask), q.Crossed(), jsonTime(q.Timestamp)}
 }
 
-// MarshalJSON writes the estimate with its one price (see Price) in
+// The JSON of the estimate with its one price (see Price) in
 // place of the venue's ask and bid: symbol, side, quantity, price (null
 // when the venue sent neither), fee_ratio, est_fee, est_total_cost (null
 // on bid rows) and timestamp.
-func (e PriceEstimate) MarshalJSON() ([]byte, error) {
+func priceEstimateJSON(e broker.PriceEstimate) any {
 	price, ok := e.Price()
-	return json.Marshal(struct {
+	return struct {
 		Symbol       string  `json:"symbol"`
 		Side         string  `json:"side"`
 		Quantity     string  `json:"quantity"`
@@ -127,12 +183,12 @@ func (e PriceEstimate) MarshalJSON() ([]byte, error) {
 	}{
 		e.Symbol, string(e.Side), jsonDec(e.Quantity), jsonNull(decimal.NullDecimal{Decimal: price, Valid: ok}),
 		jsonDec(e.FeeRatio), jsonDec(e.EstFee), jsonNull(e.EstTotalCost), jsonTime(e.Timestamp),
-	})
+	}
 }
 
 // effectiveFeeRate is the symbol's fees / filled notional rounded to 12
 // places, as FeeReport's; nil when nothing filled.
-func (s SymbolFees) effectiveFeeRate() *string {
+func effectiveFeeRate(s broker.SymbolFees) *string {
 	if !s.FilledNotional.IsPositive() {
 		return nil
 	}
@@ -140,92 +196,86 @@ func (s SymbolFees) effectiveFeeRate() *string {
 	return &r
 }
 
-// MarshalJSON writes the symbol's share with its effective fee rate
+// The JSON of the symbol's share with its effective fee rate
 // (null when nothing filled).
-func (s SymbolFees) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+func symbolFeesJSON(s broker.SymbolFees) any {
+	return struct {
 		Symbol           string  `json:"symbol"`
 		Orders           int     `json:"orders"`
 		TotalFees        string  `json:"total_fees"`
 		FilledNotional   string  `json:"filled_notional"`
 		EffectiveFeeRate *string `json:"effective_fee_rate"`
-	}{s.Symbol, s.Orders, jsonDec(s.TotalFees), jsonDec(s.FilledNotional), s.effectiveFeeRate()})
+	}{s.Symbol, s.Orders, jsonDec(s.TotalFees), jsonDec(s.FilledNotional), effectiveFeeRate(s)}
 }
 
-// MarshalJSON writes the report flat: partial, window_start, window_end,
+// The JSON of the report flat: partial, window_start, window_end,
 // fee_ratio, thirty_day_volume, total_fees, orders, filled_notional,
 // effective_fee_rate (null when nothing filled), pages, requests (the
 // accounts read plus the pages: what the summary cost in rate budget) and
 // by_symbol.
-func (r FeeReport) MarshalJSON() ([]byte, error) {
-	bySymbol := r.BySymbol
-	if bySymbol == nil {
-		bySymbol = []SymbolFees{}
-	}
-	return json.Marshal(struct {
-		Partial          bool         `json:"partial"`
-		WindowStart      string       `json:"window_start"`
-		WindowEnd        string       `json:"window_end"`
-		FeeRatio         string       `json:"fee_ratio"`
-		ThirtyDayVolume  string       `json:"thirty_day_volume"`
-		TotalFees        string       `json:"total_fees"`
-		Orders           int          `json:"orders"`
-		FilledNotional   string       `json:"filled_notional"`
-		EffectiveFeeRate *string      `json:"effective_fee_rate"`
-		Pages            int          `json:"pages"`
-		Requests         int          `json:"requests"`
-		BySymbol         []SymbolFees `json:"by_symbol"`
+func feeReportJSON(r broker.FeeReport) any {
+	bySymbol := each(r.BySymbol, symbolFeesJSON)
+	return struct {
+		Partial          bool    `json:"partial"`
+		WindowStart      string  `json:"window_start"`
+		WindowEnd        string  `json:"window_end"`
+		FeeRatio         string  `json:"fee_ratio"`
+		ThirtyDayVolume  string  `json:"thirty_day_volume"`
+		TotalFees        string  `json:"total_fees"`
+		Orders           int     `json:"orders"`
+		FilledNotional   string  `json:"filled_notional"`
+		EffectiveFeeRate *string `json:"effective_fee_rate"`
+		Pages            int     `json:"pages"`
+		Requests         int     `json:"requests"`
+		BySymbol         []any   `json:"by_symbol"`
 	}{
 		r.Partial, jsonTime(r.Start), jsonTime(r.End), jsonDec(r.FeeRatio), jsonDec(r.ThirtyDayVolume),
 		jsonDec(r.TotalFees), r.Orders, jsonDec(r.FilledNotional),
 		jsonNull(decimal.NullDecimal{Decimal: r.EffectiveFeeRate, Valid: r.EffectiveFeeRateDefined}),
 		r.Pages, 1 + r.Pages, bySymbol,
-	})
+	}
 }
 
-// MarshalJSON writes the violation: field, code, limit (null when none
+// The JSON of the violation: field, code, limit (null when none
 // applies) and detail.
-func (v Violation) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+func violationJSON(v broker.Violation) any {
+	return struct {
 		Field  string  `json:"field"`
 		Code   string  `json:"code"`
 		Limit  *string `json:"limit"`
 		Detail string  `json:"detail"`
-	}{v.Field, string(v.Code), jsonGiven(v.Limit), v.Detail})
+	}{v.Field, string(v.Code), jsonGiven(v.Limit), v.Detail}
 }
 
-// MarshalJSON writes the preview flat: estimate (always true), valid (no
+// The JSON of the preview flat: estimate (always true), valid (no
 // violation), the request as given (symbol, side, type, and
 // asset_quantity, quote_amount, limit_price, stop_price, null when not
 // given), the estimate (estimated_asset_quantity, market_price, price,
 // notional, fee_ratio, fee, total), suggested_quantity (null when none),
 // violations and estimated_at. The trading pair is left out: tradewire
 // pairs prints it.
-func (p Preview) MarshalJSON() ([]byte, error) {
-	violations := p.Violations
-	if violations == nil {
-		violations = []Violation{}
-	}
-	return json.Marshal(struct {
-		Estimate               bool        `json:"estimate"`
-		Valid                  bool        `json:"valid"`
-		Symbol                 string      `json:"symbol"`
-		Side                   string      `json:"side"`
-		Type                   string      `json:"type"`
-		AssetQuantity          *string     `json:"asset_quantity"`
-		QuoteAmount            *string     `json:"quote_amount"`
-		LimitPrice             *string     `json:"limit_price"`
-		StopPrice              *string     `json:"stop_price"`
-		EstimatedAssetQuantity string      `json:"estimated_asset_quantity"`
-		MarketPrice            string      `json:"market_price"`
-		Price                  string      `json:"price"`
-		Notional               string      `json:"notional"`
-		FeeRatio               string      `json:"fee_ratio"`
-		Fee                    string      `json:"fee"`
-		Total                  string      `json:"total"`
-		SuggestedQuantity      *string     `json:"suggested_quantity"`
-		Violations             []Violation `json:"violations"`
-		EstimatedAt            string      `json:"estimated_at"`
+func previewJSON(p broker.Preview) any {
+	violations := each(p.Violations, violationJSON)
+	return struct {
+		Estimate               bool    `json:"estimate"`
+		Valid                  bool    `json:"valid"`
+		Symbol                 string  `json:"symbol"`
+		Side                   string  `json:"side"`
+		Type                   string  `json:"type"`
+		AssetQuantity          *string `json:"asset_quantity"`
+		QuoteAmount            *string `json:"quote_amount"`
+		LimitPrice             *string `json:"limit_price"`
+		StopPrice              *string `json:"stop_price"`
+		EstimatedAssetQuantity string  `json:"estimated_asset_quantity"`
+		MarketPrice            string  `json:"market_price"`
+		Price                  string  `json:"price"`
+		Notional               string  `json:"notional"`
+		FeeRatio               string  `json:"fee_ratio"`
+		Fee                    string  `json:"fee"`
+		Total                  string  `json:"total"`
+		SuggestedQuantity      *string `json:"suggested_quantity"`
+		Violations             []any   `json:"violations"`
+		EstimatedAt            string  `json:"estimated_at"`
 	}{
 		true, p.OK(), p.Request.Symbol, string(p.Request.Side), string(p.Request.Type),
 		jsonGiven(p.Request.AssetQuantity), jsonGiven(p.Request.QuoteAmount),
@@ -233,17 +283,17 @@ func (p Preview) MarshalJSON() ([]byte, error) {
 		jsonDec(p.AssetQuantity), jsonDec(p.MarketPrice), jsonDec(p.Price), jsonDec(p.Notional),
 		jsonDec(p.FeeRatio), jsonDec(p.Fee), jsonDec(p.Total), jsonNull(p.SuggestedQuantity),
 		violations, jsonTime(p.EstimatedAt),
-	})
+	}
 }
 
-// MarshalJSON writes the order with its <type>_order_config flattened into
+// The JSON of the order with its <type>_order_config flattened into
 // it: id, client_order_id, symbol, side, type, state, asset_quantity,
 // quote_amount, limit_price, stop_price, time_in_force (null or "" when
 // the config has none), filled_asset_quantity, average_price (null until
 // something fills), filled_notional, fee_charged,
 // estimated_fee_remaining, created_at, updated_at, account_number and
 // executions. It is not the venue's shape.
-func (o Order) MarshalJSON() ([]byte, error) {
+func orderJSON(o broker.Order) any {
 	type execution struct {
 		EffectivePrice string `json:"effective_price"`
 		Quantity       string `json:"quantity"`
@@ -284,5 +334,5 @@ func (o Order) MarshalJSON() ([]byte, error) {
 	for _, e := range o.Executions {
 		v.Executions = append(v.Executions, execution{jsonDec(e.EffectivePrice), jsonDec(e.Quantity), jsonTime(e.Timestamp)})
 	}
-	return json.Marshal(v)
+	return v
 }
