@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strings"
 	"time"
 
@@ -52,12 +51,9 @@ type Client struct {
 	adaptive       AdaptiveLimiter
 	retries        *retryBudget
 	attemptTimeout time.Duration
-	// deadlines times attempts out on the real clock; nil on any other,
-	// where each attempt has an AfterFunc of its own.
-	deadlines *deadlines
-	maxBody   int64
-	skew      clockSkew
-	observe   func(Attempt)
+	maxBody        int64
+	skew           clockSkew
+	observe        func(Attempt)
 	// perMinute and burst are the rate limit WithRateLimit or
 	// WithAdaptiveRateLimit set; learn is true for the latter.
 	perMinute float64
@@ -154,9 +150,9 @@ func WithLimiter(l Limiter) Option { return func(o *config) { o.limiter = l } }
 
 // WithAttemptTimeout bounds each attempt, from sending to the end of the
 // body (default 10 s). The bound is a deadline on the client's clock, not a
-// wait. On the real clock one timer serves every attempt in flight; on any
-// other, each attempt has an AfterFunc of its own (brokertest.Clock does
-// not count it as a waiter; a clockwork.FakeClock does).
+// wait: an AfterFunc on that clock cancels the attempt's context, on every
+// clock alike (brokertest.Clock does not count it as a waiter; a
+// clockwork.FakeClock does).
 func WithAttemptTimeout(d time.Duration) Option { return func(o *config) { o.attemptTimeout = d } }
 
 // WithMaxResponseBytes bounds a response body (default 4 MiB); a larger
@@ -220,12 +216,7 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 		cfg.limiter = NewTokenBucket(cfg.clock, cfg.perMinute, cfg.burst)
 	}
 	adaptive, _ := cfg.limiter.(AdaptiveLimiter)
-	var dl *deadlines
-	if reflect.TypeOf(cfg.clock) == reflect.TypeOf(clockwork.NewRealClock()) {
-		dl = newDeadlines(cfg.clock, cfg.attemptTimeout)
-	}
 	return &Client{
-		deadlines:      dl,
 		base:           base,
 		host:           removeEmptyPort(base.Host),
 		signer:         signer,
@@ -595,44 +586,30 @@ func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *ht
 var requestHeaderValues = [...]string{"application/json", "tradewire", "application/json"}
 
 // attemptState is what one attempt keeps, in one allocation: its
-// deadline, its context when the caller's can never end, and, for a GET
-// or HEAD, its replay guard.
+// context's cancel, and, for a GET or HEAD, its replay guard.
 type attemptState struct {
-	dl  deadline
-	ctx attemptCtx
+	cancel context.CancelCauseFunc
 	replayState
 }
 
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
+//
+// The attempt runs under a child of ctx that the attempt timeout, an
+// AfterFunc on the client's clock, cancels with errAttemptTimeout (as a
+// refused replay cancels it with its own cause): one path on every clock.
 func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
 	now := c.clock.Now()
 	st := new(attemptState)
 	if guardsReplays(method) && !c.unguarded {
 		ctx = st.withReplayGuard(ctx, c, method, u.Path)
 	}
-	var actx context.Context
-	if ctx.Done() == nil {
-		// Only the attempt timeout (or a refused replay) can end the
-		// attempt: its own context, which nothing needs to cancel when the
-		// attempt is over.
-		st.ctx.init(ctx)
-		st.dl.actx = &st.ctx
-		actx = &st.ctx
-	} else {
-		cctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		st.dl.cancel = cancel
-		actx = cctx
-	}
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	st.cancel = cancel
 	st.actx = actx
-	if c.deadlines != nil {
-		c.deadlines.add(&st.dl, now)
-		defer c.deadlines.stop(&st.dl)
-	} else {
-		timeout := c.clock.AfterFunc(c.attemptTimeout, st.dl.expire)
-		defer timeout.Stop()
-	}
+	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
+	defer timeout.Stop()
 	req := newRequest(actx, method, u, body)
 	applied, _ := c.ClockOffset()
 	signedAt := now.Add(applied)
@@ -794,13 +771,7 @@ const fakeClockHint = "on a *clockwork.FakeClock, whose BlockUntilContext counts
 
 // attemptError names the attempt timeout when it is what ended err.
 func (c *Client) attemptError(actx context.Context, err error) error {
-	var timedOut bool
-	if a, ok := actx.(*attemptCtx); ok {
-		timedOut = a.timedOut()
-	} else {
-		timedOut = errors.Is(context.Cause(actx), errAttemptTimeout)
-	}
-	if timedOut {
+	if context.Cause(actx) == errAttemptTimeout {
 		if _, fake := c.clock.(*clockwork.FakeClock); fake {
 			return fmt.Errorf("%w after %v (%s): %w", errAttemptTimeout, c.attemptTimeout, fakeClockHint, err)
 		}

@@ -316,7 +316,7 @@ func TestAttemptTimeoutRetriesGET(t *testing.T) {
 }
 
 // TestAttemptTimeoutOnPOSTIsUnknown runs with a caller's context that can
-// end and with one that never does (the attempt then has an attemptCtx).
+// end and with one that never does (one path: a child context the attempt timeout cancels).
 func TestAttemptTimeoutOnPOSTIsUnknown(t *testing.T) {
 	for _, name := range []string{"cancelable", "never ends"} {
 		t.Run(name, func(t *testing.T) {

@@ -311,7 +311,7 @@ func TestHTTP1DeadConnectionReplayWaitsForAToken(t *testing.T) {
 					err  error
 				}
 				// Over plain HTTP, /b goes with a context that never ends,
-				// whose attempt context is the client's own (attemptCtx).
+				// whose attempt context is the client's own (context.WithCancelCause's).
 				bctx := ctx
 				if !overTLS {
 					bctx = context.Background()
