@@ -40,9 +40,10 @@ type adaptiveLimiter struct {
 	burst   float64       // at the ceiling; a class's burst scales with its rate
 	every   time.Duration // adaptive.Every: a measured class's hold before its probe
 
-	mu          sync.Mutex
-	pausedUntil time.Time
-	classes     [wire.NumClasses]classBudget
+	pause adaptive.Pause
+
+	mu      sync.Mutex
+	classes [wire.NumClasses]classBudget
 }
 
 // classBudget is one class's token bucket and what it learnt.
@@ -168,7 +169,7 @@ func (l *adaptiveLimiter) reserve(cb *classBudget, now time.Time) (time.Duration
 			d = l.until(cb, now, -cb.tokens)
 		}
 	}
-	if p := l.pausedUntil.Sub(now); p > d {
+	if p := l.pause.Left(now); p > d {
 		d = p
 	}
 	return d, cb.gen
@@ -217,7 +218,7 @@ func (l *adaptiveLimiter) wait(ctx context.Context, cb *classBudget) error {
 			// dropped with the bucket; queue again at the new rate.
 			d, gen = l.reserve(cb, now)
 		} else {
-			d = l.pausedUntil.Sub(now) // a pause may have begun
+			d = l.pause.Left(now) // a pause may have begun
 		}
 		if d <= 0 {
 			cb.granted++
@@ -274,13 +275,4 @@ func (l *adaptiveLimiter) cut(cb *classBudget, now time.Time) {
 }
 
 // Pause implements Limiter: it pauses every class.
-func (l *adaptiveLimiter) Pause(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	l.mu.Lock()
-	if until := l.clock.Now().Add(d); until.After(l.pausedUntil) {
-		l.pausedUntil = until
-	}
-	l.mu.Unlock()
-}
+func (l *adaptiveLimiter) Pause(d time.Duration) { l.pause.Extend(l.clock.Now(), d) }

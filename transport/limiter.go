@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tradewire/tradewire/internal/adaptive"
 )
 
 // Limiter is a rate budget that every attempt draws from before it is
@@ -35,10 +37,11 @@ type tokenBucket struct {
 	// unlimited bucket has nothing to enforce and Wait takes no lock.
 	paused atomic.Bool
 
-	mu          sync.Mutex
-	tokens      float64
-	last        time.Time
-	pausedUntil time.Time
+	pause adaptive.Pause
+
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
 }
 
 // RateMargin is how far below its configured rate the token bucket of
@@ -137,10 +140,8 @@ func (b *tokenBucket) Wait(ctx context.Context) error {
 		case <-t.Chan():
 		}
 		// A pause may have begun while this caller slept.
-		b.mu.Lock()
 		now = b.clock.Now()
-		d = b.pausedUntil.Sub(now)
-		b.mu.Unlock()
+		d = b.pause.Left(now)
 	}
 	return nil
 }
@@ -159,7 +160,7 @@ func (b *tokenBucket) reserve(now time.Time) time.Duration {
 			d = time.Duration(math.Ceil(-b.tokens / b.rate * float64(time.Second)))
 		}
 	}
-	if p := b.pausedUntil.Sub(now); p > d {
+	if p := b.pause.Left(now); p > d {
 		d = p
 	}
 	return d
@@ -176,13 +177,7 @@ func (b *tokenBucket) unreserve() {
 
 // Pause implements Limiter, as NewTokenBucket describes.
 func (b *tokenBucket) Pause(d time.Duration) {
-	if d <= 0 {
-		return
+	if b.pause.Extend(b.clock.Now(), d) {
+		b.paused.Store(true)
 	}
-	b.mu.Lock()
-	if until := b.clock.Now().Add(d); until.After(b.pausedUntil) {
-		b.pausedUntil = until
-	}
-	b.paused.Store(true)
-	b.mu.Unlock()
 }

@@ -137,9 +137,7 @@ func (b *Budget) waitClass(ctx context.Context, c wire.Class) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b.mu.Lock()
-		d := b.pausedUntil.Sub(b.clock.Now())
-		b.mu.Unlock()
+		d := b.pause.Left(b.clock.Now())
 		if d <= 0 {
 			res, err := adaptiveTake.Run(ctx, b.rdb, keys, b.adaptiveArgs(0)...).Int64Slice()
 			if err != nil || len(res) != 3 {

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -74,8 +75,9 @@ type Budget struct {
 	classPrefix    string
 	ceiling, burst float64
 
-	mu          sync.Mutex
-	pausedUntil time.Time // local pause, on clock
+	pause adaptive.Pause // local pause, on clock
+
+	mu sync.Mutex
 	// offset is Redis's clock minus clock, as the last adaptive grant saw.
 	offset time.Duration
 }
@@ -227,10 +229,7 @@ func (b *Budget) Wait(ctx context.Context) error {
 
 // pauseLeft is how long the fleet (or this process) must still hold back.
 func (b *Budget) pauseLeft(ctx context.Context) (time.Duration, error) {
-	b.mu.Lock()
-	local := b.pausedUntil.Sub(b.clock.Now())
-	b.mu.Unlock()
-	if local > 0 {
+	if local := b.pause.Left(b.clock.Now()); local > 0 {
 		return local, nil
 	}
 	ms, err := b.rdb.PTTL(ctx, b.pauseKey).Result()
@@ -262,14 +261,9 @@ func (b *Budget) sleep(ctx context.Context, d time.Duration) error {
 // that failure is logged.
 func (b *Budget) Pause(d time.Duration) {
 	d = min(d, b.maxPause)
-	if d <= 0 {
+	if !b.pause.Extend(b.clock.Now(), d) {
 		return
 	}
-	b.mu.Lock()
-	if until := b.clock.Now().Add(d); until.After(b.pausedUntil) {
-		b.pausedUntil = until
-	}
-	b.mu.Unlock()
 	ms := max(1, d.Milliseconds())
 	// Pause has no context: go-redis's own dial, read and write timeouts
 	// bound the call.
