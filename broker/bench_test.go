@@ -9,9 +9,9 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/skipclock"
 	"github.com/tradewire/tradewire/signing"
-	"github.com/tradewire/tradewire/transport"
 )
 
 // The fee-sweep benchmarks run on the in-memory simulated venue with its
@@ -41,7 +41,7 @@ func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, *s
 		brokertest.WithClock(clk),
 		brokertest.WithBulkOrders(pages*benchPageSize),
 		brokertest.WithPageSize(benchPageSize),
-		brokertest.WithRateLimit(transport.DefaultRatePerMinute, transport.DefaultBurst),
+		brokertest.WithRateLimit(adaptive.PerMinute, adaptive.Burst),
 	)
 	if err != nil {
 		b.Fatal(err)
@@ -95,7 +95,7 @@ func minimumSweepTime(n int, perMinute float64, burst int) time.Duration {
 // 429s the venue answered (429s, goal 0).
 func BenchmarkFeeSweep1000Pages(b *testing.B) {
 	const pages = 1000
-	minimum := minimumSweepTime(1+pages+1, transport.DefaultRatePerMinute, transport.DefaultBurst)
+	minimum := minimumSweepTime(1+pages+1, adaptive.PerMinute, adaptive.Burst)
 	var took time.Duration
 	var throttled, requests int
 	for i := 0; i < b.N; i++ {

@@ -121,9 +121,9 @@ func TestNewFromTransport(t *testing.T) {
 	if _, err := shared.Account(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewFromTransport(c.Transport(), WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{})),
+	_, err = NewFromTransport(c.Transport(), WithTransportConfig(transport.Config{Retry: &transport.RetryPolicy{}}),
 		WithBaseURL("https://x.example"), WithClock(clockwork.NewFakeClock()))
-	for _, name := range []string{"WithTransportOptions", "WithBaseURL", "WithClock"} {
+	for _, name := range []string{"WithTransportConfig", "WithBaseURL", "WithClock"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Fatalf("NewFromTransport with transport options: %v; want %s refused", err, name)
 		}
@@ -366,7 +366,7 @@ func TestForeignNextRefused(t *testing.T) {
 			}
 			got = append(got, p.Symbol)
 		}
-		if !errors.Is(err, transport.ErrForeignURL) || len(got) != 1 {
+		if !errors.Is(err, transport.ErrInvalidRequest) || len(got) != 1 {
 			t.Errorf("next %s: items %v, err %v", next, got, err)
 		}
 		if n := len(v.requests()); n != 1 {
@@ -611,7 +611,7 @@ func TestCancelOrder(t *testing.T) {
 	})
 	t.Run("503 is an unknown outcome, sent once", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, WithTransportOptions(transport.WithRetryPolicy(transport.DefaultRetryPolicy())))
+		c, v, _ := setup(t, WithTransportConfig(transport.Config{}))
 		v.reply(http.MethodPost, cancelPath, 503, `{"type":"server_error","errors":[]}`)
 		_, err := c.CancelOrder(ctx, openID)
 		var se *transport.StatusError

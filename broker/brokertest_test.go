@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -151,7 +152,7 @@ func TestFeeSweepThroughput(t *testing.T) {
 		// The accounts read, the pages, and the catch-up read's one page
 		// (nothing changed during the sweep).
 		requests := 1 + pages + 1
-		minimum := time.Duration(requests-transport.DefaultBurst) * time.Minute / transport.DefaultRatePerMinute
+		minimum := time.Duration(requests-adaptive.Burst) * time.Minute / adaptive.PerMinute
 		counts := srv.Ledger().Counts()
 		t.Logf("%d pages, %d orders in %v of venue time; minimum %v; %d requests, %d throttled", r.Pages, r.Orders, took, minimum, counts.Total, counts.Throttled)
 		if r.Pages != pages+1 || r.Orders != pages*10 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/jonboulle/clockwork"
@@ -64,15 +65,16 @@ type Client struct {
 // Option configures a Client built by New or NewFromTransport.
 //
 // The options name what a bot sets; settings of the lower packages reach
-// them through one pass-through each: WithTransportOptions (package
+// them through one pass-through each: WithTransportConfig (package
 // transport: retry policy, rate limit, limiter, attempt timeout, …) and
 // WithPlacerOptions (package orders: namespace, send cap, …). They
 // compose in a fixed order, whatever the order they are given in: this
 // package's own options first (WithClock, WithLogger, WithRoundTripper
 // for the transport; WithLogger for the placement engine), then the
-// pass-through's options, in the order given, so that an option passed
-// through wins for its own package. The Client itself runs on its
-// transport's clock, so that WithTransportOptions(transport.WithClock(k))
+// pass-through's settings (WithTransportConfig's Clock, Logger and
+// RoundTripper where set; WithPlacerOptions' in the order given), so that
+// a setting passed through wins for its own package. The Client itself runs on its
+// transport's clock, so that WithTransportConfig(transport.Config{Clock: k})
 // moves every wait and time of the Client to k, not only the transport's.
 type Option func(*config)
 
@@ -86,9 +88,11 @@ type config struct {
 	pageCap  int
 	account  string
 	redisURL string
-	// own are the transport options this package's options set; pass are
-	// those of WithTransportOptions, applied after them.
-	own, pass []transport.Option
+	// own is the transport configuration this package's options set; pass
+	// is WithTransportConfig's, whose Clock, Logger and RoundTripper win
+	// over own's when set.
+	own  transport.Config
+	pass *transport.Config
 	// ownNames names the options behind own, for NewFromTransport's
 	// refusal.
 	ownNames []string
@@ -98,10 +102,24 @@ type config struct {
 	placerOpts []orders.Option
 }
 
-// transportOptions returns the options New builds the transport with: own,
-// then pass.
-func (c *config) transportOptions() []transport.Option {
-	return append(append([]transport.Option(nil), c.own...), c.pass...)
+// transportConfig returns the configuration New builds the transport
+// with: pass, its Clock, Logger and RoundTripper taken from own where pass
+// leaves them zero.
+func (c *config) transportConfig() transport.Config {
+	if c.pass == nil {
+		return c.own
+	}
+	t := *c.pass
+	if t.Clock == nil {
+		t.Clock = c.own.Clock
+	}
+	if t.RoundTripper == nil {
+		t.RoundTripper = c.own.RoundTripper
+	}
+	if reflect.ValueOf(t.Logger).IsZero() {
+		t.Logger = c.own.Logger
+	}
+	return t
 }
 
 // WithCredentials sets the API key and private key to sign with. They win
@@ -125,45 +143,39 @@ func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
 
 // WithClock sets the clock that times every wait, timestamps signatures and
 // anchors fee-summary windows (default: the real clock): the transport's
-// (transport.WithClock), which the Client runs on. A transport.WithClock
-// passed with WithTransportOptions wins over it.
+// (transport.Config.Clock), which the Client runs on. A Clock passed with
+// WithTransportConfig wins over it.
 func WithClock(clk clockwork.Clock) Option {
-	return func(c *config) { c.ownTransport("WithClock", transport.WithClock(clk)) }
+	return func(c *config) { c.own.Clock = clk; c.ownNames = append(c.ownNames, "WithClock") }
 }
 
 // WithLogger sets the logger for one event per attempt and for the
 // Client's and the placement engine's own events (default zerolog.Nop()).
 // No event holds a key, a signature or a request body. A logger passed
-// with WithTransportOptions or WithPlacerOptions wins for that package;
+// with WithTransportConfig or WithPlacerOptions wins for that package;
 // with NewFromTransport the attempts are logged where tc logs them.
 func WithLogger(l zerolog.Logger) Option {
 	return func(c *config) {
 		c.log = &l
-		c.own = append(c.own, transport.WithLogger(l)) // not refused by NewFromTransport: the Client logs too
+		c.own.Logger = l // not refused by NewFromTransport: the Client logs too
 	}
 }
 
-// WithTransportOptions passes options to the transport New builds (see
-// package transport), such as transport.WithRateLimit,
-// transport.WithRetryPolicy, transport.WithLimiter or
-// transport.WithAttemptTimeout. They are applied after the transport
-// options this package's options set, so they win over them; see Option.
-// With WithRedisURL, transport.WithRateLimit sets the fleet's shared
-// budget, which replaces the transport's own bucket and any
-// transport.WithLimiter.
-func WithTransportOptions(opts ...transport.Option) Option {
-	return func(c *config) { c.pass = append(c.pass, opts...) }
+// WithTransportConfig configures the transport New builds (see package
+// transport): its rate limit, retry policy, limiter, attempt timeout and
+// the rest. Its Clock, Logger and RoundTripper, when set, win over those
+// this package's options set; see Option. With WithRedisURL, its
+// RatePerMinute, Burst and Adaptive set the fleet's shared budget, which
+// replaces the transport's own bucket and any Limiter. Given twice, the
+// last wins.
+func WithTransportConfig(cfg transport.Config) Option {
+	return func(c *config) { c.pass = &cfg }
 }
 
 // WithRoundTripper sends requests through rt, such as a simulated venue's
-// in-memory transport (transport.WithRoundTripper).
+// in-memory transport (transport.Config.RoundTripper).
 func WithRoundTripper(rt http.RoundTripper) Option {
-	return func(c *config) { c.ownTransport("WithRoundTripper", transport.WithRoundTripper(rt)) }
-}
-
-func (c *config) ownTransport(name string, o transport.Option) {
-	c.own = append(c.own, o)
-	c.ownNames = append(c.ownNames, name)
+	return func(c *config) { c.own.RoundTripper = rt; c.ownNames = append(c.ownNames, "WithRoundTripper") }
 }
 
 // WithPageCap sets how many pages a listing may read before it fails with
@@ -199,10 +211,10 @@ func New(opts ...Option) (*Client, error) {
 	if cfg.redisURL == "" && cfg.getenv != nil {
 		cfg.redisURL = strings.TrimSpace(cfg.getenv(EnvRedisURL))
 	}
-	tOpts := cfg.transportOptions()
-	// Built first even for a fleet: the transport's options are checked
-	// before Redis is reached, and its rate limit is the fleet's.
-	tc, err := transport.New(base, signer, tOpts...)
+	tcfg := cfg.transportConfig()
+	// Built first even for a fleet: the transport's configuration is
+	// checked before Redis is reached, and its rate limit is the fleet's.
+	tc, err := transport.New(base, signer, tcfg)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -212,7 +224,8 @@ func New(opts ...Option) (*Client, error) {
 			return nil, err
 		}
 		cfg.account = fleet.account
-		if tc, err = transport.New(base, signer, append(tOpts, transport.WithLimiter(fleet.budget))...); err != nil {
+		tcfg.Limiter = fleet.budget
+		if tc, err = transport.New(base, signer, tcfg); err != nil {
 			fleet.close()
 			return nil, fmt.Errorf("broker: %w", err)
 		}
@@ -230,7 +243,7 @@ func New(opts ...Option) (*Client, error) {
 // clients can share one transport, one rate budget and one retry policy.
 // The Client runs on tc's clock. Options that configure the transport
 // (WithCredentials, WithEnv, WithBaseURL, WithClock, WithRoundTripper,
-// WithTransportOptions, WithRedisURL) are refused: configure tc instead.
+// WithTransportConfig, WithRedisURL) are refused: configure tc instead.
 func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
 	if tc == nil {
 		return nil, errors.New("broker: a transport client is required")
@@ -253,8 +266,8 @@ func NewFromTransport(tc *transport.Client, opts ...Option) (*Client, error) {
 		refused = append(refused, "WithRedisURL")
 	}
 	refused = append(refused, cfg.ownNames...)
-	if len(cfg.pass) > 0 {
-		refused = append(refused, "WithTransportOptions")
+	if cfg.pass != nil {
+		refused = append(refused, "WithTransportConfig")
 	}
 	if len(refused) > 0 {
 		return nil, fmt.Errorf("broker: NewFromTransport: %s configure the transport; set them on the transport.Client instead", strings.Join(refused, ", "))

@@ -15,12 +15,12 @@
 // told to. Every call takes a context.
 //
 // The options name what a bot sets; the lower packages' settings reach
-// them through one pass-through each, WithTransportOptions (package
+// them through one pass-through each, WithTransportConfig (package
 // transport: rate limit, retry policy, limiter, attempt timeout) and
 // WithPlacerOptions (package orders: namespace, send cap):
 //
 //	c, err := broker.New(broker.WithEnv(os.Getenv),
-//		broker.WithTransportOptions(transport.WithRateLimit(50, 100)),
+//		broker.WithTransportConfig(transport.Config{RatePerMinute: 50, Burst: 100}),
 //		broker.WithPlacerOptions(orders.WithNamespace("momentum")))
 //
 // Whatever order they are given in, this package's own options are
@@ -49,7 +49,7 @@
 // token bucket (default 100 a minute, bursts of 300, the venue's budget),
 // is signed afresh, and sends the same bytes. GETs are retried on 429, 500,
 // 502, 503, 504 and failures below HTTP, with capped exponential backoff
-// (transport.WithRetryPolicy, through WithTransportOptions; the zero
+// (transport.Config.Retry, through WithTransportConfig; a zero
 // policy makes one attempt). Writes — creates and cancels — are sent once
 // by the transport and never retried there; only Place may send a create
 // again, after a lookup (# Idempotency).

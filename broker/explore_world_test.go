@@ -559,7 +559,7 @@ func (w *world) startProc(gen int) {
 			broker.WithRoundTripper(&exploreWire{w: w, h: h}),
 			broker.WithClock(steppedClock{Clock: clockwork.NewRealClock(), step: &w.step}),
 			broker.WithIntentStore(&exploreStore{w: w, h: h, inner: store}),
-			broker.WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second})),
+			broker.WithTransportConfig(transport.Config{Retry: &transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second}}),
 			broker.WithPlacerOptions(orders.WithNamespace(w.ns)),
 		)
 		if err != nil {

@@ -41,7 +41,7 @@ func liveSweep(t *testing.T, catchUps int) (got, snapshot *FeeReport, remembered
 	client := func() *Client {
 		clients++
 		c, err := New(WithCredentials(srv.APIKey, key), WithBaseURL(srv.URL), WithRoundTripper(srv.Transport()),
-			WithClock(clk), WithTransportOptions(transport.WithRateLimit(0, 0)), WithIntentStoreFile(filepath.Join(dir, fmt.Sprint(clients)+".db")))
+			WithClock(clk), WithTransportConfig(transport.Config{RatePerMinute: -1}), WithIntentStoreFile(filepath.Join(dir, fmt.Sprint(clients)+".db")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -177,7 +178,7 @@ func TestFeeSummaryNothingFilled(t *testing.T) {
 func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 	t.Parallel()
 	budget := clockwork.NewFakeClockAt(testStart)
-	c, v, _ := setup(t, WithTransportOptions(transport.WithLimiter(transport.NewTokenBucket(budget, 60, 3))), WithPageCap(10)) // holds 2: Headroom
+	c, v, _ := setup(t, WithTransportConfig(transport.Config{Limiter: transport.NewTokenBucket(budget, 60, 3)}), WithPageCap(10)) // holds 2: Headroom
 	v.fixture(http.MethodGet, pathAccounts, "accounts.json")
 	quiet(v, feeOrders(t), 1) // 7 pages and 1 catch-up: 9 requests, burst 2, then 1 a second
 	done := make(chan *FeeReport, 1)
@@ -188,8 +189,8 @@ func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 		}
 		done <- r
 	}()
-	// One token a second, refilled transport.RateMargin under.
-	perToken := time.Duration(math.Ceil(float64(time.Second) / (1 - transport.RateMargin)))
+	// One token a second, refilled adaptive.RateMargin under.
+	perToken := time.Duration(math.Ceil(float64(time.Second) / (1 - adaptive.RateMargin)))
 	for i := 0; i < 7; i++ {
 		if err := budget.BlockUntilContext(context.Background(), 1); err != nil {
 			t.Fatal(err)

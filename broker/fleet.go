@@ -26,14 +26,14 @@ const fleetSetupTimeout = 10 * time.Second
 // WithRedisURL makes every process that names the same Redis and account
 // share one rate budget (package redisbudget): together they never spend
 // past the venue's 100 requests a minute, and a 429 seen by any of them
-// pauses them all; with transport.WithAdaptiveRateLimit (through
-// WithTransportOptions) their budget learns the venue's rate per
-// endpoint class, in Redis (redisbudget.WithAdaptive). New connects at once: a Redis that cannot be reached is
+// pauses them all; with transport.Config.Adaptive (through
+// WithTransportConfig) their budget learns the venue's rate per
+// endpoint class, in Redis (redisbudget.Config.Adaptive). New connects at once: a Redis that cannot be reached is
 // an error, never a silent fallback to a private budget. The budget keeps
-// the transport's rate limit (transport.WithRateLimit through
-// WithTransportOptions; default the venue's), which every process of the
-// fleet must give alike, and replaces the transport's own bucket and any
-// transport.WithLimiter. The account number (WithAccountNumber) keys the
+// the transport's rate limit (transport.Config's RatePerMinute and Burst
+// through WithTransportConfig; default the venue's), which every process
+// of the fleet must give alike, and replaces the transport's own bucket
+// and any transport.Config.Limiter. The account number (WithAccountNumber) keys the
 // budget; without it, New takes it from Redis,
 // where the first process to resolve it left it, or reads the accounts
 // list once itself. Close the Client to release the connection.
@@ -96,7 +96,7 @@ return 0
 `)
 
 // shareBudget connects to the fleet's Redis and returns the account's
-// shared budget, at tc's rate limit (transport.WithRateLimit) and on tc's
+// shared budget, at tc's rate limit (tc.Config()) and on tc's
 // clock. tc, with its own bucket, reads the accounts list if the account
 // must be discovered.
 func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*fleetBudget, error) {
@@ -111,16 +111,13 @@ func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*f
 		rdb.Close()
 		return nil, cfg.redisFailed(err, "cannot be reached (refusing to fall back to a private rate budget)")
 	}
-	perMinute, burst := tc.RateLimit()
-	bopts := []redisbudget.Option{redisbudget.WithRateLimit(perMinute, burst), redisbudget.WithClock(tc.Clock())}
-	if tc.AdaptiveRateLimit() {
-		bopts = append(bopts, redisbudget.WithAdaptive())
-	}
+	tcfg := tc.Config()
+	bcfg := redisbudget.Config{RatePerMinute: tcfg.RatePerMinute, Burst: tcfg.Burst, Adaptive: tcfg.Adaptive, Clock: tcfg.Clock}
 	if cfg.log != nil {
-		bopts = append(bopts, redisbudget.WithLogger(*cfg.log))
+		bcfg.Logger = *cfg.log
 	}
 	budgetFor := func(account string) (*redisbudget.Budget, error) {
-		b, err := redisbudget.New(ctx, rdb, account, bopts...)
+		b, err := redisbudget.New(ctx, rdb, account, bcfg)
 		if err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}

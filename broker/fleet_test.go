@@ -134,8 +134,7 @@ func fleetBot() (redistest.Tally, error) {
 	}
 	// Released before New: every process resolves the account at once.
 	c, err := broker.New(broker.WithCredentials(os.Getenv("VENUE_API_KEY"), key), broker.WithBaseURL(os.Getenv("VENUE_URL")),
-		broker.WithRedisURL(os.Getenv("REDIS_URL")), broker.WithTransportOptions(transport.WithRateLimit(perMinute, burst),
-			transport.WithRetryPolicy(transport.RetryPolicy{}))) // one attempt: every 429 shows
+		broker.WithRedisURL(os.Getenv("REDIS_URL")), broker.WithTransportConfig(transport.Config{RatePerMinute: perMinute, Burst: burst, Retry: &transport.RetryPolicy{}})) // one attempt: every 429 shows
 	if err != nil {
 		return res, err
 	}

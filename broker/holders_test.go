@@ -107,7 +107,7 @@ func TestTwoHoldersOneStore(t *testing.T) {
 				c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
 					broker.WithRoundTripper(rt), broker.WithClock(clk),
 					broker.WithAccountNumber(srv.AccountNumber), broker.WithIntentStore(store),
-					broker.WithTransportOptions(transport.WithRateLimit(0, 0)),
+					broker.WithTransportConfig(transport.Config{RatePerMinute: -1}),
 					// A namespace of this run's: a shared Redis keeps earlier runs' keys.
 					broker.WithPlacerOptions(orders.WithNamespace(ns)))
 				if err != nil {

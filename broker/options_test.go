@@ -12,6 +12,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -47,8 +48,8 @@ func (refusingRT) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // TestOptionsComposeInOneOrder: this package's own options set the
-// transport first and WithTransportOptions' after them, whatever the order
-// they are given in, so an option passed through wins; and the Client runs
+// transport first and WithTransportConfig's after them, whatever the order
+// they are given in, so a setting passed through wins; and the Client runs
 // on its transport's clock (the fee window ends at that clock's now), so
 // the two never disagree.
 func TestOptionsComposeInOneOrder(t *testing.T) {
@@ -62,7 +63,7 @@ func TestOptionsComposeInOneOrder(t *testing.T) {
 			t.Cleanup(srv.Close)
 			rt := &countingRT{rt: srv.Transport()}
 			ownOpts := []broker.Option{broker.WithClock(own), broker.WithRoundTripper(refusingRT{})}
-			pass := broker.WithTransportOptions(transport.WithClock(passed), transport.WithRoundTripper(rt))
+			pass := broker.WithTransportConfig(transport.Config{Clock: passed, RoundTripper: rt})
 			opts := append([]broker.Option{credentials(t, srv), broker.WithBaseURL(srv.URL)}, ownOpts...)
 			opts = append(opts, pass)
 			if passFirst {
@@ -115,9 +116,9 @@ func TestPlacerOptionsReachTheClient(t *testing.T) {
 	}
 }
 
-// TestRateLimitZeroIsOffOnBothSides: WithRateLimit(0, 0) means off for
-// the client's bucket (transport.WithRateLimit, passed through) and for
-// the simulated venue's (brokertest.WithRateLimit) alike: more reads than
+// TestRateLimitZeroIsOffOnBothSides: off for the client's bucket
+// (a negative transport.Config.RatePerMinute, passed through) and for
+// the simulated venue's (brokertest.WithRateLimit(0, 0)) alike: more reads than
 // either's default burst go out at once, on a clock that never moves.
 func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	t.Parallel()
@@ -125,7 +126,7 @@ func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	srv := brokertest.NewServer(brokertest.WithClock(clk), brokertest.WithRateLimit(0, 0))
 	t.Cleanup(srv.Close)
 	c, err := broker.New(credentials(t, srv), broker.WithBaseURL(srv.URL), broker.WithRoundTripper(srv.Transport()),
-		broker.WithClock(clk), broker.WithTransportOptions(transport.WithRateLimit(0, 0), transport.WithRetryPolicy(transport.RetryPolicy{})))
+		broker.WithClock(clk), broker.WithTransportConfig(transport.Config{RatePerMinute: -1, Retry: &transport.RetryPolicy{}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	// refused at once; a 429 would be final (no retries).
 	ctx, cancel := brokertest.WithTimeout(context.Background(), clk, time.Millisecond)
 	defer cancel()
-	for i := range transport.DefaultBurst + 50 {
+	for i := range adaptive.Burst + 50 {
 		if _, err := c.BestBidAsk(ctx, "BTC-USD"); err != nil {
 			t.Fatalf("read %d: %v", i+1, err)
 		}

@@ -132,7 +132,7 @@ func setup(t testing.TB, opts ...Option) (*Client, *fakeVenue, *clockwork.FakeCl
 		WithCredentials(testAPIKey, testKey(t)),
 		WithBaseURL(v.srv.URL),
 		WithClock(clk),
-		WithTransportOptions(transport.WithRetryPolicy(transport.RetryPolicy{})),
+		WithTransportConfig(transport.Config{Retry: &transport.RetryPolicy{}}),
 	}
 	c, err := New(append(base, opts...)...)
 	if err != nil {

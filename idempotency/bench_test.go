@@ -53,7 +53,7 @@ func client(b *testing.B, srv *brokertest.Server, store idempotency.Store) *brok
 	}
 	c, err := broker.New(broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
 		broker.WithRoundTripper(srv.Transport()), broker.WithAccountNumber(srv.AccountNumber),
-		broker.WithIntentStore(store), broker.WithTransportOptions(transport.WithRateLimit(0, 0)))
+		broker.WithIntentStore(store), broker.WithTransportConfig(transport.Config{RatePerMinute: -1}))
 	if err != nil {
 		b.Fatal(err)
 	}

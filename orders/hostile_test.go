@@ -197,7 +197,7 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 					if !listed {
 						wraps = append(wraps, lagging(time.Hour))
 					}
-					e := newEnvWith(t, envConfig{wrap: chain(wraps...), transport: []transport.Option{transport.WithMaxResponseBytes(32 << 10)}})
+					e := newEnvWith(t, envConfig{wrap: chain(wraps...), transport: transport.Config{MaxResponseBytes: 32 << 10}})
 					ctx := context.Background()
 					cid := e.placer.ClientOrderID("k")
 					o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))

@@ -41,7 +41,7 @@ type envConfig struct {
 	store     idempotency.Store
 	venue     []brokertest.Option
 	wrap      func(http.RoundTripper) http.RoundTripper // between the client and the venue
-	transport []transport.Option
+	transport transport.Config
 	placer    []orders.Option
 }
 
@@ -69,7 +69,9 @@ func newEnvWith(t *testing.T, c envConfig) *env {
 	if c.wrap != nil {
 		rt = c.wrap(rt)
 	}
-	tc, err := transport.New(srv.URL, signer, append([]transport.Option{transport.WithRoundTripper(rt)}, c.transport...)...)
+	tcfg := c.transport
+	tcfg.RoundTripper = rt
+	tc, err := transport.New(srv.URL, signer, tcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

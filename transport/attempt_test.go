@@ -39,8 +39,7 @@ func TestAttemptTimeoutOnTheRealClock(t *testing.T) {
 func attemptTimeoutOnTheRealClock(t *testing.T, ctx context.Context) {
 	v := newVenue(t, clockwork.NewFakeClockAt(t0), reply{hang: true}, reply{status: 200, body: `{}`}, reply{hang: true})
 	const timeout = time.Second // long enough for the answered attempt on a loaded machine
-	c, err := New(v.srv.URL, testSigner(t), WithRateLimit(0, 0), WithAttemptTimeout(timeout),
-		WithRetryPolicy(RetryPolicy{MaxAttempts: 2}))
+	c, err := New(v.srv.URL, testSigner(t), Config{RatePerMinute: -1, AttemptTimeout: timeout, Retry: &RetryPolicy{MaxAttempts: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +72,7 @@ func TestAttemptTimeoutOverHTTP2NeverEndingContext(t *testing.T) {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	c, err := New(srv.URL, testSigner(t), WithRateLimit(0, 0), WithAttemptTimeout(time.Second),
-		WithRoundTripper(srv.Client().Transport))
+	c, err := New(srv.URL, testSigner(t), Config{RatePerMinute: -1, AttemptTimeout: time.Second, RoundTripper: srv.Client().Transport})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,14 +82,15 @@ func WithPageSize(n int) Option {
 
 // WithRateLimit sets the account-wide token bucket (default 100/min,
 // burst 300), which every endpoint class without a bucket of its own
-// shares (see WithRateLimits). WithRateLimit(0, 0) turns it off, as it
-// does for transport.WithRateLimit (which a broker.Client takes through
-// broker.WithTransportOptions); a class with a bucket of its own keeps it.
+// shares (see WithRateLimits). WithRateLimit(0, 0) turns it off, as a
+// negative transport.Config.RatePerMinute does the client's (which a
+// broker.Client takes through broker.WithTransportConfig); a class with a
+// bucket of its own keeps it.
 func WithRateLimit(perMinute float64, burst int) Option {
 	return func(c *config) error {
 		switch {
 		case perMinute == 0 && burst == 0:
-			c.cfg.RatePerMinute = -1 // off, as transport.WithRateLimit(0, 0)
+			c.cfg.RatePerMinute = -1 // off, as transport.Config{RatePerMinute: -1}
 			return nil
 		case perMinute <= 0 || burst <= 0:
 			return fmt.Errorf("brokertest: rate limit %v/min burst %d: want both positive, or both 0 to turn it off", perMinute, burst)

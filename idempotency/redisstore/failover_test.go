@@ -266,7 +266,7 @@ func TestFleetRedisWipe(t *testing.T) {
 // (REPLICAOF NO ONE) while processes still reach the old primary, so the
 // claims they write next provably never reach it; then the old primary
 // dies. The claims' writers must have sent nothing (no replica
-// acknowledged the claim in time: ErrUnavailable); a process on the
+// acknowledged the claim in time: transport.ErrUnavailable); a process on the
 // promoted replica finds every earlier intent and places the lost keys
 // once each.
 func TestFleetRedisFailover(t *testing.T) {

@@ -57,7 +57,7 @@ func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns s
 	if err != nil {
 		return nil, nil, err
 	}
-	tc, err := transport.New(venueURL, signer)
+	tc, err := transport.New(venueURL, signer, transport.Config{})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -151,7 +151,7 @@ func TestIntentsWithoutMarker(t *testing.T) {
 }
 
 // TestRedisErrorsAreUnavailable: a Redis that stops answering is an error
-// matching ErrUnavailable and transport.ErrUnavailable, not ErrStoreReset.
+// matching transport.ErrUnavailable, not ErrStoreReset.
 func TestRedisErrorsAreUnavailable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

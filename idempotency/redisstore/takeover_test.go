@@ -41,8 +41,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 			t.Fatal(err)
 		}
 		signer, _ := signing.New(srv.APIKey, pk)
-		tc, err := transport.New(srv.URL, signer, transport.WithClock(clock), transport.WithAttemptTimeout(time.Hour),
-			transport.WithRoundTripper(http.DefaultTransport.(*http.Transport).Clone()))
+		tc, err := transport.New(srv.URL, signer, transport.Config{Clock: clock, AttemptTimeout: time.Hour, RoundTripper: http.DefaultTransport.(*http.Transport).Clone()})
 		if err != nil {
 			t.Fatal(err)
 		}

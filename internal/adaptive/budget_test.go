@@ -1,9 +1,29 @@
 package adaptive
 
 import (
+	"math"
 	"testing"
 	"time"
 )
+
+func TestHeadroom(t *testing.T) {
+	for _, tt := range []struct {
+		perMinute float64
+		burst     int
+		rate      float64
+		wantBurst int
+	}{
+		{100, 300, 99, 299},    // the venue's documented budget
+		{60, 3, 59.4, 2},       // 0.2475 of a token regained in 250 ms: one held back
+		{60, 1, 59.4, 1},       // never below 1
+		{6000, 300, 5940, 275}, // 24.75 tokens in 250 ms: 25 held back
+	} {
+		rate, burst := Headroom(tt.perMinute, tt.burst)
+		if math.Abs(rate-tt.rate) > 1e-9 || burst != tt.wantBurst {
+			t.Errorf("Headroom(%v, %d) = %v, %d; want %v, %d", tt.perMinute, tt.burst, rate, burst, tt.rate, tt.wantBurst)
+		}
+	}
+}
 
 // TestPauseNeverShortens: a pause lasts to the latest end asked for; a
 // shorter or non-positive one changes nothing.

@@ -201,7 +201,7 @@
 // order writes dropping to 30 for 10 min, one bot each) and outage (every
 // answer 503 for 10 min, Scenario.Outage, two bots per class of reads).
 // ThrottleScenario runs one with a ThrottleClient: the fixed bucket (the
-// control), the adaptive limiter (transport.WithAdaptiveRateLimit), or
+// control), the adaptive limiter (transport.Config.Adaptive), or
 // the fixed bucket without a retry budget (the outage's control). The
 // figures come from the venue's ledger (Request.Time, Request.Class,
 // Status): per class and phase of its capacity, the 429s in the phase's

@@ -17,8 +17,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/signing"
-	"github.com/tradewire/tradewire/transport"
 )
 
 // Figures summarise one run.
@@ -82,7 +82,7 @@ func figures(r *Run, simulated, wall, floor time.Duration, events int64) Figures
 		f.FloorRatio = float64(f.PerRequest) / float64(floor)
 	}
 	if simulated > 0 {
-		f.Budget = float64(len(r.Events)) / simulated.Minutes() / transport.DefaultRatePerMinute
+		f.Budget = float64(len(r.Events)) / simulated.Minutes() / adaptive.PerMinute
 	}
 	for _, c := range r.Calls {
 		if c.Err != nil {

@@ -74,7 +74,7 @@ type Scenario struct {
 	// and PlacementInvariants() too when Placement is set).
 	Invariants []Invariant
 	// AttemptTimeout bounds each attempt of the client (default
-	// transport.DefaultAttemptTimeout). Latency above it is a timeout.
+	// transport's default, 10 s). Latency above it is a timeout.
 	AttemptTimeout time.Duration
 	// Start is the simulated time the run starts at (default DefaultStart).
 	Start time.Time
@@ -217,7 +217,7 @@ func (s Scenario) withDefaults() (Scenario, error) {
 		}
 	}
 	if s.AttemptTimeout == 0 {
-		s.AttemptTimeout = transport.DefaultAttemptTimeout
+		s.AttemptTimeout = defaultAttemptTimeout
 	}
 	if s.Start.IsZero() {
 		s.Start = DefaultStart
@@ -237,11 +237,17 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	return s, nil
 }
 
+// What the clients' zero transport.Config stands for, as the invariants
+// and figures must know it: 4 attempts of a GET (Config.Retry nil), a
+// retry budget of 500 tokens, and 10 s an attempt.
+const (
+	defaultMaxAttempts    = 4
+	defaultRetryBudget    = 500
+	defaultAttemptTimeout = 10 * time.Second
+)
+
 func newTransportCaller(e env) (Caller, error) {
-	return transport.New(e.baseURL, e.signer,
-		transport.WithClock(e.clock),
-		transport.WithRoundTripper(e.transport),
-		transport.WithAttemptTimeout(e.attemptTimeout))
+	return transport.New(e.baseURL, e.signer, transport.Config{Clock: e.clock, RoundTripper: e.transport, AttemptTimeout: e.attemptTimeout})
 }
 
 // Run is the record of one scenario run: the client's history, the wire

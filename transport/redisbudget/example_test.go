@@ -14,13 +14,13 @@ import (
 func Example() {
 	ctx := context.Background()
 	budget, err := redisbudget.Open(ctx, "redis://127.0.0.1:6379/0", "AB1234567890",
-		redisbudget.WithRateLimit(100, 300)) // the venue's budget, shared
+		redisbudget.Config{}) // the venue's budget, 100 a minute and 300, shared
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer budget.Close()
 	var signer *signing.Signer // from the account's key
-	tc, err := transport.New("https://trading.robinhood.com", signer, transport.WithLimiter(budget))
+	tc, err := transport.New("https://trading.robinhood.com", signer, transport.Config{Limiter: budget})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -164,7 +164,7 @@ func (d *demoRun) newBroker(srv *brokertest.Server, opts ...broker.Option) (*bro
 	return broker.New(append([]broker.Option{broker.WithCredentials(srv.APIKey, key), broker.WithBaseURL(srv.URL),
 		broker.WithRoundTripper(srv.Transport()), broker.WithClock(d.clock),
 		broker.WithIntentStore(d.store), broker.WithPlacerOptions(orders.WithNamespace("demo")),
-		broker.WithTransportOptions(transport.WithRateLimit(demoPerMinute, demoBurst), transport.WithObserver(d.record))}, opts...)...)
+		broker.WithTransportConfig(transport.Config{RatePerMinute: demoPerMinute, Burst: demoBurst, Observer: d.record})}, opts...)...)
 }
 
 // record is the observer; a retry's wait runs from the last attempt's end to its signature.
@@ -250,7 +250,7 @@ func demoThrottle(ctx context.Context, d *demoRun) {
 		25-held, held, waited.Round(time.Millisecond), len(seen), count(seen, "", "", 429))
 	other := d.newVenue()
 	defer other.Close()
-	d.burst(ctx, must(d.newBroker(other, broker.WithTransportOptions(transport.WithRateLimit(0, 0)))))
+	d.burst(ctx, must(d.newBroker(other, broker.WithTransportConfig(transport.Config{RatePerMinute: -1, Observer: d.record}))))
 	seen = d.take(false)
 	d.say("The bucket spaced the burst out itself. The same burst with the bucket off, on a second venue:")
 	d.detail("client: 25 reads took %d attempts, %d answered 429 and retried after a backoff", len(seen), count(seen, "", "", 429))

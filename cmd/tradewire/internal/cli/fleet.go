@@ -40,16 +40,16 @@ func (a *app) redisURL() string {
 // fleetTransport builds the transport through broker.New with the shared
 // budget: New reaches Redis first and refuses to start without it. The
 // shared budget replaces any other limiter in opts.
-func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option) (*transport.Client, error) {
+func (a *app) fleetTransport(url string, v *venueConfig, opts transport.Config) (*transport.Client, error) {
 	log, err := a.logger()
 	if err != nil {
 		return nil, err
 	}
-	// opts carry the CLI's clock and rate limit (transport.WithRateLimit,
-	// which sets the shared budget's).
+	// opts carry the CLI's clock and rate limit (RatePerMinute and Burst,
+	// which set the shared budget's).
 	bopts := []broker.Option{
 		broker.WithCredentials(v.apiKey, v.key), broker.WithBaseURL(v.baseURL), broker.WithRedisURL(url),
-		broker.WithLogger(log), broker.WithTransportOptions(opts...),
+		broker.WithLogger(log), broker.WithTransportConfig(opts),
 	}
 	if n := a.accountNumberFlag(); n != "" {
 		bopts = append(bopts, broker.WithAccountNumber(n))

@@ -75,9 +75,9 @@ func TestGoldenSignatures(t *testing.T) {
 				args = append(args, "--data", v.Body)
 			}
 			r := runWith(t, Options{
-				Getenv:           func(k string) string { return env[k] },
-				Clock:            clockwork.NewFakeClockAt(time.Unix(vs.Timestamp, 0)),
-				TransportOptions: []transport.Option{transport.WithRoundTripper(rt)},
+				Getenv:          func(k string) string { return env[k] },
+				Clock:           clockwork.NewFakeClockAt(time.Unix(vs.Timestamp, 0)),
+				TransportConfig: transport.Config{RoundTripper: rt},
 			}, args...)
 
 			if !json.Valid([]byte(v.Body)) && v.Body != "" {

@@ -145,16 +145,16 @@ type result struct {
 
 // fastRetries keeps the default number of attempts but waits zero between
 // them, so storms end at once.
-var fastRetries = transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: transport.DefaultRetryPolicy().MaxAttempts})
+var fastRetries = &transport.RetryPolicy{MaxAttempts: 4}
 
 // runCLI runs the command line with env, stdin and args, and retries that
 // never wait.
 func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) result {
 	t.Helper()
 	return runWith(t, Options{
-		Getenv:           func(k string) string { return env[k] },
-		Stdin:            strings.NewReader(stdin),
-		TransportOptions: []transport.Option{fastRetries},
+		Getenv:          func(k string) string { return env[k] },
+		Stdin:           strings.NewReader(stdin),
+		TransportConfig: transport.Config{Retry: fastRetries},
 	}, args...)
 }
 

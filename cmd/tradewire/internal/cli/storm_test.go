@@ -19,7 +19,7 @@ import (
 )
 
 // inMemoryVenue is a round tripper that serves requests in process (the
-// way a simulated venue plugs in through transport.WithRoundTripper),
+// way a simulated venue plugs in through transport.Config.RoundTripper),
 // checking each signature like fakeVenue does.
 type inMemoryVenue struct {
 	t      *testing.T
@@ -84,10 +84,10 @@ func TestStormWithTheDefaultPolicy(t *testing.T) {
 				var stdout, stderr bytes.Buffer
 				start := time.Now()
 				code := Run(context.Background(), args, Options{
-					Getenv:           func(k string) string { return env[k] },
-					Stdout:           &stdout,
-					Stderr:           &stderr,
-					TransportOptions: []transport.Option{transport.WithRoundTripper(v)},
+					Getenv:          func(k string) string { return env[k] },
+					Stdout:          &stdout,
+					Stderr:          &stderr,
+					TransportConfig: transport.Config{RoundTripper: v},
 				})
 				if code != tt.wantCode {
 					t.Errorf("exit %d, want %d; stderr %q", code, tt.wantCode, stderr.String())
