@@ -513,13 +513,13 @@ func (w *world) openStore() idempotency.Store {
 		// The process's own Store on the fleet's Redis. Its claims outlive
 		// it until their lease lapses, on Redis's clock: longer than a
 		// schedule runs.
-		s, err := redisstore.Open(context.Background(), w.redisURL, w.srv.AccountNumber)
+		s, err := redisstore.Open(context.Background(), w.redisURL, w.srv.AccountNumber, redisstore.Config{})
 		if err != nil {
 			w.t.Fatalf("seed %d: opening the Redis store: %v", w.seed, err)
 		}
 		return s
 	}
-	s, err := idempotency.Open(filepath.Join(w.dir, "intents.db"))
+	s, err := idempotency.Open(filepath.Join(w.dir, "intents.db"), idempotency.Config{})
 	if err != nil {
 		w.t.Fatalf("seed %d: opening the store: %v", w.seed, err)
 	}

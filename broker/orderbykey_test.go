@@ -100,7 +100,7 @@ func TestOrderByKeyNeverUsed(t *testing.T) {
 	t.Run("a file another process holds lists", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "intents.db")
-		held, err := idempotency.Open(path)
+		held, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

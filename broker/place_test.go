@@ -141,13 +141,13 @@ func TestReadOnlyClientOpensNoStore(t *testing.T) {
 	if _, err := c.Place(ctx, "k", limitBuy()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := idempotency.Open(path); !errors.Is(err, idempotency.ErrLocked) {
+	if _, err := idempotency.Open(path, idempotency.Config{}); !errors.Is(err, idempotency.ErrLocked) {
 		t.Errorf("the store is not held while placing: %v", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := idempotency.Open(path)
+	s, err := idempotency.Open(path, idempotency.Config{})
 	if err != nil {
 		t.Fatalf("after Close: %v", err)
 	}

@@ -94,10 +94,10 @@ func (v *venue) place(b *testing.B, prefix string, n int) []idempotency.Record {
 // Placer writes it: one order every 5 s, each recorded, signed and
 // acknowledged (three commits), modelled on sample. It returns the
 // store, open, with fsync off while it wrote.
-func writeDay(b *testing.B, path string, sample idempotency.Record, opts ...idempotency.Option) idempotency.Store {
+func writeDay(b *testing.B, path string, sample idempotency.Record) idempotency.Store {
 	b.Helper()
 	ctx := context.Background()
-	s, err := idempotency.Open(path, opts...)
+	s, err := idempotency.Open(path, idempotency.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func BenchmarkRecoverAfterADay(b *testing.B) {
 	var recoverOnly, startUp time.Duration
 	for b.Loop() {
 		startUp = timeOf(20, func() {
-			s, err := idempotency.Open(path)
+			s, err := idempotency.Open(path, idempotency.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -196,7 +196,7 @@ func BenchmarkRecoverAfterADay(b *testing.B) {
 			c.Close()
 			s.Close()
 		})
-		s, err := idempotency.Open(path)
+		s, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func BenchmarkRecoverOpen(b *testing.B) {
 	placed := v.place(b, "open", open)
 	dir := b.TempDir()
 	template := filepath.Join(dir, "template.db")
-	s, err := idempotency.Open(template)
+	s, err := idempotency.Open(template, idempotency.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func BenchmarkRecoverOpen(b *testing.B) {
 		for i := range 5 {
 			path := filepath.Join(dir, fmt.Sprint("run-", i, ".db"))
 			copyFile(b, template, path)
-			s, err := idempotency.Open(path)
+			s, err := idempotency.Open(path, idempotency.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}

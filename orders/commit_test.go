@@ -67,7 +67,7 @@ func placement(tb testing.TB, store func(idempotency.Store) idempotency.Store, w
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bs, err := idempotency.Open(filepath.Join(tb.TempDir(), "intents.db"))
+	bs, err := idempotency.Open(filepath.Join(tb.TempDir(), "intents.db"), idempotency.Config{})
 	if err != nil {
 		tb.Fatal(err)
 	}

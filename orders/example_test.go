@@ -49,7 +49,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	// In production, idempotency.Open(path) keeps intents across restarts.
+	// In production, idempotency.Open(path, idempotency.Config{}) keeps intents across restarts.
 	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{}, orders.WithNamespace("momentum"))
 	if err != nil {
 		panic(err)

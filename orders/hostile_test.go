@@ -160,7 +160,7 @@ func (e *env) checkTruth(t *testing.T, cid string, o *broker.Order, err error) {
 
 func boltStore(t *testing.T) idempotency.Store {
 	t.Helper()
-	s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
+	s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"), idempotency.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,7 +277,7 @@ func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string)
 		order := rec.Order
 		if len(order) == 0 {
 			// A settled record keeps the order's id, not its JSON
-			// (idempotency.DefaultRetention): read it by its id.
+			// (idempotency.Config.Retention): read it by its id.
 			resp, err := p.tc.Get(ctx, ordersPath+url.PathEscape(rec.OrderID)+"/")
 			if err != nil {
 				return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,

@@ -272,7 +272,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "intents.db")
-				store, err := idempotency.Open(path)
+				store, err := idempotency.Open(path, idempotency.Config{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -283,7 +283,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 				_, _ = e.placer.Place(ctx, "k-1", limitBuy("0.001")) // "crashes" after the send
 				store.Close()
 
-				onDisk, err := idempotency.Open(path)
+				onDisk, err := idempotency.Open(path, idempotency.Config{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -320,7 +320,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 func TestCrashBeforeSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "intents.db")
-		store, err := idempotency.Open(path)
+		store, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +333,7 @@ func TestCrashBeforeSend(t *testing.T) {
 			t.Fatalf("sent %d creates although the signature's time could not be recorded", n)
 		}
 		store.Close()
-		onDisk, err := idempotency.Open(path)
+		onDisk, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -204,7 +204,7 @@ func driveClient(t *testing.T) []sent {
 	rec := &recorder{next: srv.Transport()}
 	// A bolt store vouches that an intent is new, so the first create
 	// goes out without a lookup before it (a memory store does not).
-	store, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
+	store, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"), idempotency.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

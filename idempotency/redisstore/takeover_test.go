@@ -45,7 +45,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		store, err := redisstore.Open(ctx, url, srv.AccountNumber, redisstore.WithClock(clock), redisstore.WithShortLeaseForTest(lease))
+		store, err := redisstore.Open(ctx, url, srv.AccountNumber, redisstore.ShortLeaseForTest(redisstore.Config{Clock: clock}, lease))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 }
 
 func redisstoreGet(ctx context.Context, url, account, cid string) (idempotency.Record, error) {
-	s, err := redisstore.Open(ctx, url, account)
+	s, err := redisstore.Open(ctx, url, account, redisstore.Config{})
 	if err != nil {
 		return idempotency.Record{}, err
 	}

@@ -119,7 +119,7 @@ func runDemo(ctx context.Context, out io.Writer, seed int64, wire string) (err e
 	defer os.RemoveAll(dir)
 	d.venue = d.newVenue(brokertest.WithHistory(40))
 	defer d.venue.Close()
-	d.store = must(idempotency.Open(filepath.Join(dir, "intents.db")))
+	d.store = must(idempotency.Open(filepath.Join(dir, "intents.db"), idempotency.Config{}))
 	defer d.store.Close()
 	d.b = must(d.newBroker(d.venue))
 	d.printf("tradewire demo: a scripted tour on the embedded simulated venue (seed %d)\n\n", seed)

@@ -64,7 +64,7 @@ func (a *app) fleetTransport(url string, v *venueConfig, opts transport.Config) 
 
 // fleetStore opens the intent store shared through Redis for account.
 func (a *app) fleetStore(ctx context.Context, url, account string) (idempotency.Store, error) {
-	s, err := redisstore.Open(ctx, url, account, redisstore.WithClock(a.clock()))
+	s, err := redisstore.Open(ctx, url, account, redisstore.Config{Clock: a.clock()})
 	if err != nil {
 		return nil, setupError(fmt.Sprintf("--%s: %s", flagRedisURL, redactRedis(err.Error(), url)), err)
 	}
