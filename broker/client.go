@@ -285,7 +285,7 @@ func newClient(tc *transport.Client, cfg *config) (*Client, error) {
 	if cfg.store != nil && cfg.storeFile != "" {
 		return nil, &ArgumentError{Field: "WithIntentStoreFile", Value: cfg.storeFile, Reason: "give WithIntentStore or WithIntentStoreFile, not both"}
 	}
-	c := &Client{tc: tc, clock: tc.Clock(), log: zerolog.Nop(), pageCap: cfg.pageCap, fixedAccount: cfg.account}
+	c := &Client{tc: tc, clock: tc.Config().Clock, log: zerolog.Nop(), pageCap: cfg.pageCap, fixedAccount: cfg.account}
 	if cfg.log != nil {
 		c.log = *cfg.log
 	}

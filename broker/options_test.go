@@ -74,7 +74,7 @@ func TestOptionsComposeInOneOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { c.Close() })
-			if c.Transport().Clock() != passed {
+			if c.Transport().Config().Clock != passed {
 				t.Error("the transport runs on WithClock's clock; want the one passed through")
 			}
 			own.Advance(time.Hour) // a Client on own would end the window an hour later

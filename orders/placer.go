@@ -140,7 +140,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, co
 		return nil, fmt.Errorf("orders: account number %q: want letters and digits", accountNumber)
 	}
 	p := &Placer{
-		tc: tc, codec: codec, store: store, clock: tc.Clock(), account: accountNumber, log: zerolog.Nop(),
+		tc: tc, codec: codec, store: store, clock: tc.Config().Clock, account: accountNumber, log: zerolog.Nop(),
 		maxSends: DefaultMaxSends, skew: DefaultSkewMargin, lookback: DefaultLookback, pageCap: DefaultLookupPageCap,
 		locks: map[string]*keyLock{}, answered: map[string]bool{}, signed: map[string]time.Time{},
 	}
@@ -482,8 +482,8 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, f
 }
 
 func hasField(se *transport.StatusError, field string) bool {
-	for _, f := range se.Fields() {
-		if f == field {
+	for _, f := range se.Errors {
+		if f.Attr == field {
 			return true
 		}
 	}

@@ -280,17 +280,11 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Clock returns the clock the client signs and waits with.
-func (c *Client) Clock() clockwork.Clock { return c.clock }
-
-// BaseURL returns the venue's base URL (scheme and host).
-func (c *Client) BaseURL() string { return c.base.String() }
-
 // Config returns the configuration the client runs with, every zero
 // field filled in with its default (Clock, Retry, RatePerMinute, Burst,
-// RetryBudget, AttemptTimeout, MaxResponseBytes), so that a budget shared
-// in the client's stead (package broker's for a fleet) keeps to the same
-// rate, on the same clock.
+// RetryBudget, AttemptTimeout, MaxResponseBytes): the clock it signs and
+// waits with, and the rate a budget shared in its stead (package broker's
+// for a fleet) is to keep.
 func (c *Client) Config() Config {
 	cfg := c.cfg
 	p := *cfg.Retry

@@ -223,8 +223,12 @@ func TestRejectionNamesFields(t *testing.T) {
 	if !errors.As(err, &se) || !errors.Is(err, ErrRejected) {
 		t.Fatalf("err = %v", err)
 	}
-	if got := se.Fields(); !slices.Equal(got, []string{"client_order_id", "market_order_config.asset_quantity"}) {
-		t.Errorf("Fields = %v", got)
+	var got []string
+	for _, fe := range se.Errors {
+		got = append(got, fe.Attr)
+	}
+	if !slices.Equal(got, []string{"client_order_id", "market_order_config.asset_quantity"}) {
+		t.Errorf("fields = %v", got)
 	}
 	if !strings.Contains(err.Error(), "client_order_id: Must be a valid UUID.") {
 		t.Errorf("message %q does not name the field", err)

@@ -157,17 +157,6 @@ func (e *StatusError) Is(target error) bool {
 	return false
 }
 
-// Fields returns the field paths the venue named, in order.
-func (e *StatusError) Fields() []string {
-	var out []string
-	for _, fe := range e.Errors {
-		if fe.Attr != "" {
-			out = append(out, fe.Attr)
-		}
-	}
-	return out
-}
-
 // networkError is a GET that failed below HTTP (connection refused or
 // reset, per-attempt timeout) on every attempt. It matches ErrUnavailable
 // and unwraps to the last failure; its message names the attempts.

@@ -130,7 +130,7 @@
 // expire, reconciles or waits out latency. A restart cuts off every
 // Place and Recover under way: each runs under a context that a crash
 // timer cancels (an AfterFunc on the lockstep clock owned by its bot, so
-// it wakes that bot wherever the Placer waits on tc.Clock()), and the
+// it wakes that bot wherever the Placer waits on tc.Config().Clock), and the
 // generation's view of the store refuses every read and write from that
 // moment, as a dead process sends and writes nothing. The next bot to
 // place builds a new Placer on the same store and calls Recover before
