@@ -55,10 +55,9 @@ return 1
 
 // Budget is a transport.Limiter kept in Redis and shared by every process
 // that uses the same account and Redis. It is safe for concurrent use;
-// the zero value is not usable: construct one with New or Open.
+// the zero value is not usable: construct one with New.
 type Budget struct {
 	rdb      redis.UniversalClient
-	owned    bool // Close closes rdb
 	limiter  *redis_rate.Limiter
 	limit    redis_rate.Limit
 	off      bool // throttle off: pauses only
@@ -117,28 +116,10 @@ type Config struct {
 	MaxPause time.Duration
 }
 
-// Open connects to the Redis at url (redis://[:password@]host:port/db,
-// rediss:// for TLS), PINGs it and returns a Budget for accountNumber that
-// owns the connection: Close closes it.
-func Open(ctx context.Context, url, accountNumber string, cfg Config) (*Budget, error) {
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redisbudget: Redis URL: %w", err)
-	}
-	rdb := redis.NewClient(o)
-	b, err := New(ctx, rdb, accountNumber, cfg)
-	if err != nil {
-		rdb.Close()
-		return nil, err
-	}
-	b.owned = true
-	return b, nil
-}
-
 // New returns a Budget for accountNumber kept in rdb, after checking with
 // PING that Redis answers: an unreachable Redis is an error here (matching
-// transport.ErrUnavailable), not a silent fallback. Close does not close
-// rdb.
+// transport.ErrUnavailable), not a silent fallback. rdb stays the
+// caller's to close.
 func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, cfg Config) (*Budget, error) {
 	if rdb == nil {
 		return nil, errors.New("redisbudget: a Redis client is required")
@@ -186,15 +167,6 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, c
 		pauseKey: ns + "pause",
 		clock:    cfg.Clock, log: cfg.Logger, maxPause: cfg.MaxPause,
 	}, nil
-}
-
-// Close releases the connection if the Budget opened it (Open); a Budget
-// made by New leaves its client open.
-func (b *Budget) Close() error {
-	if b.owned {
-		return b.rdb.Close()
-	}
-	return nil
 }
 
 // Wait takes one request from the shared budget (with Config.Adaptive, from

@@ -63,8 +63,8 @@
 //
 // # Errors
 //
-// A Redis that cannot be reached is an error at construction (New and Open
-// PING it), never a silent fallback to a private bucket. If Redis fails
+// A Redis that cannot be reached is an error at construction (New PINGs
+// it), never a silent fallback to a private bucket. If Redis fails
 // later, Wait returns the error and the transport sends nothing. Both
 // match transport.ErrUnavailable: an outage, to retry later.
 //

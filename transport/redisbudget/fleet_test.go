@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
@@ -51,11 +53,16 @@ func fleetBot() (redistest.Tally, error) {
 	// in the result.
 	cfg := transport.Config{Retry: &transport.RetryPolicy{}}
 	if url := os.Getenv("REDIS_URL"); url != "" {
-		b, err := redisbudget.Open(ctx, url, os.Getenv("BUDGET_ACCOUNT"), redisbudget.Config{RatePerMinute: fleetPerMinute, Burst: fleetBurst})
+		opt, err := redis.ParseURL(url)
 		if err != nil {
 			return res, err
 		}
-		defer b.Close()
+		rdb := redis.NewClient(opt)
+		defer rdb.Close()
+		b, err := redisbudget.New(ctx, rdb, os.Getenv("BUDGET_ACCOUNT"), redisbudget.Config{RatePerMinute: fleetPerMinute, Burst: fleetBurst})
+		if err != nil {
+			return res, err
+		}
 		cfg.Limiter = b
 	} else {
 		// Without Redis: a private bucket at the full budget per process.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/redistest"
@@ -126,11 +127,16 @@ func TestFleetBurstSurvivesGrantDelay(t *testing.T) {
 	fleet := func(acct string, learn bool) []transport.Limiter {
 		var ls []transport.Limiter
 		for i := 0; i < members; i++ {
-			b, err := Open(context.Background(), url, acct, Config{RatePerMinute: 100, Burst: 300, Adaptive: learn})
+			opt, err := redis.ParseURL(url)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { b.Close() })
+			rdb := redis.NewClient(opt)
+			t.Cleanup(func() { rdb.Close() })
+			b, err := New(context.Background(), rdb, acct, Config{RatePerMinute: 100, Burst: 300, Adaptive: learn})
+			if err != nil {
+				t.Fatal(err)
+			}
 			ls = append(ls, b)
 		}
 		return ls
