@@ -336,7 +336,7 @@ const floorTarget = "/api/v2/crypto/trading/orders/?symbol=BTC-USD"
 // from start.
 func (m *floorMeter) sample(start, at time.Time) (time.Duration, error) {
 	sig, err := base64.StdEncoding.DecodeString(m.signer.Sign(at, http.MethodGet, floorTarget, nil))
-	if err != nil || !ed25519.Verify(m.pub, signing.Message(m.apiKey, at.Unix(), floorTarget, http.MethodGet, nil), sig) {
+	if err != nil || !ed25519.Verify(m.pub, []byte(m.apiKey+strconv.FormatInt(at.Unix(), 10)+floorTarget+http.MethodGet), sig) {
 		return 0, fmt.Errorf("simulation: the floor's signature does not verify")
 	}
 	return m.wall.Since(start), nil

@@ -623,7 +623,7 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	rec := wireRecord{call: callOf(req.Context()), op: opOf(req.Context()), method: req.Method, target: req.URL.RequestURI(),
-		timestamp: req.Header.Get(signing.HeaderTimestamp), signature: req.Header.Get(signing.HeaderSignature)}
+		timestamp: req.Header.Get("x-timestamp"), signature: req.Header.Get("x-signature")}
 	if req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()

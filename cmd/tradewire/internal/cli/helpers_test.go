@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -71,15 +70,15 @@ func (v *fakeVenue) serve(w http.ResponseWriter, r *http.Request) {
 		Method:    r.Method,
 		Target:    r.RequestURI,
 		Body:      body,
-		APIKey:    r.Header.Get(signing.HeaderAPIKey),
-		Signature: r.Header.Get(signing.HeaderSignature),
+		APIKey:    r.Header.Get("x-api-key"),
+		Signature: r.Header.Get("x-signature"),
 	}
 	v.mu.Lock()
 	v.reqs = append(v.reqs, rec)
 	n := len(v.reqs)
 	v.mu.Unlock()
 
-	if ok, why := verify(v.pub, r.Header.Get(signing.HeaderTimestamp), rec, time.Now()); !ok {
+	if ok, why := verify(v.pub, r.Header.Get("x-timestamp"), rec, time.Now()); !ok {
 		v.t.Errorf("fake venue: %s %s: %s", r.Method, r.RequestURI, why)
 		http.Error(w, why, http.StatusUnauthorized)
 		return

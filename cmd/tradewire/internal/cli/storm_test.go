@@ -14,7 +14,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -40,9 +39,9 @@ func (v *inMemoryVenue) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	rec := received{
 		Method: r.Method, Target: r.URL.RequestURI(), Body: body,
-		APIKey: r.Header.Get(signing.HeaderAPIKey), Signature: r.Header.Get(signing.HeaderSignature),
+		APIKey: r.Header.Get("x-api-key"), Signature: r.Header.Get("x-signature"),
 	}
-	if ok, why := verify(v.pub, r.Header.Get(signing.HeaderTimestamp), rec, time.Now()); !ok {
+	if ok, why := verify(v.pub, r.Header.Get("x-timestamp"), rec, time.Now()); !ok {
 		v.t.Errorf("in-memory venue: %s", why)
 	}
 	v.mu.Lock()
