@@ -510,7 +510,7 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 		}
 		return idempotency.Record{}, false, e
 	}
-	if !existing.State.Resolved() {
+	if st := existing.State; st != idempotency.Acknowledged && st != idempotency.Rejected { // not final for the create sent
 		existing.Holder = rec.Holder
 	}
 	if len(existing.Body) == 0 && existing.Target == "" && existing.Fingerprint == rec.Fingerprint {
