@@ -399,7 +399,7 @@ func TestNewRefusesWeakDurability(t *testing.T) {
 			}
 			s, err := redisstore.Open(ctx, srv.URL(), "AB1", redisstore.Config{WeakDurability: true})
 			if err != nil {
-				t.Fatalf("Open with WithWeakDurability: %v", err)
+				t.Fatalf("Open with WeakDurability: %v", err)
 			}
 			s.Close()
 		})
