@@ -9,6 +9,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
@@ -40,7 +41,7 @@ func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, ve
 	clk := venue.NewClock(benchStart)
 	clk.SkipWaits(1)
 	srv, err := brokertest.New(
-		venue.Config{Clock: clk, BulkOrders: pages * benchPageSize, PageSize: benchPageSize, LedgerLimit: 1, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: transport.DefaultRatePerMinute, Burst: transport.DefaultBurst}}},
+		venue.Config{Clock: clk, BulkOrders: pages * benchPageSize, PageSize: benchPageSize, LedgerLimit: 1, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: adaptive.PerMinute, Burst: adaptive.Burst}}},
 	)
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +55,7 @@ func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, ve
 		PrivateKey: key,
 		BaseURL:    srv.URL,
 		PageCap:    pages,
-		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -94,7 +95,7 @@ func minimumSweepTime(n int, perMinute float64, burst int) time.Duration {
 // 429s the venue answered (429s, goal 0).
 func BenchmarkFeeSweep1000Pages(b *testing.B) {
 	const pages = 1000
-	minimum := minimumSweepTime(1+pages+1, transport.DefaultRatePerMinute, transport.DefaultBurst)
+	minimum := minimumSweepTime(1+pages+1, adaptive.PerMinute, adaptive.Burst)
 	var took time.Duration
 	var throttled, requests int
 	for i := 0; i < b.N; i++ {

@@ -115,8 +115,8 @@ func TestNewCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := c.Transport().BaseURL(); got != tt.wantBase {
-				t.Errorf("BaseURL = %s, want %s", got, tt.wantBase)
+			if _, err := c.Transport().Target(tt.wantBase + "/"); err != nil {
+				t.Errorf("the transport's base URL is not %s: %v", tt.wantBase, err)
 			}
 		})
 	}
@@ -135,14 +135,14 @@ func TestNewFromTransport(t *testing.T) {
 	}
 	_, err = NewFromTransport(c.Transport(), Config{
 		BaseURL:   "https://x.example",
-		Transport: []transport.Option{transport.WithRetryPolicy(transport.RetryPolicy{}), transport.WithClock(clockwork.NewFakeClock())},
+		Transport: transport.Config{Retry: &transport.RetryPolicy{}, Clock: clockwork.NewFakeClock()},
 	})
 	for _, name := range []string{"Transport", "BaseURL"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Fatalf("NewFromTransport with transport options: %v; want %s refused", err, name)
 		}
 	}
-	if shared.clock != c.Transport().Clock() {
+	if shared.clock != c.Transport().Config().Clock {
 		t.Error("NewFromTransport's Client does not run on the transport's clock")
 	}
 	if _, err := NewFromTransport(nil, Config{}); err == nil {
@@ -376,7 +376,7 @@ func TestForeignNextRefused(t *testing.T) {
 			}
 			got = append(got, p.Symbol)
 		}
-		if !errors.Is(err, transport.ErrForeignURL) || len(got) != 1 {
+		if !errors.Is(err, transport.ErrInvalidRequest) || len(got) != 1 {
 			t.Errorf("next %s: items %v, err %v", next, got, err)
 		}
 		if n := len(v.requests()); n != 1 {
@@ -594,7 +594,7 @@ func TestCancelOrder(t *testing.T) {
 		if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "This order cannot be canceled.") || !strings.Contains(err.Error(), openID) {
 			t.Fatalf("err = %v", err)
 		}
-		if !errors.As(err, &se) || se.StatusCode != 400 || se.Errors[0].Detail != "This order cannot be canceled." || se.Fields()[0] != "non_field_errors" ||
+		if !errors.As(err, &se) || se.StatusCode != 400 || se.Errors[0].Detail != "This order cannot be canceled." || se.Errors[0].Attr != "non_field_errors" ||
 			errors.Is(err, ErrNoSuchOrder) || errors.Is(err, ErrUnknownOutcome) {
 			t.Fatalf("err = %v", err)
 		}
@@ -621,7 +621,7 @@ func TestCancelOrder(t *testing.T) {
 	})
 	t.Run("503 is an unknown outcome, sent once", func(t *testing.T) {
 		t.Parallel()
-		c, v, _ := setup(t, Config{Transport: []transport.Option{transport.WithRetryPolicy(transport.DefaultRetryPolicy())}})
+		c, v, _ := setup(t, Config{Transport: transport.Config{}})
 		v.reply(http.MethodPost, cancelPath, 503, `{"type":"server_error","errors":[]}`)
 		_, err := c.CancelOrder(ctx, openID)
 		var se *transport.StatusError
@@ -647,7 +647,7 @@ func TestErrorsFromTheVenue(t *testing.T) {
 	v.reply(http.MethodGet, pathTradingPairs, 400, `{"type":"validation_error","errors":[{"detail":"Invalid symbol: ETH-US","attr":"symbol"}]}`)
 	_, err := Collect(c.TradingPairs(context.Background(), []string{"ETH-US"}))
 	var se *transport.StatusError
-	if !errors.As(err, &se) || !errors.Is(err, transport.ErrRejected) || se.Fields()[0] != "symbol" || se.Errors[0].Detail != "Invalid symbol: ETH-US" {
+	if !errors.As(err, &se) || !errors.Is(err, transport.ErrRejected) || se.Errors[0].Attr != "symbol" || se.Errors[0].Detail != "Invalid symbol: ETH-US" {
 		t.Fatalf("err = %v", err)
 	}
 	v.reply(http.MethodGet, pathBestBidAsk, 200, `{"results":[{"symbol":"BTC-USD","bid":"1.2.3"}]}`)

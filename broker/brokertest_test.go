@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -38,7 +39,7 @@ func simulated(t testing.TB, cfg venue.Config) (*broker.Client, *brokertest.Serv
 		APIKey:     srv.APIKey,
 		PrivateKey: key,
 		BaseURL:    srv.URL,
-		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestFeeSweepThroughput(t *testing.T) {
 			PrivateKey: key,
 			BaseURL:    srv.URL,
 			PageCap:    pages,
-			Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport())},
+			Transport:  transport.Config{RoundTripper: srv.Transport()},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -158,7 +159,7 @@ func TestFeeSweepThroughput(t *testing.T) {
 		// The accounts read, the pages, and the catch-up read's one page
 		// (nothing changed during the sweep).
 		requests := 1 + pages + 1
-		minimum := time.Duration(requests-transport.DefaultBurst) * time.Minute / transport.DefaultRatePerMinute
+		minimum := time.Duration(requests-adaptive.Burst) * time.Minute / adaptive.PerMinute
 		counts := srv.Ledger().Counts()
 		t.Logf("%d pages, %d orders in %v of venue time; minimum %v; %d requests, %d throttled", r.Pages, r.Orders, took, minimum, counts.Total, counts.Throttled)
 		if r.Pages != pages+1 || r.Orders != pages*10 {
@@ -192,7 +193,7 @@ func trading(t *testing.T, cfg venue.Config) (*broker.Client, *brokertest.Server
 		PrivateKey:      key,
 		BaseURL:         srv.URL,
 		IntentStoreFile: filepath.Join(t.TempDir(), "intents.db"),
-		Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+		Transport:       transport.Config{RoundTripper: srv.Transport(), Clock: clk},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/jonboulle/clockwork"
@@ -93,19 +94,19 @@ type Config struct {
 	// them.)
 	Logger zerolog.Logger
 	// Transport configures the transport New builds (see package
-	// transport): its clock (transport.WithClock: the Client runs on the
-	// transport's clock, for every wait, signature time and fee-summary
-	// window), round tripper (such as a simulated venue's in-memory
-	// transport), rate limit, retry policy, limiter, attempt timeout, ….
-	// Zero: the transport's defaults (the real clock, the venue's rate
-	// limit). With RedisURL, transport.WithRateLimit sets the fleet's
-	// shared budget, which replaces the transport's own bucket and any
-	// transport.WithLimiter.
-	Transport []transport.Option
+	// transport): its Clock (the Client runs on the transport's clock, for
+	// every wait, signature time and fee-summary window), RoundTripper
+	// (such as a simulated venue's in-memory transport), rate limit, retry
+	// policy, limiter, attempt timeout, …. Its zero Logger is replaced by
+	// Logger. Zero: the transport's defaults (the real clock, the venue's
+	// rate limit). With RedisURL, its RatePerMinute, Burst and Adaptive set
+	// the fleet's shared budget, which replaces the transport's own bucket
+	// and any Limiter.
+	Transport transport.Config
 	// RedisURL makes every process that names the same Redis and account
 	// share one rate budget (package redisbudget): together they never
 	// spend past the venue's 100 requests a minute, and a 429 seen by any
-	// of them pauses them all; with transport.WithAdaptiveRateLimit their
+	// of them pauses them all; with Transport.Adaptive their
 	// budget learns the venue's rate per endpoint class, in Redis. New
 	// connects at once: a Redis that cannot be reached is an error, never
 	// a silent fallback to a private budget. Every process of the fleet
@@ -141,7 +142,7 @@ type config struct {
 	pageCap  int
 	account  string
 	redisURL string
-	tOpts    []transport.Option
+	tcfg     transport.Config
 
 	store     idempotency.Store
 	storeFile string
@@ -152,7 +153,7 @@ func (c Config) internal() config {
 	return config{
 		apiKey: c.APIKey, key: c.PrivateKey, getenv: c.Getenv, baseURL: c.BaseURL, log: c.Logger,
 		pageCap: orDefault(c.PageCap, defaultPageCap), account: c.AccountNumber, redisURL: c.RedisURL,
-		tOpts: c.Transport, store: c.IntentStore, storeFile: c.IntentStoreFile, orders: c.Orders,
+		tcfg: c.Transport, store: c.IntentStore, storeFile: c.IntentStoreFile, orders: c.Orders,
 	}
 }
 
@@ -164,10 +165,14 @@ func orDefault(n, def int) int {
 	return n
 }
 
-// transportOptions returns the options New builds the transport with: the
-// logger, then Config.Transport, which wins.
-func (c *config) transportOptions() []transport.Option {
-	return append([]transport.Option{transport.WithLogger(c.log)}, c.tOpts...)
+// transportConfig returns the configuration New builds the transport
+// with: Config.Transport, its zero Logger replaced by Config.Logger.
+func (c *config) transportConfig() transport.Config {
+	t := c.tcfg
+	if reflect.ValueOf(t.Logger).IsZero() {
+		t.Logger = c.log
+	}
+	return t
 }
 
 // New returns a Client for the venue's v2 API.
@@ -191,10 +196,10 @@ func New(conf Config) (*Client, error) {
 	if cfg.redisURL == "" && cfg.getenv != nil {
 		cfg.redisURL = strings.TrimSpace(cfg.getenv(envRedisURL))
 	}
-	tOpts := cfg.transportOptions()
-	// Built first even for a fleet: the transport's options are checked
-	// before Redis is reached, and its rate limit is the fleet's.
-	tc, err := transport.New(base, signer, tOpts...)
+	tcfg := cfg.transportConfig()
+	// Built first even for a fleet: the transport's configuration is
+	// checked before Redis is reached, and its rate limit is the fleet's.
+	tc, err := transport.New(base, signer, tcfg)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -204,7 +209,8 @@ func New(conf Config) (*Client, error) {
 			return nil, err
 		}
 		cfg.account = fleet.account
-		if tc, err = transport.New(base, signer, append(tOpts, transport.WithLimiter(fleet.budget))...); err != nil {
+		tcfg.Limiter = fleet.budget
+		if tc, err = transport.New(base, signer, tcfg); err != nil {
 			fleet.close()
 			return nil, fmt.Errorf("broker: %w", err)
 		}
@@ -241,7 +247,7 @@ func NewFromTransport(tc *transport.Client, c Config) (*Client, error) {
 	if c.RedisURL != "" {
 		refused = append(refused, "RedisURL")
 	}
-	if len(c.Transport) > 0 {
+	if !reflect.ValueOf(c.Transport).IsZero() {
 		refused = append(refused, "Transport")
 	}
 	if len(refused) > 0 {
@@ -260,7 +266,7 @@ func newClient(tc *transport.Client, cfg *config) (*Client, error) {
 	if cfg.store != nil && cfg.storeFile != "" {
 		return nil, &ArgumentError{Field: "IntentStoreFile", Value: cfg.storeFile, Reason: "set IntentStore or IntentStoreFile, not both"}
 	}
-	c := &Client{tc: tc, clock: tc.Clock(), log: cfg.log, pageCap: cfg.pageCap, fixedAccount: cfg.account}
+	c := &Client{tc: tc, clock: tc.Config().Clock, log: cfg.log, pageCap: cfg.pageCap, fixedAccount: cfg.account}
 	if err := c.initPlacing(cfg); err != nil {
 		return nil, err
 	}

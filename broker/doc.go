@@ -21,7 +21,7 @@
 // timeout) and Config.Orders (package orders: namespace, send cap):
 //
 //	c, err := broker.New(broker.Config{Getenv: os.Getenv,
-//		Transport: []transport.Option{transport.WithRateLimit(50, 100)},
+//		Transport: transport.Config{RatePerMinute: 50, Burst: 100},
 //		Orders:    orders.Config{Namespace: "momentum"}})
 //
 // The Client runs on its transport's clock. A bot that needs neither
@@ -48,11 +48,11 @@
 // token bucket (default 100 a minute, bursts of 300, the venue's budget),
 // is signed afresh, and sends the same bytes. GETs are retried on 429, 500,
 // 502, 503, 504 and failures below HTTP, with capped exponential backoff
-// (transport.WithRetryPolicy, in Config.Transport; the zero
+// (transport.Config.Retry, in Config.Transport; the zero
 // policy makes one attempt). Writes — creates and cancels — are sent once
 // by the transport and never retried there; only Place may send a create
 // again, after a lookup (# Idempotency).
-// All waits run on the injected clock (transport.WithClock) and end at once when the
+// All waits run on the injected clock (Config.Transport.Clock) and end at once when the
 // context does.
 //
 // # Idempotency
@@ -134,10 +134,10 @@
 //
 // Point a Client at an httptest server on a loopback address with
 // Config.BaseURL (http is allowed only for loopback), or at the simulated
-// venue in package brokertest with transport.WithRoundTripper and its in-memory
+// venue in package brokertest with Config.Transport.RoundTripper and its in-memory
 // transport. For deterministic time with no test sleeping, share one
 // venue.NewClock between the venue (venue.Config.Clock) and the
-// Client (transport.WithClock in Config.Transport), and give contexts a
+// Client (Config.Transport.Clock), and give contexts a
 // deadline on it with venue.WithTimeout; not a clockwork.FakeClock, which counts the
 // per-attempt timeout as a waiter, so the usual BlockUntilContext/Advance
 // loop moves time while a request is in flight and times it out. Or run the

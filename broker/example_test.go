@@ -73,7 +73,7 @@ func newExampleClient(baseURL string) *broker.Client {
 		APIKey:     "rh-api-6148effc-c0b1-486c-8940-a1d099456be6",
 		PrivateKey: key,
 		BaseURL:    baseURL,
-		Transport:  []transport.Option{transport.WithClock(clk)},
+		Transport:  transport.Config{Clock: clk},
 	})
 	if err != nil {
 		panic(err)

@@ -514,13 +514,13 @@ func (w *world) openStore() idempotency.Store {
 		// The process's own Store on the fleet's Redis. Its claims outlive
 		// it until their lease lapses, on Redis's clock: longer than a
 		// schedule runs.
-		s, err := redisstore.Open(context.Background(), w.redisURL, w.srv.AccountNumber)
+		s, err := redisstore.Open(context.Background(), w.redisURL, w.srv.AccountNumber, redisstore.Config{})
 		if err != nil {
 			w.t.Fatalf("seed %d: opening the Redis store: %v", w.seed, err)
 		}
 		return s
 	}
-	s, err := idempotency.Open(filepath.Join(w.dir, "intents.db"))
+	s, err := idempotency.Open(filepath.Join(w.dir, "intents.db"), idempotency.Config{})
 	if err != nil {
 		w.t.Fatalf("seed %d: opening the store: %v", w.seed, err)
 	}
@@ -559,12 +559,8 @@ func (w *world) startProc(gen int) {
 			BaseURL:       w.srv.URL,
 			AccountNumber: w.srv.AccountNumber,
 			IntentStore:   &exploreStore{w: w, h: h, inner: store},
-			Transport: []transport.Option{
-				transport.WithRoundTripper(&exploreWire{w: w, h: h}),
-				transport.WithClock(steppedClock{Clock: clockwork.NewRealClock(), step: &w.step}),
-				transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second}),
-			},
-			Orders: orders.Config{Namespace: w.ns},
+			Transport:     transport.Config{RoundTripper: &exploreWire{w: w, h: h}, Clock: steppedClock{Clock: clockwork.NewRealClock(), step: &w.step}, Retry: &transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second}},
+			Orders:        orders.Config{Namespace: w.ns},
 		})
 		if err != nil {
 			w.t.Fatalf("seed %d: %v", w.seed, err)

@@ -45,7 +45,7 @@ func liveSweep(t *testing.T, catchUps int) (got, snapshot *FeeReport, remembered
 			PrivateKey:      key,
 			BaseURL:         srv.URL,
 			IntentStoreFile: filepath.Join(dir, fmt.Sprint(clients)+".db"),
-			Transport:       []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk), transport.WithRateLimit(0, 0)},
+			Transport:       transport.Config{RoundTripper: srv.Transport(), Clock: clk, RatePerMinute: -1},
 		})
 		if err != nil {
 			t.Fatal(err)

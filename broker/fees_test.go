@@ -13,6 +13,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -178,7 +179,7 @@ func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 	t.Parallel()
 	budget := clockwork.NewFakeClockAt(testStart)
 	c, v, _ := setup(t, Config{
-		Transport: []transport.Option{transport.WithLimiter(transport.NewTokenBucket(budget, 60, 3))},
+		Transport: transport.Config{Limiter: transport.NewTokenBucket(budget, 60, 3)},
 		PageCap:   10,
 	}) // holds 2: Headroom
 	v.fixture(http.MethodGet, pathAccounts, "accounts.json")
@@ -191,8 +192,8 @@ func TestFeeSummaryWaitsOnTheRateBudget(t *testing.T) {
 		}
 		done <- r
 	}()
-	// One token a second, refilled transport.RateMargin under.
-	perToken := time.Duration(math.Ceil(float64(time.Second) / (1 - transport.RateMargin)))
+	// One token a second, refilled adaptive.RateMargin under.
+	perToken := time.Duration(math.Ceil(float64(time.Second) / (1 - adaptive.RateMargin)))
 	for i := 0; i < 7; i++ {
 		if err := budget.BlockUntilContext(context.Background(), 1); err != nil {
 			t.Fatal(err)

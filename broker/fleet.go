@@ -76,7 +76,7 @@ return 0
 `)
 
 // shareBudget connects to the fleet's Redis and returns the account's
-// shared budget, at tc's rate limit (transport.WithRateLimit) and on tc's
+// shared budget, at tc's rate limit (tc.Config()) and on tc's
 // clock. tc, with its own bucket, reads the accounts list if the account
 // must be discovered.
 func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*fleetBudget, error) {
@@ -91,14 +91,10 @@ func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*f
 		rdb.Close()
 		return nil, cfg.redisFailed(err, "cannot be reached (refusing to fall back to a private rate budget)")
 	}
-	perMinute, burst := tc.RateLimit()
-	bopts := []redisbudget.Option{redisbudget.WithRateLimit(perMinute, burst), redisbudget.WithClock(tc.Clock())}
-	if tc.AdaptiveRateLimit() {
-		bopts = append(bopts, redisbudget.WithAdaptive())
-	}
-	bopts = append(bopts, redisbudget.WithLogger(cfg.log))
+	tcfg := tc.Config()
+	bcfg := redisbudget.Config{RatePerMinute: tcfg.RatePerMinute, Burst: tcfg.Burst, Adaptive: tcfg.Adaptive, Clock: tcfg.Clock, Logger: cfg.log}
 	budgetFor := func(account string) (*redisbudget.Budget, error) {
-		b, err := redisbudget.New(ctx, rdb, account, bopts...)
+		b, err := redisbudget.New(ctx, rdb, account, bcfg)
 		if err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}

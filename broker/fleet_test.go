@@ -33,7 +33,9 @@ func fleetClient(t *testing.T, srv *brokertest.Server, redisURL string, extra ..
 	}
 	cfg := config(extra)
 	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL, cfg.RedisURL = srv.APIKey, key, srv.URL, redisURL
-	cfg.Transport = append([]transport.Option{transport.WithRoundTripper(srv.Transport())}, cfg.Transport...)
+	if cfg.Transport.RoundTripper == nil {
+		cfg.Transport.RoundTripper = srv.Transport()
+	}
 	return broker.New(cfg)
 }
 
@@ -147,7 +149,7 @@ func fleetBot() (redistest.Tally, error) {
 		PrivateKey: key,
 		BaseURL:    os.Getenv("VENUE_URL"),
 		RedisURL:   os.Getenv("REDIS_URL"),
-		Transport:  []transport.Option{transport.WithRateLimit(perMinute, burst), transport.WithRetryPolicy(transport.RetryPolicy{})},
+		Transport:  transport.Config{RatePerMinute: perMinute, Burst: burst, Retry: &transport.RetryPolicy{}},
 	}) // one attempt: every 429 shows
 	if err != nil {
 		return res, err

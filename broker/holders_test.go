@@ -37,7 +37,7 @@ import (
 func TestTwoHoldersOneStore(t *testing.T) {
 	openers := map[string]func(t *testing.T, account string) idempotency.Store{
 		"bolt": func(t *testing.T, _ string) idempotency.Store {
-			s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
+			s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"), idempotency.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestTwoHoldersOneStore(t *testing.T) {
 		"memory": func(*testing.T, string) idempotency.Store { return idempotency.NewMemoryStore() },
 		"redis": func(t *testing.T, account string) idempotency.Store {
 			url := redistest.URL(t)
-			s, err := redisstore.Open(context.Background(), url, account)
+			s, err := redisstore.Open(context.Background(), url, account, redisstore.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +111,7 @@ func TestTwoHoldersOneStore(t *testing.T) {
 					BaseURL:       srv.URL,
 					AccountNumber: srv.AccountNumber,
 					IntentStore:   store,
-					Transport:     []transport.Option{transport.WithRoundTripper(rt), transport.WithClock(clk), transport.WithRateLimit(0, 0)},
+					Transport:     transport.Config{RoundTripper: rt, Clock: clk, RatePerMinute: -1},
 					Orders:        orders.Config{Namespace: ns},
 				})
 				if err != nil {

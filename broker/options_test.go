@@ -13,6 +13,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -52,13 +53,13 @@ func TestClientRunsOnItsTransportsClock(t *testing.T) {
 	t.Cleanup(srv.Close)
 	rt := &countingRT{rt: srv.Transport()}
 	cfg := credentials(t, srv)
-	cfg.Transport = []transport.Option{transport.WithClock(clk), transport.WithRoundTripper(rt)}
+	cfg.Transport = transport.Config{Clock: clk, RoundTripper: rt}
 	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if c.Transport().Clock() != clk {
+	if c.Transport().Config().Clock != clk {
 		t.Error("the transport does not run on the clock of Config.Transport")
 	}
 	clk.Advance(time.Hour)
@@ -84,7 +85,7 @@ func TestPlacerOptionsReachTheClient(t *testing.T) {
 	t.Cleanup(srv.Close)
 	const account = "AB1234567890"
 	cfg := credentials(t, srv)
-	cfg.Transport = []transport.Option{transport.WithRoundTripper(srv.Transport())}
+	cfg.Transport = transport.Config{RoundTripper: srv.Transport()}
 	cfg.AccountNumber, cfg.Orders = account, orders.Config{Namespace: "momentum"}
 	c, err := broker.New(cfg)
 	if err != nil {
@@ -102,9 +103,9 @@ func TestPlacerOptionsReachTheClient(t *testing.T) {
 	}
 }
 
-// TestRateLimitZeroIsOffOnBothSides: WithRateLimit(0, 0) means off for
-// the client's bucket (transport.WithRateLimit, passed through) and for
-// the simulated venue's (an infinite venue.RateLimit) alike: more reads than
+// TestRateLimitZeroIsOffOnBothSides: off for the client's bucket
+// (a negative transport.Config.RatePerMinute) and for the simulated
+// venue's (an infinite venue.RateLimit) alike: more reads than
 // either's default burst go out at once, on a clock that never moves.
 func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	t.Parallel()
@@ -112,8 +113,7 @@ func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	srv := brokertest.NewServer(venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	t.Cleanup(srv.Close)
 	cfg := credentials(t, srv)
-	cfg.Transport = []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk),
-		transport.WithRateLimit(0, 0), transport.WithRetryPolicy(transport.RetryPolicy{})}
+	cfg.Transport = transport.Config{RoundTripper: srv.Transport(), Clock: clk, RatePerMinute: -1, Retry: &transport.RetryPolicy{}}
 	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	// refused at once; a 429 would be final (no retries).
 	ctx, cancel := venue.WithTimeout(context.Background(), clk, time.Millisecond)
 	defer cancel()
-	for i := range transport.DefaultBurst + 50 {
+	for i := range adaptive.Burst + 50 {
 		if _, err := c.BestBidAsk(ctx, "BTC-USD"); err != nil {
 			t.Fatalf("read %d: %v", i+1, err)
 		}

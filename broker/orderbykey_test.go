@@ -12,7 +12,6 @@ import (
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/signing"
-	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -29,7 +28,12 @@ func keyed(t *testing.T, history int, extra ...broker.Config) (*broker.Client, *
 	}
 	cfg := config(extra)
 	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL = srv.APIKey, key, srv.URL
-	cfg.Transport = append([]transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)}, cfg.Transport...)
+	if cfg.Transport.RoundTripper == nil {
+		cfg.Transport.RoundTripper = srv.Transport()
+	}
+	if cfg.Transport.Clock == nil {
+		cfg.Transport.Clock = clk
+	}
 	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +110,7 @@ func TestOrderByKeyNeverUsed(t *testing.T) {
 	t.Run("a file another process holds lists", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "intents.db")
-		held, err := idempotency.Open(path)
+		held, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,7 +81,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 	if c.place.store == nil {
 		switch {
 		case c.fleet != nil && c.place.storeFile == "":
-			s, err := redisstore.New(ctx, c.fleet.rdb, n, redisstore.WithClock(venueClock{c.clock, c.tc}))
+			s, err := redisstore.New(ctx, c.fleet.rdb, n, redisstore.Config{Clock: venueClock{c.clock, c.tc}})
 			if err != nil {
 				return nil, fmt.Errorf("broker: the fleet's intent store: %w", err)
 			}
@@ -93,7 +93,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 					return nil, fmt.Errorf("broker: the intent store: %w", err)
 				}
 			}
-			s, err := idempotency.Open(path)
+			s, err := idempotency.Open(path, idempotency.Config{})
 			if err != nil {
 				return nil, fmt.Errorf("broker: the intent store: %w", err)
 			}

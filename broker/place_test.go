@@ -39,7 +39,12 @@ func placing(t *testing.T, extra ...broker.Config) (*broker.Client, *brokertest.
 	path := filepath.Join(t.TempDir(), "intents.db")
 	cfg := config(extra)
 	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL, cfg.IntentStoreFile = srv.APIKey, key, srv.URL, path
-	cfg.Transport = append([]transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)}, cfg.Transport...)
+	if cfg.Transport.RoundTripper == nil {
+		cfg.Transport.RoundTripper = srv.Transport()
+	}
+	if cfg.Transport.Clock == nil {
+		cfg.Transport.Clock = clk
+	}
 	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -144,13 +149,13 @@ func TestReadOnlyClientOpensNoStore(t *testing.T) {
 	if _, err := c.Place(ctx, "k", limitBuy()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := idempotency.Open(path); !errors.Is(err, idempotency.ErrLocked) {
+	if _, err := idempotency.Open(path, idempotency.Config{}); !errors.Is(err, idempotency.ErrLocked) {
 		t.Errorf("the store is not held while placing: %v", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := idempotency.Open(path)
+	s, err := idempotency.Open(path, idempotency.Config{})
 	if err != nil {
 		t.Fatalf("after Close: %v", err)
 	}

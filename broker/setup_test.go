@@ -63,10 +63,10 @@ func (v *fakeVenue) serve(w http.ResponseWriter, r *http.Request) {
 	h := v.routes[r.Method+" "+r.URL.Path]
 	v.mu.Unlock()
 
-	ts, _ := strconv.ParseInt(r.Header.Get(signing.HeaderTimestamp), 10, 64)
-	sig, _ := base64.StdEncoding.DecodeString(r.Header.Get(signing.HeaderSignature))
-	msg := signing.Message(r.Header.Get(signing.HeaderAPIKey), ts, target, r.Method, body)
-	if r.Header.Get(signing.HeaderAPIKey) != testAPIKey || !ed25519.Verify(v.pub, msg, sig) {
+	ts, _ := strconv.ParseInt(r.Header.Get("x-timestamp"), 10, 64)
+	sig, _ := base64.StdEncoding.DecodeString(r.Header.Get("x-signature"))
+	msg := []byte(r.Header.Get("x-api-key") + strconv.FormatInt(ts, 10) + target + r.Method + string(body)) // the venue's message
+	if r.Header.Get("x-api-key") != testAPIKey || !ed25519.Verify(v.pub, msg, sig) {
 		v.t.Errorf("%s %s: bad signature", r.Method, target)
 		http.Error(w, `{"type":"client_error","errors":[{"detail":"bad signature","attr":null}]}`, http.StatusUnauthorized)
 		return
@@ -133,7 +133,12 @@ func setup(t testing.TB, extra ...Config) (*Client, *fakeVenue, *clockwork.FakeC
 		cfg = extra[0]
 	}
 	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL = testAPIKey, testKey(t), v.srv.URL
-	cfg.Transport = append([]transport.Option{transport.WithClock(clk), transport.WithRetryPolicy(transport.RetryPolicy{})}, cfg.Transport...)
+	if cfg.Transport.Clock == nil {
+		cfg.Transport.Clock = clk
+	}
+	if cfg.Transport.Retry == nil {
+		cfg.Transport.Retry = &transport.RetryPolicy{}
+	}
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func client(b *testing.B, srv *brokertest.Server, store idempotency.Store) *brok
 		BaseURL:       srv.URL,
 		AccountNumber: srv.AccountNumber,
 		IntentStore:   store,
-		Transport:     []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithRateLimit(0, 0)},
+		Transport:     transport.Config{RoundTripper: srv.Transport(), RatePerMinute: -1},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -100,10 +100,10 @@ func (v *venue) place(b *testing.B, prefix string, n int) []idempotency.Record {
 // Placer writes it: one order every 5 s, each recorded, signed and
 // acknowledged (three commits), modelled on sample. It returns the
 // store, open, with fsync off while it wrote.
-func writeDay(b *testing.B, path string, sample idempotency.Record, opts ...idempotency.Option) idempotency.Store {
+func writeDay(b *testing.B, path string, sample idempotency.Record) idempotency.Store {
 	b.Helper()
 	ctx := context.Background()
-	s, err := idempotency.Open(path, opts...)
+	s, err := idempotency.Open(path, idempotency.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func BenchmarkRecoverAfterADay(b *testing.B) {
 	var recoverOnly, startUp time.Duration
 	for b.Loop() {
 		startUp = timeOf(20, func() {
-			s, err := idempotency.Open(path)
+			s, err := idempotency.Open(path, idempotency.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -202,7 +202,7 @@ func BenchmarkRecoverAfterADay(b *testing.B) {
 			c.Close()
 			s.Close()
 		})
-		s, err := idempotency.Open(path)
+		s, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func BenchmarkRecoverOpen(b *testing.B) {
 	placed := v.place(b, "open", open)
 	dir := b.TempDir()
 	template := filepath.Join(dir, "template.db")
-	s, err := idempotency.Open(template)
+	s, err := idempotency.Open(template, idempotency.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func BenchmarkRecoverOpen(b *testing.B) {
 		for i := range 5 {
 			path := filepath.Join(dir, fmt.Sprint("run-", i, ".db"))
 			copyFile(b, template, path)
-			s, err := idempotency.Open(path)
+			s, err := idempotency.Open(path, idempotency.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}

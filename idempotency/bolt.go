@@ -89,8 +89,8 @@ func DefaultPath() (string, error) {
 
 // Open opens (creating if needed) the durable intent store at path: an
 // embedded bbolt database whose every change is synced to disk before
-// Create or Update returns. The store is safe for concurrent use. Its one
-// option is WithRetention.
+// Create or Update returns. The store is safe for concurrent use; cfg
+// sets its retention.
 //
 // Open intents are kept whole, apart from the settled ones, so listing
 // them (List(ctx, Pending, Unknown), what Recover reads at start-up)
@@ -115,8 +115,8 @@ func DefaultPath() (string, error) {
 // the store implements Witness and vouches for newness (VouchesNew is
 // true): a record written before a send is there for whoever opens the
 // file next.
-func Open(path string, opts ...Option) (Store, error) {
-	cfg, err := newConfig(opts)
+func Open(path string, cfg Config) (Store, error) {
+	retention, err := cfg.retention()
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func Open(path string, opts ...Option) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", path, err)
 	}
-	return &boltStore{db: db, path: path, retention: cfg.retention, claims: claims{}}, nil
+	return &boltStore{db: db, path: path, retention: retention, claims: claims{}}, nil
 }
 
 func lockedError(path string) error {

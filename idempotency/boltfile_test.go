@@ -16,7 +16,7 @@ import (
 func fullStore(t *testing.T) (string, int64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "intents.db")
-	s, err := Open(path)
+	s, err := Open(path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestOpenRefusesDamagedFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Open(tt.path)
+			s, err := Open(tt.path, Config{})
 			if err == nil {
 				s.Close()
 				t.Fatal("opened")
@@ -141,7 +141,7 @@ func TestOpenAcceptsWholeFiles(t *testing.T) {
 			if err := os.WriteFile(p, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(p)
+			s, err := Open(p, Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestOpenAcceptsWholeFiles(t *testing.T) {
 		})
 	}
 	t.Run("new", func(t *testing.T) {
-		s, err := Open(filepath.Join(dir, "sub", "new.db"))
+		s, err := Open(filepath.Join(dir, "sub", "new.db"), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestOpenAcceptsWholeFiles(t *testing.T) {
 // mid-write.
 func TestOpenLockedFileIsLockedNotDamaged(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intents.db")
-	s, err := Open(path)
+	s, err := Open(path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestOpenLockedFileIsLockedNotDamaged(t *testing.T) {
 	if !lockedElsewhere(path) {
 		t.Fatal("lockedElsewhere = false for a held store")
 	}
-	if _, err := Open(path); !errors.Is(err, ErrLocked) {
+	if _, err := Open(path, Config{}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("err = %v, want ErrLocked", err)
 	}
 }
@@ -188,7 +188,7 @@ func FuzzCheckStoreFile(f *testing.F) {
 		}
 		if err := checkStoreFile(p); err == nil {
 			// Whatever passes the check, bbolt opens without a fault.
-			if s, err := Open(p); err == nil {
+			if s, err := Open(p, Config{}); err == nil {
 				s.Close()
 			}
 		}
@@ -208,7 +208,7 @@ func TestOpenAfterAFailedCreate(t *testing.T) {
 		return os.OpenFile(name, os.O_RDONLY|os.O_CREATE, perm)
 	}
 	t.Cleanup(func() { openNewStoreFile = os.OpenFile })
-	s, err := Open(path)
+	s, err := Open(path, Config{})
 	if err == nil {
 		s.Close()
 		t.Fatal("Open created a store though every write failed")
@@ -222,7 +222,7 @@ func TestOpenAfterAFailedCreate(t *testing.T) {
 	}
 
 	openNewStoreFile = os.OpenFile // the disk has room again
-	s, err = Open(path)
+	s, err = Open(path, Config{})
 	if err != nil {
 		t.Fatalf("Open after a failed create: %v", err)
 	}
@@ -236,7 +236,7 @@ func TestOpenAfterAFailedCreate(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("the store's directory holds %v, want the store alone", entries)
 	}
-	s, err = Open(path)
+	s, err = Open(path, Config{})
 	if err != nil {
 		t.Fatalf("reopening: %v", err)
 	}

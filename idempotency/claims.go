@@ -12,7 +12,7 @@ type claims map[string]string // client_order_id → holder
 // old, claimed for rec.Holder, or an error matching ErrInProgress. A
 // resolved record is returned to anyone and claimed by nobody.
 func (c claims) take(rec, old Record) (Record, error) {
-	if old.State.Resolved() {
+	if old.State.resolved() {
 		return old, nil
 	}
 	if h := c[rec.ClientOrderID]; h != "" && h != rec.Holder {

@@ -17,7 +17,7 @@ func TestClaimsMemory(t *testing.T) {
 
 func TestClaimsBolt(t *testing.T) {
 	storetest.Claims(t, func(t *testing.T) (idempotency.Store, string) {
-		s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
+		s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"), idempotency.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestClaimsBolt(t *testing.T) {
 func TestBoltClaimsEndWithTheProcess(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intents.db")
-	s, err := idempotency.Open(path)
+	s, err := idempotency.Open(path, idempotency.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestBoltClaimsEndWithTheProcess(t *testing.T) {
 		t.Fatalf("Create by a second holder = %v; want ErrInProgress", err)
 	}
 	s.Close()
-	s, err = idempotency.Open(path)
+	s, err = idempotency.Open(path, idempotency.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@
 // and the order's JSON (package broker answers an acknowledged key by
 // reading the order by its id; Create gives a not-placed intent taken up
 // again the caller's body for the same request). After the retention
-// (DefaultRetention, 7 days; WithRetention, redisstore.WithRetention) a
+// (7 days by default; Config.Retention, redisstore.Config.Retention) a
 // settled intent is deleted, and its key is new again: Place then sends a
 // fresh create, which can make a second order. Deletion is spread over
 // the writes, a few intents each (no background work). Listing the open

@@ -60,7 +60,7 @@ func TestClientOrderIDUnambiguous(t *testing.T) {
 
 func stores(t *testing.T) map[string]Store {
 	t.Helper()
-	bs, err := Open(filepath.Join(t.TempDir(), "intents.db"))
+	bs, err := Open(filepath.Join(t.TempDir(), "intents.db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestStoreContract(t *testing.T) {
 func TestBoltStoreIsDurableAndExclusive(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state", "intents.db")
-	s, err := Open(path)
+	s, err := Open(path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestBoltStoreIsDurableAndExclusive(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second opener gets a clear error at once, not a hang.
-	if _, err := Open(path); !errors.Is(err, ErrLocked) {
+	if _, err := Open(path, Config{}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open err = %v, want ErrLocked", err)
 	}
 	if err := s.Close(); err != nil {
@@ -138,7 +138,7 @@ func TestBoltStoreIsDurableAndExclusive(t *testing.T) {
 	if _, err := s.Get(ctx, "x"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Get after Close err = %v", err)
 	}
-	s2, err := Open(path)
+	s2, err := Open(path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

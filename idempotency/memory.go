@@ -35,9 +35,9 @@ type settledHint struct {
 // but does not vouch for newness (VouchesNew is false), so package orders
 // looks an intent up at the venue before its first send.
 //
-// It deletes settled intents after DefaultRetention, as the store Open
+// It deletes settled intents after 7 days, as the store Open
 // returns does, but keeps them whole until then.
-func NewMemoryStore() Store { return newMemoryStore(DefaultRetention) }
+func NewMemoryStore() Store { return newMemoryStore(defaultRetention) }
 
 func newMemoryStore(retention time.Duration) *memoryStore {
 	return &memoryStore{retention: retention, recs: map[string]Record{}, seq: map[string]uint64{}, claims: map[string]string{}}

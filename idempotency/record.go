@@ -28,10 +28,10 @@ const (
 	NotPlaced State = "not_placed"
 )
 
-// Resolved reports whether s is final for the create that was sent:
+// resolved reports whether s is final for the create that was sent:
 // acknowledged or rejected. NotPlaced is settled too, but a later Place
 // with the same key may send again.
-func (s State) Resolved() bool { return s == Acknowledged || s == Rejected }
+func (s State) resolved() bool { return s == Acknowledged || s == Rejected }
 
 // Open reports whether an intent in state s may have an order at the venue
 // that nobody has seen yet.

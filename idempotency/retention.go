@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// DefaultRetention is how long a store keeps a settled intent
-// (acknowledged, rejected, not placed) after it settled: 7 days.
+// defaultRetention is how long a store keeps a settled intent
+// (acknowledged, rejected, not placed) after it settled, unless
+// Config.Retention says otherwise: 7 days.
 //
 // Until then, Place of its key answers from the record: the order it
 // placed, the rejection, or (not placed) a fresh send under the record's
@@ -19,32 +20,34 @@ import (
 // its keys 24 h; 7 days outlasts a job queue's redelivery after a long
 // weekend's outage, at about 250 bytes per settled intent in the bolt
 // file (a day at one order every 5 s fits in 4 MiB).
-const DefaultRetention = 7 * 24 * time.Hour
+const defaultRetention = 7 * 24 * time.Hour
 
-// minRetention is the shortest retention WithRetention accepts.
+// minRetention is the shortest retention Open accepts.
 const minRetention = time.Hour
 
-// Option configures the store Open returns.
-type Option func(*config)
-
-type config struct {
-	retention time.Duration
+// Config configures the store Open returns. The zero Config keeps a
+// settled intent 7 days.
+type Config struct {
+	// Retention is how long a settled intent (acknowledged, rejected, not
+	// placed) is kept after it settled; at least an hour. Until then,
+	// Place of its key answers from the record; once it is deleted the key
+	// is new again: Place records a new intent and sends a create, so a
+	// key reused after the retention can place a second order. A job
+	// queue that may re-deliver a job later than that needs a longer
+	// retention. Zero means 7 days (Stripe keeps its keys 24 h; 7 days
+	// outlasts a job queue's redelivery after a long weekend's outage, at
+	// about 250 bytes per settled intent in the bolt file).
+	Retention time.Duration
 }
 
-// WithRetention sets how long a settled intent is kept after it settled
-// (default DefaultRetention; at least an hour). See DefaultRetention for
-// what reusing a key after that means.
-func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
-
-func newConfig(opts []Option) (config, error) {
-	c := config{retention: DefaultRetention}
-	for _, o := range opts {
-		o(&c)
+func (c Config) retention() (time.Duration, error) {
+	if c.Retention == 0 {
+		return defaultRetention, nil
 	}
-	if c.retention < minRetention {
-		return c, fmt.Errorf("idempotency: WithRetention(%v): want at least %v", c.retention, minRetention)
+	if c.Retention < minRetention {
+		return 0, fmt.Errorf("idempotency: Retention %v: want at least %v", c.Retention, minRetention)
 	}
-	return c, nil
+	return c.Retention, nil
 }
 
 // purgeBatch bounds how many settled intents one write deletes (the bolt

@@ -53,18 +53,18 @@ func exists(t *testing.T, s Store, id string) bool {
 	return err == nil
 }
 
-func retentionStores(t *testing.T, opts ...Option) map[string]Store {
+func retentionStores(t *testing.T, cfg Config) map[string]Store {
 	t.Helper()
-	bs, err := Open(filepath.Join(t.TempDir(), "intents.db"), opts...)
+	bs, err := Open(filepath.Join(t.TempDir(), "intents.db"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bs.Close() })
-	cfg, err := newConfig(opts)
+	retention, err := cfg.retention()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]Store{"memory": newMemoryStore(cfg.retention), "bolt": bs}
+	return map[string]Store{"memory": newMemoryStore(retention), "bolt": bs}
 }
 
 // TestRetention: writes delete the intents settled longer than the
@@ -74,7 +74,7 @@ func retentionStores(t *testing.T, opts ...Option) map[string]Store {
 func TestRetention(t *testing.T) {
 	ctx := context.Background()
 	const retention = 48 * time.Hour
-	for name, s := range retentionStores(t, WithRetention(retention)) {
+	for name, s := range retentionStores(t, Config{Retention: retention}) {
 		t.Run(name, func(t *testing.T) {
 			settle(t, s, "acked", Acknowledged, t0)
 			settle(t, s, "rejected", Rejected, t0)
@@ -122,7 +122,7 @@ func TestRetention(t *testing.T) {
 // long commit.
 func TestRetentionIsAmortised(t *testing.T) {
 	const retention = time.Hour
-	for name, s := range retentionStores(t, WithRetention(retention)) {
+	for name, s := range retentionStores(t, Config{Retention: retention}) {
 		t.Run(name, func(t *testing.T) {
 			for i := range 40 {
 				settle(t, s, fmt.Sprint("old-", i), Acknowledged, t0.Add(time.Duration(i)*time.Second))
@@ -147,16 +147,17 @@ func TestRetentionIsAmortised(t *testing.T) {
 	}
 }
 
-// TestRetentionOption: a retention under an hour is refused.
+// TestRetentionOption: a retention under an hour is refused; zero is 7
+// days.
 func TestRetentionOption(t *testing.T) {
-	if _, err := Open(filepath.Join(t.TempDir(), "intents.db"), WithRetention(time.Minute)); err == nil {
+	if _, err := Open(filepath.Join(t.TempDir(), "intents.db"), Config{Retention: time.Minute}); err == nil {
 		t.Fatal("Open with a one-minute retention succeeded")
 	}
-	if _, err := newConfig([]Option{WithRetention(0)}); err == nil {
-		t.Fatal("a zero retention was accepted")
+	if _, err := (Config{Retention: -time.Hour}).retention(); err == nil {
+		t.Fatal("a negative retention was accepted")
 	}
-	if c, err := newConfig(nil); err != nil || c.retention != DefaultRetention {
-		t.Fatalf("default retention = %v, %v", c.retention, err)
+	if r, err := (Config{}).retention(); err != nil || r != 7*24*time.Hour {
+		t.Fatalf("default retention = %v, %v; want 7 days", r, err)
 	}
 }
 
@@ -166,7 +167,7 @@ func TestRetentionOption(t *testing.T) {
 // again by the same request gets that request's body back to send.
 func TestCompaction(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "intents.db"))
+	s, err := Open(filepath.Join(t.TempDir(), "intents.db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func FuzzDecodeRecord(f *testing.F) {
 func TestOpenIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intents.db")
-	s, err := Open(path)
+	s, err := Open(path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestOpenIndex(t *testing.T) {
 	}
 	s.Close()
 	// Reopened, the index is there.
-	if s, err = Open(path); err != nil {
+	if s, err = Open(path, Config{}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
@@ -360,7 +361,7 @@ func TestOpenIndexBuiltForAnOlderFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(path, WithRetention(time.Hour))
+	s, err := Open(path, Config{Retention: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

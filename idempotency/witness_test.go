@@ -7,7 +7,7 @@ import (
 )
 
 func TestWitness(t *testing.T) {
-	bolt, err := Open(filepath.Join(t.TempDir(), "intents.db"))
+	bolt, err := Open(filepath.Join(t.TempDir(), "intents.db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestWitness(t *testing.T) {
 // survives the durable store.
 func TestAnswered2xxRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "intents.db"))
+	s, err := Open(filepath.Join(t.TempDir(), "intents.db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

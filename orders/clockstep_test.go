@@ -89,7 +89,7 @@ func TestClockStepsDoNotShortenTheWait(t *testing.T) {
 					})
 				}
 				e := newEnvWith(t, envConfig{store: boltStore(t), wrap: step,
-					transport: []transport.Option{transport.WithClock(clk)}})
+					transport: transport.Config{Clock: clk}})
 				ctx := context.Background()
 				for _, k := range []string{"warm-up-1", "warm-up-2", "warm-up-3"} { // the offset measured
 					if _, err := e.placer.Place(ctx, k, limitBuy("0.001")); err != nil {

@@ -65,11 +65,11 @@ func placement(tb testing.TB, store func(idempotency.Store) idempotency.Store, w
 	if wrap != nil {
 		rt = wrap(rt)
 	}
-	tc, err := transport.New(srv.URL, signer, transport.WithRoundTripper(rt), transport.WithRateLimit(0, 0))
+	tc, err := transport.New(srv.URL, signer, transport.Config{RoundTripper: rt, RatePerMinute: -1})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bs, err := idempotency.Open(filepath.Join(tb.TempDir(), "intents.db"))
+	bs, err := idempotency.Open(filepath.Join(tb.TempDir(), "intents.db"), idempotency.Config{})
 	if err != nil {
 		tb.Fatal(err)
 	}

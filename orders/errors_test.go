@@ -72,7 +72,7 @@ func TestTaxonomy(t *testing.T) {
 		{"transport.ErrNotFound", transport.ErrNotFound},
 		{"transport.ErrCredentials", transport.ErrCredentials},
 		{"transport.ErrInvalidRequest", transport.ErrInvalidRequest},
-		{"transport.ErrForeignURL", transport.ErrForeignURL},
+		{"transport.ErrInvalidRequest", transport.ErrInvalidRequest},
 		{"idempotency.ErrClaimLost", idempotency.ErrClaimLost},
 		{"idempotency.ErrNotFound", idempotency.ErrNotFound},
 		{"context.Canceled", context.Canceled},
@@ -181,8 +181,7 @@ func transportErrors(t *testing.T) transportErrs {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := transport.New(venue.URL, signer, transport.WithRateLimit(0, 0), transport.WithMaxResponseBytes(8),
-		transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: 4})) // no waits between attempts
+	c, err := transport.New(venue.URL, signer, transport.Config{RatePerMinute: -1, MaxResponseBytes: 8, Retry: &transport.RetryPolicy{MaxAttempts: 4}}) // no waits between attempts
 	if err != nil {
 		t.Fatal(err)
 	}

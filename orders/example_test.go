@@ -50,11 +50,11 @@ func Example() {
 	defer venue.Close()
 	key, _ := signing.ParsePrivateKey(venue.PrivateKeyBase64)
 	signer, _ := signing.New(venue.APIKey, key)
-	tc, err := transport.New(venue.URL, signer, transport.WithRoundTripper(venue.Transport()))
+	tc, err := transport.New(venue.URL, signer, transport.Config{RoundTripper: venue.Transport()})
 	if err != nil {
 		panic(err)
 	}
-	// In production, idempotency.Open(path) keeps intents across restarts.
+	// In production, idempotency.Open(path, idempotency.Config{}) keeps intents across restarts.
 	placer, err := orders.New(tc, idempotency.NewMemoryStore(), venue.AccountNumber, codec{}, orders.Config{Namespace: "momentum"})
 	if err != nil {
 		panic(err)
@@ -92,7 +92,7 @@ func ExamplePlacer_Place_errors() {
 	defer venue.Close()
 	key, _ := signing.ParsePrivateKey(venue.PrivateKeyBase64)
 	signer, _ := signing.New(venue.APIKey, key)
-	tc, err := transport.New(venue.URL, signer, transport.WithRoundTripper(venue.Transport()))
+	tc, err := transport.New(venue.URL, signer, transport.Config{RoundTripper: venue.Transport()})
 	if err != nil {
 		panic(err)
 	}

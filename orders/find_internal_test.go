@@ -126,7 +126,7 @@ func findOn(t *testing.T, s *scriptedList, pageCap int, want ...string) listing 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := transport.New(srv.URL, signer)
+	tc, err := transport.New(srv.URL, signer, transport.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

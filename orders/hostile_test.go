@@ -160,7 +160,7 @@ func (e *env) checkTruth(t *testing.T, cid string, o *broker.Order, err error) {
 
 func boltStore(t *testing.T) idempotency.Store {
 	t.Helper()
-	s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
+	s, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"), idempotency.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 					if !listed {
 						wraps = append(wraps, lagging(time.Hour))
 					}
-					e := newEnvWith(t, envConfig{wrap: chain(wraps...), transport: []transport.Option{transport.WithMaxResponseBytes(32 << 10)}})
+					e := newEnvWith(t, envConfig{wrap: chain(wraps...), transport: transport.Config{MaxResponseBytes: 32 << 10}})
 					ctx := context.Background()
 					cid := e.placer.ClientOrderID("k")
 					o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))

@@ -71,7 +71,7 @@ func TestReadStraddlingTheExpiry(t *testing.T) {
 		var holding, slow atomic.Bool
 		e := newEnvWith(t, envConfig{store: boltStore(t),
 			wrap:      chain(holdCreates(&holding, 25*time.Second), slowLists(&slow, 45*time.Second)),
-			transport: []transport.Option{transport.WithAttemptTimeout(time.Minute)}})
+			transport: transport.Config{AttemptTimeout: time.Minute}})
 		ctx := context.Background()
 		if _, err := e.placer.Place(ctx, "warm-up", limitBuy("0.001")); err != nil {
 			t.Fatal(err)

@@ -147,7 +147,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, co
 		return nil, errors.New("orders: MaxSends, SkewMargin and LookupPageCap must not be negative")
 	}
 	p := &Placer{
-		tc: tc, codec: codec, store: store, clock: tc.Clock(), account: accountNumber, namespace: cfg.Namespace, log: cfg.Logger,
+		tc: tc, codec: codec, store: store, clock: tc.Config().Clock, account: accountNumber, namespace: cfg.Namespace, log: cfg.Logger,
 		maxSends: orDefault(cfg.MaxSends, defaultMaxSends), skew: orDefault(cfg.SkewMargin, defaultSkewMargin),
 		lookback: lookback, pageCap: orDefault(cfg.LookupPageCap, defaultLookupPageCap),
 		locks: map[string]*keyLock{}, answered: map[string]bool{}, signed: map[string]time.Time{},
@@ -286,7 +286,7 @@ func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string)
 		order := rec.Order
 		if len(order) == 0 {
 			// A settled record keeps the order's id, not its JSON
-			// (idempotency.DefaultRetention): read it by its id.
+			// (idempotency.Config.Retention): read it by its id.
 			resp, err := p.tc.Get(ctx, ordersPath+url.PathEscape(rec.OrderID)+"/")
 			if err != nil {
 				return nil, &Error{Kind: transport.ErrUnknownOutcome, ClientOrderID: cid, Key: key, Answered2xx: true,
@@ -493,8 +493,8 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, f
 }
 
 func hasField(se *transport.StatusError, field string) bool {
-	for _, f := range se.Fields() {
-		if f == field {
+	for _, f := range se.Errors {
+		if f.Attr == field {
 			return true
 		}
 	}

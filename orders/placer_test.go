@@ -42,7 +42,7 @@ type envConfig struct {
 	store     idempotency.Store
 	venue     venue.Config                              // Seed 7 and CreateSecond where it leaves them unset
 	wrap      func(http.RoundTripper) http.RoundTripper // between the client and the venue
-	transport []transport.Option
+	transport transport.Config
 	placer    orders.Config
 }
 
@@ -83,7 +83,9 @@ func newEnvWith(t *testing.T, c envConfig) *env {
 	if c.wrap != nil {
 		rt = c.wrap(rt)
 	}
-	tc, err := transport.New(srv.URL, signer, append([]transport.Option{transport.WithRoundTripper(rt)}, c.transport...)...)
+	tcfg := c.transport
+	tcfg.RoundTripper = rt
+	tc, err := transport.New(srv.URL, signer, tcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +286,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "intents.db")
-				store, err := idempotency.Open(path)
+				store, err := idempotency.Open(path, idempotency.Config{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -295,7 +297,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 				_, _ = e.placer.Place(ctx, "k-1", limitBuy("0.001")) // "crashes" after the send
 				store.Close()
 
-				onDisk, err := idempotency.Open(path)
+				onDisk, err := idempotency.Open(path, idempotency.Config{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -332,7 +334,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 func TestCrashBeforeSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "intents.db")
-		store, err := idempotency.Open(path)
+		store, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +347,7 @@ func TestCrashBeforeSend(t *testing.T) {
 			t.Fatalf("sent %d creates although the signature's time could not be recorded", n)
 		}
 		store.Close()
-		onDisk, err := idempotency.Open(path)
+		onDisk, err := idempotency.Open(path, idempotency.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

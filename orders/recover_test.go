@@ -109,7 +109,7 @@ func (e *env) process(t *testing.T, store idempotency.Store, wrap func(http.Roun
 	if wrap != nil {
 		rt = wrap(rt)
 	}
-	tc, err := transport.New(e.srv.URL, signer, transport.WithRoundTripper(rt), transport.WithAttemptTimeout(time.Minute))
+	tc, err := transport.New(e.srv.URL, signer, transport.Config{RoundTripper: rt, AttemptTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

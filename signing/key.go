@@ -65,8 +65,8 @@ func ParsePrivateKey(b64 string) (*PrivateKey, error) {
 }
 
 func parseBase64(source, b64 string) (*PrivateKey, error) {
-	if len(b64) > MaxKeyFileSize {
-		return nil, &KeyError{Source: source, Reason: fmt.Sprintf("%d bytes long; a key is at most %d", len(b64), MaxKeyFileSize)}
+	if len(b64) > maxKeyFileSize {
+		return nil, &KeyError{Source: source, Reason: fmt.Sprintf("%d bytes long; a key is at most %d", len(b64), maxKeyFileSize)}
 	}
 	s := strings.TrimSpace(b64)
 	if s == "" {
@@ -96,14 +96,14 @@ func fromRaw(source string, raw []byte) (*PrivateKey, error) {
 	}
 }
 
-// MaxKeyFileSize bounds a private key file: a key in any accepted form
+// maxKeyFileSize bounds a private key file: a key in any accepted form
 // fits in a few hundred bytes, so anything larger is not a key.
-const MaxKeyFileSize = 64 << 10
+const maxKeyFileSize = 64 << 10
 
 // LoadPrivateKeyFile reads a private key from a file holding base64 of a
 // 32- or 64-byte key, or a PKCS#8 PEM block ("PRIVATE KEY"). Like OpenSSH,
 // it refuses a file that group or others may read or write. A file larger
-// than MaxKeyFileSize is refused without being read.
+// than maxKeyFileSize is refused without being read.
 func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -116,7 +116,7 @@ func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 		return nil, &KeyError{Source: path, Reason: fmt.Sprintf(
 			"permissions %04o are too open: group or others can access it; run: chmod 600 %s", perm, path)}
 	}
-	if info.Size() > MaxKeyFileSize {
+	if info.Size() > maxKeyFileSize {
 		return nil, tooLarge(path, info.Size())
 	}
 	data, err := readBounded(path)
@@ -140,7 +140,7 @@ func LoadPrivateKeyFile(path string) (*PrivateKey, error) {
 	return parseBase64(path, string(data))
 }
 
-// readBounded reads at most MaxKeyFileSize bytes of path, refusing a file
+// readBounded reads at most maxKeyFileSize bytes of path, refusing a file
 // that grew past the bound since it was checked.
 func readBounded(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -148,11 +148,11 @@ func readBounded(path string) ([]byte, error) {
 		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxKeyFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileSize+1))
 	if err != nil {
 		return nil, &KeyError{Source: path, Reason: describeFSError(err)}
 	}
-	if len(data) > MaxKeyFileSize {
+	if len(data) > maxKeyFileSize {
 		return nil, tooLarge(path, -1)
 	}
 	return data, nil
@@ -163,7 +163,7 @@ func tooLarge(path string, size int64) error {
 	if size >= 0 {
 		what = fmt.Sprintf("is %d bytes, more than", size)
 	}
-	return &KeyError{Source: path, Reason: fmt.Sprintf("%s the %d bytes (64 KiB) a key file may hold; it is not a private key", what, MaxKeyFileSize)}
+	return &KeyError{Source: path, Reason: fmt.Sprintf("%s the %d bytes (64 KiB) a key file may hold; it is not a private key", what, maxKeyFileSize)}
 }
 
 func describeFSError(err error) string {

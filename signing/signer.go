@@ -15,9 +15,9 @@ import (
 
 // Header names the venue reads.
 const (
-	HeaderAPIKey    = "x-api-key"
-	HeaderTimestamp = "x-timestamp"
-	HeaderSignature = "x-signature"
+	headerAPIKey    = "x-api-key"
+	headerTimestamp = "x-timestamp"
+	headerSignature = "x-signature"
 )
 
 // ValidFor is how long the venue accepts a signature after its timestamp.
@@ -53,9 +53,9 @@ func New(apiKey string, key *PrivateKey) (*Signer, error) {
 	return &Signer{c: &credentials{apiKey: &apiKey, key: key}}, nil
 }
 
-// Message returns the exact bytes the venue verifies:
+// message returns the exact bytes the venue verifies:
 // apiKey + timestamp + target + method + body.
-func Message(apiKey string, timestamp int64, target, method string, body []byte) []byte {
+func message(apiKey string, timestamp int64, target, method string, body []byte) []byte {
 	var buf [20]byte
 	ts := strconv.AppendInt(buf[:0], timestamp, 10)
 	msg := make([]byte, 0, len(apiKey)+len(ts)+len(target)+len(method)+len(body))
@@ -99,9 +99,9 @@ func (s *Signer) appendSignature(dst, ts []byte, method, target string, body []b
 
 // The header names as net/http keys them.
 var (
-	keyAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
-	keyTimestamp = http.CanonicalHeaderKey(HeaderTimestamp)
-	keySignature = http.CanonicalHeaderKey(HeaderSignature)
+	keyAPIKey    = http.CanonicalHeaderKey(headerAPIKey)
+	keyTimestamp = http.CanonicalHeaderKey(headerTimestamp)
+	keySignature = http.CanonicalHeaderKey(headerSignature)
 )
 
 // SetHeaders signs a request sent at time t and sets the three

@@ -70,7 +70,7 @@ func TestGolden(t *testing.T) {
 			}
 			h := http.Header{}
 			s.SetHeaders(h, ts, v.Method, v.Target, body)
-			if h.Get(HeaderAPIKey) != g.APIKey || h.Get(HeaderTimestamp) != "1698708981" || h.Get(HeaderSignature) != v.Signature {
+			if h.Get(headerAPIKey) != g.APIKey || h.Get(headerTimestamp) != "1698708981" || h.Get(headerSignature) != v.Signature {
 				t.Errorf("headers = %v", h)
 			}
 		})
@@ -173,7 +173,7 @@ func TestLoadPrivateKeyFile(t *testing.T) {
 		{"wrong pem type", write("rsa", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: []byte{1}}), 0o600), "want a PKCS#8"},
 		{"missing", filepath.Join(dir, "nope"), "no such file"},
 		{"directory", dir, "not a regular file"},
-		{"just over the bound", write("big", append([]byte(g.Seed+"\n"), bytes.Repeat([]byte(" "), MaxKeyFileSize)...), 0o600), "65536 bytes (64 KiB)"},
+		{"just over the bound", write("big", append([]byte(g.Seed+"\n"), bytes.Repeat([]byte(" "), maxKeyFileSize)...), 0o600), "65536 bytes (64 KiB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,7 +291,7 @@ func FuzzParsePrivateKey(f *testing.F) {
 // it is refused from its size alone, at once, with an error naming the
 // file and the bound.
 func TestParsePrivateKeyRefusesHugeInput(t *testing.T) {
-	_, err := ParsePrivateKey(strings.Repeat("A", MaxKeyFileSize+1))
+	_, err := ParsePrivateKey(strings.Repeat("A", maxKeyFileSize+1))
 	var ke *KeyError
 	if !errors.As(err, &ke) || !strings.Contains(ke.Reason, "at most 65536") {
 		t.Fatalf("err = %v", err)
@@ -323,7 +323,7 @@ func TestLoadPrivateKeyFileRefusesHugeFileUnread(t *testing.T) {
 // size check and the read: the read stops at the bound.
 func TestReadBoundedRefusesGrownFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "grown.key")
-	if err := os.WriteFile(p, bytes.Repeat([]byte("A"), MaxKeyFileSize+10), 0o600); err != nil {
+	if err := os.WriteFile(p, bytes.Repeat([]byte("A"), maxKeyFileSize+10), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := readBounded(p)

@@ -130,7 +130,7 @@
 // expire, reconciles or waits out latency. A restart cuts off every
 // Place and Recover under way: each runs under a context that a crash
 // timer cancels (an AfterFunc on the lockstep clock owned by its bot, so
-// it wakes that bot wherever the Placer waits on tc.Clock()), and the
+// it wakes that bot wherever the Placer waits on tc.Config().Clock), and the
 // generation's view of the store refuses every read and write from that
 // moment, as a dead process sends and writes nothing. The next bot to
 // place builds a new Placer on the same store and calls Recover before
@@ -201,7 +201,7 @@
 // order writes dropping to 30 for 10 min, one bot each) and outage (every
 // answer 503 for 10 min, Scenario.Outage, two bots per class of reads).
 // ThrottleScenario runs one with a ThrottleClient: the fixed bucket (the
-// control), the adaptive limiter (transport.WithAdaptiveRateLimit), or
+// control), the adaptive limiter (transport.Config.Adaptive), or
 // the fixed bucket without a retry budget (the outage's control). The
 // figures come from the venue's ledger (Request.Time, Request.Class,
 // Status): per class and phase of its capacity, the 429s in the phase's

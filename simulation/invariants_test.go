@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
@@ -30,14 +31,14 @@ type Invariant struct {
 //     no create body (client_order_id) was sent or created twice;
 //   - get-retry-rule: a GET was sent again only after 429, 500, 502, 503,
 //     504 or a dropped connection or timeout, and at most
-//     transport.DefaultRetryPolicy().MaxAttempts times in all;
+//     defaultMaxAttempts times in all (transport's default policy);
 //   - signatures-fresh: the venue accepted no signature more than 30 s
 //     from its clock and refused none (no 401), and two attempts of one
 //     call a second or more apart never carry the same timestamp or
 //     signature;
 //   - rate-budget: the requests the venue received, all of them, fit a
-//     token bucket of the client's budget (transport.DefaultRatePerMinute
-//     a minute, bursts of transport.DefaultBurst: 100 and 300, the
+//     token bucket of the client's budget (adaptive.PerMinute
+//     a minute, bursts of adaptive.Burst: 100 and 300, the
 //     venue's) from the start, and the venue never throttled the client
 //     (429s injected by the fault mix or a scripted fault aside).
 //
@@ -167,7 +168,7 @@ func retryable(e Event) bool {
 
 func checkGetRetryRule(r *Run) error {
 	var p problems
-	maxAttempts := transport.DefaultRetryPolicy().MaxAttempts
+	maxAttempts := defaultMaxAttempts
 	for _, c := range r.Calls {
 		if c.Method != http.MethodGet {
 			continue
@@ -254,9 +255,9 @@ func injected429(e Event) bool {
 func checkRateBudget(r *Run) error {
 	var p problems
 	// The client's budget, which is the venue's: the client's bucket
-	// refills transport.RateMargin under it, so its requests must fit.
-	rate := transport.DefaultRatePerMinute / 60.0 // tokens a second
-	burst := float64(transport.DefaultBurst)
+	// refills adaptive.RateMargin under it, so its requests must fit.
+	rate := adaptive.PerMinute / 60.0 // tokens a second
+	burst := float64(adaptive.Burst)
 	arrivals := make([]time.Time, len(r.Events))
 	for i, e := range r.Events {
 		arrivals[i] = e.Time

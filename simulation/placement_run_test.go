@@ -364,7 +364,7 @@ func (p *process) openStore() error {
 			return fmt.Errorf("simulation: closing the intent store: %w", err)
 		}
 	}
-	st, err := idempotency.Open(p.cfg.StorePath)
+	st, err := idempotency.Open(p.cfg.StorePath, idempotency.Config{})
 	if err != nil {
 		return fmt.Errorf("simulation: opening the intent store: %w", err)
 	}

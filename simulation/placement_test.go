@@ -157,7 +157,7 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRe
 	if err != nil {
 		return nil, err
 	}
-	now := u.tc.Clock().Now()
+	now := u.tc.Config().Clock.Now()
 	rec := idempotency.Record{ClientOrderID: cid, Key: key, AccountNumber: u.account, Symbol: req.Symbol,
 		Fingerprint: "unsafe", State: idempotency.Pending, Body: body,
 		Target: "/api/v2/crypto/trading/orders/?" + url.Values{"account_number": {u.account}}.Encode(), CreatedAt: now, UpdatedAt: now}
@@ -174,7 +174,7 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRe
 	for sends := 1; ; sends++ {
 		resp, err := u.tc.Post(ctx, rec.Target, body)
 		rec.Sends++
-		rec.LastSignedAt = u.tc.Clock().Now()
+		rec.LastSignedAt = u.tc.Config().Clock.Now()
 		if err == nil {
 			o, err := orderOf(resp.Body)
 			if err != nil {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/signing"
-	"github.com/tradewire/tradewire/transport"
 )
 
 // Figures summarise one run.
@@ -82,7 +82,7 @@ func figures(r *Run, simulated, wall, floor time.Duration, events int64) Figures
 		f.FloorRatio = float64(f.PerRequest) / float64(floor)
 	}
 	if simulated > 0 {
-		f.Budget = float64(len(r.Events)) / simulated.Minutes() / transport.DefaultRatePerMinute
+		f.Budget = float64(len(r.Events)) / simulated.Minutes() / adaptive.PerMinute
 	}
 	for _, c := range r.Calls {
 		if c.Err != nil {
@@ -336,7 +336,7 @@ const floorTarget = "/api/v2/crypto/trading/orders/?symbol=BTC-USD"
 // from start.
 func (m *floorMeter) sample(start, at time.Time) (time.Duration, error) {
 	sig, err := base64.StdEncoding.DecodeString(m.signer.Sign(at, http.MethodGet, floorTarget, nil))
-	if err != nil || !ed25519.Verify(m.pub, signing.Message(m.apiKey, at.Unix(), floorTarget, http.MethodGet, nil), sig) {
+	if err != nil || !ed25519.Verify(m.pub, []byte(m.apiKey+strconv.FormatInt(at.Unix(), 10)+floorTarget+http.MethodGet), sig) {
 		return 0, fmt.Errorf("simulation: the floor's signature does not verify")
 	}
 	return m.wall.Since(start), nil

@@ -75,7 +75,7 @@ type Scenario struct {
 	// and PlacementInvariants() too when Placement is set).
 	Invariants []Invariant
 	// AttemptTimeout bounds each attempt of the client (default
-	// transport.DefaultAttemptTimeout). Latency above it is a timeout.
+	// transport's default, 10 s). Latency above it is a timeout.
 	AttemptTimeout time.Duration
 	// Start is the simulated time the run starts at (default DefaultStart).
 	Start time.Time
@@ -218,7 +218,7 @@ func (s Scenario) withDefaults() (Scenario, error) {
 		}
 	}
 	if s.AttemptTimeout == 0 {
-		s.AttemptTimeout = transport.DefaultAttemptTimeout
+		s.AttemptTimeout = defaultAttemptTimeout
 	}
 	if s.Start.IsZero() {
 		s.Start = DefaultStart
@@ -238,11 +238,17 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	return s, nil
 }
 
+// What the clients' zero transport.Config stands for, as the invariants
+// and figures must know it: 4 attempts of a GET (Config.Retry nil), a
+// retry budget of 500 tokens, and 10 s an attempt.
+const (
+	defaultMaxAttempts    = 4
+	defaultRetryBudget    = 500
+	defaultAttemptTimeout = 10 * time.Second
+)
+
 func newTransportCaller(e env) (Caller, error) {
-	return transport.New(e.baseURL, e.signer,
-		transport.WithClock(e.clock),
-		transport.WithRoundTripper(e.transport),
-		transport.WithAttemptTimeout(e.attemptTimeout))
+	return transport.New(e.baseURL, e.signer, transport.Config{Clock: e.clock, RoundTripper: e.transport, AttemptTimeout: e.attemptTimeout})
 }
 
 // Run is the record of one scenario run: the client's history, the wire
@@ -614,7 +620,7 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	rec := wireRecord{call: callOf(req.Context()), op: opOf(req.Context()), method: req.Method, target: req.URL.RequestURI(),
-		timestamp: req.Header.Get(signing.HeaderTimestamp), signature: req.Header.Get(signing.HeaderSignature)}
+		timestamp: req.Header.Get("x-timestamp"), signature: req.Header.Get("x-signature")}
 	if req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()

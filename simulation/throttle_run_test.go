@@ -49,26 +49,26 @@ const (
 	// whole client at the venue's documented budget (100 a minute in
 	// bursts of 300), and the retry budget. It is the control.
 	FixedBucket ThrottleClient = "fixed"
-	// AdaptiveBucket is transport.WithAdaptiveRateLimit(100, 300): one
+	// AdaptiveBucket is transport.Config{Adaptive: true}: one
 	// budget per endpoint class that learns the venue's rate, and the
 	// retry budget.
 	AdaptiveBucket ThrottleClient = "adaptive"
 	// FixedNoRetryBudget is FixedBucket with the retry budget off
-	// (transport.WithRetryBudget(0)): the outage's control.
+	// (a negative transport.Config.RetryBudget): the outage's control.
 	FixedNoRetryBudget ThrottleClient = "fixed, no retry budget"
 )
 
-// options are the transport options of the client.
-func (c ThrottleClient) options() ([]transport.Option, error) {
+// options are the transport configuration of the client.
+func (c ThrottleClient) options() (transport.Config, error) {
 	switch c {
 	case FixedBucket:
-		return nil, nil
+		return transport.Config{}, nil
 	case AdaptiveBucket:
-		return []transport.Option{transport.WithAdaptiveRateLimit(transport.DefaultRatePerMinute, transport.DefaultBurst)}, nil
+		return transport.Config{Adaptive: true}, nil
 	case FixedNoRetryBudget:
-		return []transport.Option{transport.WithRetryBudget(0)}, nil
+		return transport.Config{RetryBudget: -1}, nil
 	}
-	return nil, fmt.Errorf("simulation: unknown throttle client %q", c)
+	return transport.Config{}, fmt.Errorf("simulation: unknown throttle client %q", c)
 }
 
 // ThrottleLayouts returns the throttle layouts of the matrix, each a run
@@ -158,8 +158,9 @@ func ThrottleScenario(layout ThrottleLayout, client ThrottleClient, seed int64, 
 		RateLimits: layout.Limits,
 		Outage:     layout.Outage,
 		newCaller: func(e env) (Caller, error) {
-			return transport.New(e.baseURL, e.signer, append([]transport.Option{transport.WithClock(e.clock),
-				transport.WithRoundTripper(e.transport), transport.WithAttemptTimeout(e.attemptTimeout)}, opts...)...)
+			cfg := opts
+			cfg.Clock, cfg.RoundTripper, cfg.AttemptTimeout = e.clock, e.transport, e.attemptTimeout
+			return transport.New(e.baseURL, e.signer, cfg)
 		},
 	}, nil
 }
@@ -390,7 +391,7 @@ func measurePhase(ph ClassPhase, evs []Event, start time.Time) ClassPhase {
 func measureOutage(r *Run) *OutageFigures {
 	sc := r.Scenario
 	o := &OutageFigures{Window: sc.Outage}
-	attempts := transport.DefaultRetryPolicy().MaxAttempts
+	attempts := defaultMaxAttempts
 	in := func(t time.Time) bool { return sc.Outage.contains(t.Sub(sc.Start)) }
 	for _, c := range r.Calls {
 		if !in(c.Start) {

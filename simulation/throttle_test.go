@@ -139,7 +139,7 @@ func checkThrottle(runs map[string]map[ThrottleClient]*Run) []string {
 	// outage: with the retry budget, retries are bounded by it (500
 	// tokens at 5 a retry after a 503, and no success to refill it);
 	// without it, the control, by attempts × calls.
-	bound := transport.DefaultRetryBudget / 5
+	bound := defaultRetryBudget / 5
 	for _, c := range []ThrottleClient{FixedBucket, AdaptiveBucket} {
 		if r := runs["outage"][c]; r != nil {
 			if o := r.ThrottleFigures().Outage; o == nil || o.Retries > bound || o.OutOfBudget == 0 {

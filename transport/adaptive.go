@@ -13,36 +13,37 @@ import (
 	"github.com/tradewire/tradewire/internal/wire"
 )
 
-// AdaptiveLimiter is a Limiter that keeps one budget per endpoint class of
+// classLimiter is a Limiter that keeps one budget per endpoint class of
 // the venue — market data (best bid/ask, estimated price, trading pairs),
 // account reads (accounts, holdings), order reads, and order writes
 // (creates and cancels) — and learns each class's rate from the venue's
-// answers, v1 and v2 paths alike. A Client whose Limiter is an
-// AdaptiveLimiter calls WaitFor instead of Wait before every attempt (and
-// every replay by net/http) and Answered after every answer it read. Implementations must be safe for
-// concurrent use.
+// answers, v1 and v2 paths alike: Config.Adaptive's, or a Limiter in
+// Config.Limiter with these methods too (package redisbudget's Budget). A
+// Client with one calls WaitFor instead of Wait before every attempt (and
+// every replay by net/http) and Answered after every answer it read.
 //
 // WaitFor is Wait for one request of method to path (without its query
 // string). Answered reports the status the venue answered such a request
 // with; grantedAt is when WaitFor returned for it, on the clock the
 // limiter and the client share. Wait takes from a class of its own, apart
 // from the venue's endpoints; Pause pauses every class.
-type AdaptiveLimiter interface {
+type classLimiter interface {
 	Limiter
 	WaitFor(ctx context.Context, method, path string) error
 	Answered(method, path string, grantedAt time.Time, status int)
 }
 
-// adaptiveLimiter is the AdaptiveLimiter NewAdaptiveLimiter returns.
+// adaptiveLimiter is the classLimiter newAdaptiveLimiter returns.
 type adaptiveLimiter struct {
 	clock   clockwork.Clock
 	ceiling float64       // requests a second; 0 means unlimited (pauses still apply)
 	burst   float64       // at the ceiling; a class's burst scales with its rate
 	every   time.Duration // adaptive.Every: a measured class's hold before its probe
 
-	mu          sync.Mutex
-	pausedUntil time.Time
-	classes     [wire.NumClasses]classBudget
+	pause adaptive.Pause
+
+	mu      sync.Mutex
+	classes [wire.NumClasses]classBudget
 }
 
 // classBudget is one class's token bucket and what it learnt.
@@ -62,10 +63,10 @@ type classBudget struct {
 	gen uint64
 }
 
-// NewAdaptiveLimiter returns an AdaptiveLimiter on clock (the real clock
+// newAdaptiveLimiter returns a classLimiter on clock (the real clock
 // when nil) that starts every class at the budget NewTokenBucket keeps to
 // for a venue allowing perMinute requests a minute in bursts of burst
-// (Headroom), its ceiling, and learns each class's rate from the venue's
+// (adaptive.Headroom), its ceiling, and learns each class's rate from the venue's
 // 429s, the one signal the venue gives:
 //
 //   - A 429 to a request granted since the class's last cut cuts it and
@@ -89,7 +90,8 @@ type classBudget struct {
 // internal/adaptive states why no budget can find restores within a
 // minute with fewer than one 429 a minute. The count of granted requests
 // includes any that never reached the venue (a transport failure after
-// the grant), which the margin of one in (admitted-1) absorbs when rare. A class never goes above the ceiling (Headroom's rate) and,
+// the grant), which the margin of one in (admitted-1) absorbs when rare.
+// A class never goes above the ceiling (adaptive.Headroom's rate) and,
 // while held, never under 1 % of it; its burst is the ceiling's scaled by
 // its rate.
 //
@@ -98,14 +100,14 @@ type classBudget struct {
 // class, as NewTokenBucket's does. perMinute <= 0 turns the throttle and
 // the learning off; pauses still apply. It is safe for concurrent use, and
 // its waits behave as NewTokenBucket describes.
-func NewAdaptiveLimiter(clock clockwork.Clock, perMinute float64, burst int) AdaptiveLimiter {
+func newAdaptiveLimiter(clock clockwork.Clock, perMinute float64, burst int) *adaptiveLimiter {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
 	l := &adaptiveLimiter{clock: clock, every: adaptive.Every}
 	now := clock.Now()
 	if perMinute > 0 && !math.IsInf(perMinute, 1) {
-		rate, n := Headroom(perMinute, burst)
+		rate, n := adaptive.Headroom(perMinute, burst)
 		l.ceiling, l.burst = rate/60, float64(n)
 	}
 	for i := range l.classes {
@@ -168,7 +170,7 @@ func (l *adaptiveLimiter) reserve(cb *classBudget, now time.Time) (time.Duration
 			d = l.until(cb, now, -cb.tokens)
 		}
 	}
-	if p := l.pausedUntil.Sub(now); p > d {
+	if p := l.pause.Left(now); p > d {
 		d = p
 	}
 	return d, cb.gen
@@ -179,7 +181,7 @@ func (l *adaptiveLimiter) Wait(ctx context.Context) error {
 	return l.wait(ctx, &l.classes[wire.ClassOther])
 }
 
-// WaitFor implements AdaptiveLimiter.
+// WaitFor implements classLimiter.
 func (l *adaptiveLimiter) WaitFor(ctx context.Context, method, path string) error {
 	return l.wait(ctx, &l.classes[wire.ClassOf(method, path)])
 }
@@ -217,7 +219,7 @@ func (l *adaptiveLimiter) wait(ctx context.Context, cb *classBudget) error {
 			// dropped with the bucket; queue again at the new rate.
 			d, gen = l.reserve(cb, now)
 		} else {
-			d = l.pausedUntil.Sub(now) // a pause may have begun
+			d = l.pause.Left(now) // a pause may have begun
 		}
 		if d <= 0 {
 			cb.granted++
@@ -238,7 +240,7 @@ func (l *adaptiveLimiter) unreserve(cb *classBudget, gen uint64) {
 	l.mu.Unlock()
 }
 
-// Answered implements AdaptiveLimiter: a 429 to a request granted since
+// Answered implements classLimiter: a 429 to a request granted since
 // the class's last cut cuts it again.
 func (l *adaptiveLimiter) Answered(method, path string, grantedAt time.Time, status int) {
 	if status != 429 || l.ceiling == 0 {
@@ -274,13 +276,4 @@ func (l *adaptiveLimiter) cut(cb *classBudget, now time.Time) {
 }
 
 // Pause implements Limiter: it pauses every class.
-func (l *adaptiveLimiter) Pause(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	l.mu.Lock()
-	if until := l.clock.Now().Add(d); until.After(l.pausedUntil) {
-		l.pausedUntil = until
-	}
-	l.mu.Unlock()
-}
+func (l *adaptiveLimiter) Pause(d time.Duration) { l.pause.Extend(l.clock.Now(), d) }

@@ -76,7 +76,7 @@ func sendAtCeiling(t *testing.T, clock *clockwork.FakeClock, l *adaptiveLimiter,
 // when it is back at the ceiling.
 func TestAdaptiveMeasuresTheVenueBetweenTwo429s(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
-	l := NewAdaptiveLimiter(clock, 100, 300).(*adaptiveLimiter)
+	l := newAdaptiveLimiter(clock, 100, 300)
 	if got := l.classRate(wire.ClassMarketData); math.Abs(got-99) > 1e-9 {
 		t.Fatalf("starting rate %v/min, want Headroom's 99", got)
 	}
@@ -150,7 +150,7 @@ func TestAdaptiveMeasuresOnlyWithinTheWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := clockwork.NewFakeClockAt(t0)
-			l := NewAdaptiveLimiter(clock, 100, 300).(*adaptiveLimiter)
+			l := newAdaptiveLimiter(clock, 100, 300)
 			l.Answered("GET", pathOrders, clock.Now(), 429)
 			clock.Advance(tc.after)
 			l.Answered("GET", pathOrders, clock.Now(), 429) // nothing granted between
@@ -174,7 +174,7 @@ func TestAdaptiveMeasuresOnlyWithinTheWindow(t *testing.T) {
 
 func TestAdaptiveClassesLearnApart(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
-	l := NewAdaptiveLimiter(clock, 100, 300).(*adaptiveLimiter)
+	l := newAdaptiveLimiter(clock, 100, 300)
 	spend(t, l, wire.ClassMarketData, 299)
 	l.Answered("GET", pathBBA, clock.Now(), 429)
 	l.Answered("GET", "/api/v1/crypto/marketdata/best_bid_ask/", clock.Now().Add(time.Millisecond), 429)
@@ -200,7 +200,7 @@ func TestAdaptiveClassesLearnApart(t *testing.T) {
 func TestAdaptiveWaitersRequeueAfterACut(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
-	l := NewAdaptiveLimiter(clock, 60, 2).(*adaptiveLimiter) // ceiling 59.4/min, burst 1
+	l := newAdaptiveLimiter(clock, 60, 2) // ceiling 59.4/min, burst 1
 	spend(t, l, wire.ClassMarketData, 1)
 	done := make(chan time.Time, 1)
 	go func() {
@@ -230,7 +230,7 @@ func TestAdaptiveWaitersRequeueAfterACut(t *testing.T) {
 
 func TestAdaptiveOffStillPauses(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
-	l := NewAdaptiveLimiter(clock, 0, 0).(*adaptiveLimiter)
+	l := newAdaptiveLimiter(clock, 0, 0)
 	spend(t, l, wire.ClassMarketData, 10000)
 	l.Answered("GET", pathBBA, clock.Now(), 429)
 	spend(t, l, wire.ClassMarketData, 10)
@@ -294,7 +294,7 @@ func TestAdaptiveFindsEveryRestoreWithinAMinute(t *testing.T) {
 	for k := 0; k < 12; k++ { // 5 s apart over 55 s, past a cycle of Every and its probe
 		restores = append(restores, 4*time.Minute+time.Duration(k)*5*time.Second)
 	}
-	figures := sweepRestores(t, "adaptive", restores, func(c simvenue.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 100) })
+	figures := sweepRestores(t, "adaptive", restores, func(c simvenue.Clock) Limiter { return newAdaptiveLimiter(c, 100, 100) })
 	worst := time.Duration(0)
 	for i, f := range figures {
 		restore := restores[i]
@@ -314,7 +314,7 @@ func TestAdaptiveFindsEveryRestoreWithinAMinute(t *testing.T) {
 	// Control: probing every 3 minutes, some restore is found late.
 	late := 0
 	for _, f := range sweepRestores(t, "control", []time.Duration{restores[2], restores[6], restores[10]}, func(c simvenue.Clock) Limiter {
-		l := NewAdaptiveLimiter(c, 100, 100).(*adaptiveLimiter)
+		l := newAdaptiveLimiter(c, 100, 100)
 		l.every = 3 * time.Minute
 		return l
 	}) {
@@ -370,13 +370,12 @@ func TestClientTeachesTheAdaptiveLimiter(t *testing.T) {
 		}
 		return 200
 	}}
-	c, err := New("https://venue.example", testSigner(t), WithClock(clock), WithRoundTripper(venue),
-		WithAdaptiveRateLimit(100, 300), WithRetryPolicy(RetryPolicy{}))
+	c, err := New("https://venue.example", testSigner(t), Config{Clock: clock, RoundTripper: venue, RatePerMinute: 100, Burst: 300, Adaptive: true, Retry: &RetryPolicy{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.AdaptiveRateLimit() {
-		t.Fatal("AdaptiveRateLimit() = false with WithAdaptiveRateLimit")
+	if !c.Config().Adaptive {
+		t.Fatal("Config().Adaptive = false with Adaptive set")
 	}
 	l := c.limiter.(*adaptiveLimiter)
 	if _, err := c.Get(ctx, pathBBA+"?symbol=BTC-USD"); !errors.Is(err, ErrRateLimited) {
@@ -393,11 +392,11 @@ func TestClientTeachesTheAdaptiveLimiter(t *testing.T) {
 		t.Fatalf("order reads at %.2f/min", got)
 	}
 	// Control: the default client's bucket learns nothing.
-	d, err := New("https://venue.example", testSigner(t), WithClock(clock), WithRoundTripper(venue))
+	d, err := New("https://venue.example", testSigner(t), Config{Clock: clock, RoundTripper: venue})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.AdaptiveRateLimit() || d.adaptive != nil {
+	if d.Config().Adaptive || d.adaptive != nil {
 		t.Fatal("the default client's limiter is adaptive")
 	}
 }

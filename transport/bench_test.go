@@ -25,7 +25,7 @@ import (
 //   - retryablehttp: github.com/hashicorp/go-retryablehttp signing in its
 //     RequestLogHook (which runs before every attempt), the common way to
 //     get retries with a fresh signature on each;
-//   - client: a Client with its throttle off (WithRateLimit(0, 0)): the
+//   - client: a Client with its throttle off (RatePerMinute -1): the
 //     benchmark measures the client, not the budget.
 //
 // BenchmarkSignedGET/paired is the figure: each iteration is one round in
@@ -79,7 +79,7 @@ func newBenchClients(b *testing.B) *benchClients {
 		s.SetHeaders(r.Header, time.Now(), r.Method, benchTarget, nil)
 	}
 
-	c, err := New(srv.URL, s, WithRateLimit(0, 0), WithRoundTripper(newTransport()))
+	c, err := New(srv.URL, s, Config{RatePerMinute: -1, RoundTripper: newTransport()})
 	if err != nil {
 		b.Fatal(err)
 	}

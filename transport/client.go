@@ -8,30 +8,106 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/signing"
 )
 
-// Defaults a Client uses unless told otherwise.
+// The defaults a zero Config field stands for.
 const (
-	DefaultRatePerMinute    = 100
-	DefaultBurst            = 300
-	DefaultAttemptTimeout   = 10 * time.Second
-	DefaultMaxResponseBytes = 4 << 20
-	// DefaultRetryBudget is the retry budget a Client starts with and
-	// never holds more than (WithRetryBudget): 100 retries of a failed
-	// answer with no success in between.
-	DefaultRetryBudget = 500
+	defaultAttemptTimeout   = 10 * time.Second
+	defaultMaxResponseBytes = 4 << 20
+	defaultRetryBudget      = 500
 )
+
+// defaultRetryPolicy is the policy a nil Config.Retry stands for: 4
+// attempts in total, waiting 0.5 s, 1 s and 2 s (doubling, capped at 8 s),
+// no jitter.
+func defaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second}
+}
+
+// Config configures a Client. Its zero value is the venue's defaults on
+// the real clock: every field's zero value is documented and safe.
+type Config struct {
+	// Clock timestamps signatures and times every wait and every attempt's
+	// deadline. Nil means the real clock.
+	Clock clockwork.Clock
+	// RoundTripper is what requests go through, such as an in-memory
+	// simulated venue's, or an *http.Transport of the caller's own (an
+	// httptest server's Client().Transport). It is used as given, proxy
+	// and all: what it, or a proxy it sends through, re-sends is the
+	// caller's to vouch for. The Client calls its RoundTrip itself, for one
+	// attempt at a time: nothing follows a redirect (a 3xx is an answer
+	// like any other), and there is no timeout but each attempt's deadline
+	// on Clock. Nil means net/http's default transport without a proxy
+	// from the environment (a proxy could re-send a write).
+	RoundTripper http.RoundTripper
+	// RootCAs are the certificates the default transport trusts for the
+	// venue's TLS, instead of the system's (such as the system's plus a
+	// simulated venue's). Nil means the system's; ignored with
+	// RoundTripper.
+	RootCAs *x509.CertPool
+	// Logger receives one event per attempt; no event holds a signature, a
+	// key or a request body. The zero Logger logs nothing.
+	Logger zerolog.Logger
+	// Retry is the retry policy for GETs (writes are never sent again).
+	// Nil means 4 attempts in total, waiting 0.5 s, 1 s and 2 s (doubling,
+	// capped at 8 s), no jitter; a pointer to the zero RetryPolicy makes
+	// one attempt.
+	Retry *RetryPolicy
+	// RatePerMinute and Burst set the client-side token bucket
+	// (NewTokenBucket): RatePerMinute requests a minute sustained, bursts
+	// of Burst. Zero means the venue's budget, 100 a minute and 300; a
+	// negative RatePerMinute turns throttling off (429 pauses still
+	// apply). With Limiter set, they are the rate that limiter is to keep
+	// (package broker gives them to a fleet's shared budget).
+	RatePerMinute float64
+	Burst         int
+	// Adaptive makes the client's own budget learn the venue's rate per
+	// endpoint class: each class starts at RatePerMinute and Burst (the
+	// ceiling it never exceeds), measures the venue's rate between two
+	// 429s, holds under it and probes back at the ceiling every 55 s (see
+	// package doc). False keeps one bucket, at the venue's documented
+	// budget, for the whole account.
+	Adaptive bool
+	// Limiter is a rate budget shared with other clients, replacing the
+	// client's own bucket; nil means the client's own.
+	Limiter Limiter
+	// RetryBudget is the client's retry budget, shared by all its
+	// goroutines, as the AWS SDKs' retry quota: a retry after a 429 or 5xx
+	// answer costs 5 tokens, one after a failure below HTTP (a timeout, a
+	// reset) 10; an answer that succeeds at once gives 1 back, and a retry
+	// that succeeds gives back what it cost, up to the budget. When the
+	// budget cannot pay for a retry, the GET is not tried again (its error
+	// says so, and matches what the last answer was), so an outage does not
+	// multiply the load by the attempts. Zero means 500 (100 retries of a
+	// failed answer with no success in between); negative turns it off
+	// (retries are then bounded by Retry alone).
+	RetryBudget int
+	// AttemptTimeout bounds each attempt, from sending to the end of the
+	// body: a deadline on Clock, not a wait. An AfterFunc on Clock cancels
+	// the attempt's context, on every clock alike (a brokertest.Clock does
+	// not count it as a waiter; a clockwork.FakeClock does). Zero means
+	// 10 s.
+	AttemptTimeout time.Duration
+	// MaxResponseBytes bounds a response body; a larger body is an error.
+	// Zero means 4 MiB.
+	MaxResponseBytes int64
+	// Observer, when set, is called once after every attempt, on the
+	// goroutine that made it, before the retry decision is acted on. It
+	// must not block: the request waits for it.
+	Observer func(Attempt)
+}
 
 // Client sends signed requests to one venue and decides, in one function,
 // whether a request may be sent again. A Client is safe for concurrent use
@@ -49,20 +125,14 @@ type Client struct {
 	policy  RetryPolicy
 	limiter Limiter
 	// adaptive is limiter when it learns per endpoint class, else nil.
-	adaptive       AdaptiveLimiter
+	adaptive       classLimiter
 	retries        *retryBudget
 	attemptTimeout time.Duration
-	// deadlines times attempts out on the real clock; nil on any other,
-	// where each attempt has an AfterFunc of its own.
-	deadlines *deadlines
-	maxBody   int64
-	skew      clockSkew
-	observe   func(Attempt)
-	// perMinute and burst are the rate limit WithRateLimit or
-	// WithAdaptiveRateLimit set; learn is true for the latter.
-	perMinute float64
-	burst     int
-	learn     bool
+	maxBody        int64
+	skew           clockSkew
+	observe        func(Attempt)
+	// cfg is the Config the client was made with, its defaults filled in.
+	cfg Config
 	// plainH2 is plainHTTP2(rt): an unencrypted connection may be
 	// HTTP/2's, shared by other requests.
 	plainH2 bool
@@ -71,104 +141,12 @@ type Client struct {
 	unguarded bool
 }
 
-// Option configures a Client.
-type Option func(*config)
-
-type config struct {
-	clock          clockwork.Clock
-	rt             http.RoundTripper
-	log            zerolog.Logger
-	policy         RetryPolicy
-	limiter        Limiter
-	perMinute      float64
-	burst          int
-	learn          bool
-	retryBudget    int
-	attemptTimeout time.Duration
-	maxBody        int64
-	observe        func(Attempt)
-	rootCAs        *x509.CertPool
-}
-
-// WithClock sets the clock that timestamps signatures and times every wait
-// (default: the real clock).
-func WithClock(c clockwork.Clock) Option { return func(o *config) { o.clock = c } }
-
-// WithRootCAs sets the certificates the client's own HTTP transport trusts
-// for the venue's TLS, instead of the system's, such as the system's plus
-// a simulated venue's. It has no effect with WithRoundTripper, whose
-// transport is used as given.
-func WithRootCAs(pool *x509.CertPool) Option { return func(o *config) { o.rootCAs = pool } }
-
-// WithRoundTripper sets the round tripper requests go through, such as an
-// in-memory simulated venue's, or an *http.Transport of the caller's own
-// (an httptest server's Client().Transport). It is used as given, proxy
-// and all: what it, or a proxy it sends through, re-sends is the caller's
-// to vouch for. The Client calls its RoundTrip itself, for one attempt at a
-// time: nothing follows a redirect (a 3xx is an answer like any other),
-// and there is no timeout but each attempt's deadline on the injected
-// clock.
-func WithRoundTripper(rt http.RoundTripper) Option { return func(o *config) { o.rt = rt } }
-
-// WithLogger sets the logger that receives one event per attempt (default:
-// zerolog.Nop()). No event holds a signature, a key or a request body.
-func WithLogger(l zerolog.Logger) Option { return func(o *config) { o.log = l } }
-
-// WithRetryPolicy sets the retry policy for GETs (default:
-// DefaultRetryPolicy). The zero RetryPolicy makes one attempt.
-func WithRetryPolicy(p RetryPolicy) Option { return func(o *config) { o.policy = p } }
-
-// WithRateLimit sets the client-side token bucket: perMinute requests a
-// minute sustained, bursts of burst (default 100 and 300, the venue's
-// budget). perMinute 0 turns throttling off; 429 pauses still apply.
-func WithRateLimit(perMinute float64, burst int) Option {
-	return func(o *config) { o.perMinute, o.burst, o.limiter, o.learn = perMinute, burst, nil, false }
-}
-
-// WithAdaptiveRateLimit is WithRateLimit with a budget that learns the
-// venue's rate per endpoint class (NewAdaptiveLimiter): each class starts
-// at perMinute and burst (the ceiling it never exceeds), measures the
-// venue's rate between two 429s, holds under it and probes back at the
-// ceiling every 55 s. perMinute 0 turns
-// throttling off; 429 pauses still apply. It is off by default: the
-// client's own bucket keeps to the venue's documented budget for the
-// whole account and learns nothing.
-func WithAdaptiveRateLimit(perMinute float64, burst int) Option {
-	return func(o *config) { o.perMinute, o.burst, o.limiter, o.learn = perMinute, burst, nil, true }
-}
-
-// WithRetryBudget sets the client's retry budget (default
-// DefaultRetryBudget), shared by all its goroutines, as the AWS SDKs'
-// retry quota: a retry after a 429 or 5xx answer costs 5 tokens, one
-// after a failure below HTTP (a timeout, a reset) 10; an answer that
-// succeeds at once gives 1 back, and a retry that succeeds gives back what
-// it cost, up to the budget. When the budget cannot pay for a retry, the
-// GET is not tried again and its error matches ErrRetryBudget, so an
-// outage does not multiply the load by the attempts. tokens 0 turns the
-// budget off (retries are then bounded by the RetryPolicy alone).
-func WithRetryBudget(tokens int) Option { return func(o *config) { o.retryBudget = tokens } }
-
-// WithLimiter sets the rate budget shared with other clients, replacing the
-// client's own token bucket.
-func WithLimiter(l Limiter) Option { return func(o *config) { o.limiter = l } }
-
-// WithAttemptTimeout bounds each attempt, from sending to the end of the
-// body (default 10 s). The bound is a deadline on the client's clock, not a
-// wait. On the real clock one timer serves every attempt in flight; on any
-// other, each attempt has an AfterFunc of its own (venue.Clock does
-// not count it as a waiter; a clockwork.FakeClock does).
-func WithAttemptTimeout(d time.Duration) Option { return func(o *config) { o.attemptTimeout = d } }
-
-// WithMaxResponseBytes bounds a response body (default 4 MiB); a larger
-// body is an error.
-func WithMaxResponseBytes(n int64) Option { return func(o *config) { o.maxBody = n } }
-
 // New returns a Client for the venue at baseURL that signs with signer.
 //
 // baseURL must be https, or http on a loopback host (127.0.0.0/8, ::1,
 // localhost), with no path, query, fragment or user information: anything
 // else is refused here, before anything is sent.
-func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error) {
+func New(baseURL string, signer *signing.Signer, cfg Config) (*Client, error) {
 	base, err := checkBaseURL(baseURL)
 	if err != nil {
 		return nil, err
@@ -176,72 +154,71 @@ func New(baseURL string, signer *signing.Signer, opts ...Option) (*Client, error
 	if signer == nil {
 		return nil, errors.New("transport: a signer is required")
 	}
-	cfg := config{
-		log:            zerolog.Nop(),
-		policy:         DefaultRetryPolicy(),
-		perMinute:      DefaultRatePerMinute,
-		burst:          DefaultBurst,
-		retryBudget:    DefaultRetryBudget,
-		attemptTimeout: DefaultAttemptTimeout,
-		maxBody:        DefaultMaxResponseBytes,
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
-	for _, opt := range opts {
-		opt(&cfg)
+	if cfg.Retry == nil {
+		p := defaultRetryPolicy()
+		cfg.Retry = &p
 	}
-	if cfg.clock == nil {
-		cfg.clock = clockwork.NewRealClock()
+	if cfg.RatePerMinute == 0 {
+		cfg.RatePerMinute = adaptive.PerMinute
 	}
-	if cfg.perMinute < 0 || cfg.burst < 0 {
-		return nil, fmt.Errorf("transport: rate limit %v/min, burst %d: must not be negative", cfg.perMinute, cfg.burst)
+	if cfg.Burst == 0 {
+		cfg.Burst = adaptive.Burst
 	}
-	if cfg.perMinute > 0 && cfg.burst < 1 {
-		return nil, fmt.Errorf("transport: burst %d: must be at least 1 when the rate limit is on", cfg.burst)
+	if cfg.RetryBudget == 0 {
+		cfg.RetryBudget = defaultRetryBudget
 	}
-	if cfg.retryBudget < 0 {
-		return nil, fmt.Errorf("transport: retry budget %d: must not be negative", cfg.retryBudget)
+	if cfg.AttemptTimeout == 0 {
+		cfg.AttemptTimeout = defaultAttemptTimeout
 	}
-	if cfg.maxBody <= 0 {
-		return nil, fmt.Errorf("transport: max response bytes %d: must be positive", cfg.maxBody)
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = defaultMaxResponseBytes
 	}
-	if cfg.attemptTimeout <= 0 {
-		return nil, fmt.Errorf("transport: attempt timeout %v: must be positive", cfg.attemptTimeout)
+	perMinute := max(0, cfg.RatePerMinute) // negative: off
+	if math.IsNaN(cfg.RatePerMinute) || cfg.Burst < 0 {
+		return nil, fmt.Errorf("transport: rate limit %v/min, burst %d: want a number and a burst not negative", cfg.RatePerMinute, cfg.Burst)
 	}
-	if cfg.policy.MaxDelay < 0 || cfg.policy.BaseDelay < 0 {
+	if perMinute > 0 && cfg.Burst < 1 {
+		return nil, fmt.Errorf("transport: burst %d: must be at least 1 when the rate limit is on", cfg.Burst)
+	}
+	if cfg.MaxResponseBytes < 0 {
+		return nil, fmt.Errorf("transport: max response bytes %d: must not be negative", cfg.MaxResponseBytes)
+	}
+	if cfg.AttemptTimeout < 0 {
+		return nil, fmt.Errorf("transport: attempt timeout %v: must not be negative", cfg.AttemptTimeout)
+	}
+	if cfg.Retry.MaxDelay < 0 || cfg.Retry.BaseDelay < 0 {
 		return nil, errors.New("transport: retry delays must not be negative")
 	}
-	rt := cfg.rt
+	rt := cfg.RoundTripper
 	if rt == nil {
-		rt = defaultTransport(cfg.rootCAs)
+		rt = defaultTransport(cfg.RootCAs)
 	}
-	if cfg.limiter == nil && cfg.learn {
-		cfg.limiter = NewAdaptiveLimiter(cfg.clock, cfg.perMinute, cfg.burst)
+	limiter := cfg.Limiter
+	if limiter == nil && cfg.Adaptive {
+		limiter = newAdaptiveLimiter(cfg.Clock, perMinute, cfg.Burst)
 	}
-	if cfg.limiter == nil {
-		cfg.limiter = NewTokenBucket(cfg.clock, cfg.perMinute, cfg.burst)
+	if limiter == nil {
+		limiter = NewTokenBucket(cfg.Clock, perMinute, cfg.Burst)
 	}
-	adaptive, _ := cfg.limiter.(AdaptiveLimiter)
-	var dl *deadlines
-	if reflect.TypeOf(cfg.clock) == reflect.TypeOf(clockwork.NewRealClock()) {
-		dl = newDeadlines(cfg.clock, cfg.attemptTimeout)
-	}
+	classes, _ := limiter.(classLimiter)
 	return &Client{
-		deadlines:      dl,
 		base:           base,
 		host:           removeEmptyPort(base.Host),
 		signer:         signer,
-		clock:          cfg.clock,
+		clock:          cfg.Clock,
 		rt:             rt,
-		log:            cfg.log,
-		policy:         cfg.policy,
-		limiter:        cfg.limiter,
-		adaptive:       adaptive,
-		retries:        newRetryBudget(cfg.retryBudget),
-		attemptTimeout: cfg.attemptTimeout,
-		maxBody:        cfg.maxBody,
-		observe:        cfg.observe,
-		perMinute:      cfg.perMinute,
-		burst:          cfg.burst,
-		learn:          cfg.learn,
+		log:            cfg.Logger,
+		policy:         *cfg.Retry,
+		limiter:        limiter,
+		adaptive:       classes,
+		retries:        newRetryBudget(max(0, cfg.RetryBudget)),
+		attemptTimeout: cfg.AttemptTimeout,
+		maxBody:        cfg.MaxResponseBytes,
+		observe:        cfg.Observer,
+		cfg:            cfg,
 		plainH2:        plainHTTP2(rt),
 	}, nil
 }
@@ -303,23 +280,17 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Clock returns the clock the client signs and waits with.
-func (c *Client) Clock() clockwork.Clock { return c.clock }
-
-// BaseURL returns the venue's base URL (scheme and host).
-func (c *Client) BaseURL() string { return c.base.String() }
-
-// RateLimit returns the rate limit set with WithRateLimit (default
-// DefaultRatePerMinute and DefaultBurst; perMinute 0 is off). The client's
-// own token bucket enforces it, unless a Limiter given with WithLimiter
-// replaced that bucket: it is then the rate a budget shared in the
-// caller's stead (such as package broker's for a fleet) is to keep.
-func (c *Client) RateLimit() (perMinute float64, burst int) { return c.perMinute, c.burst }
-
-// AdaptiveRateLimit reports whether WithAdaptiveRateLimit set the rate
-// limit, so that a budget shared in the client's stead (package broker's
-// for a fleet) is to learn the venue's rate per endpoint class too.
-func (c *Client) AdaptiveRateLimit() bool { return c.learn }
+// Config returns the configuration the client runs with, every zero
+// field filled in with its default (Clock, Retry, RatePerMinute, Burst,
+// RetryBudget, AttemptTimeout, MaxResponseBytes): the clock it signs and
+// waits with, and the rate a budget shared in its stead (package broker's
+// for a fleet) is to keep.
+func (c *Client) Config() Config {
+	cfg := c.cfg
+	p := *cfg.Retry
+	cfg.Retry = &p
+	return cfg
+}
 
 // Response is a 2xx answer, read whole (or, with an error, a write's 2xx
 // whose body could not be read: see Do).
@@ -336,15 +307,15 @@ type Response struct {
 
 // Target returns the request-target (path and query) for a URL on the
 // client's base URL, such as a pagination link. A URL on another scheme or
-// host is refused with ErrForeignURL: following it would send signed
+// host is refused with ErrInvalidRequest: following it would send signed
 // headers elsewhere.
 func (c *Client) Target(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", fmt.Errorf("transport: %w: %v", ErrForeignURL, err)
+		return "", fmt.Errorf("transport: %w: URL is not on the base URL's scheme and host: %v", ErrInvalidRequest, err)
 	}
 	if !strings.EqualFold(u.Scheme, c.base.Scheme) || !strings.EqualFold(u.Host, c.base.Host) || u.User != nil {
-		return "", fmt.Errorf("transport: %w: %s://%s is not %s", ErrForeignURL, u.Scheme, u.Host, c.base)
+		return "", fmt.Errorf("transport: %w: URL is not on the base URL's scheme and host: %s://%s is not %s", ErrInvalidRequest, u.Scheme, u.Host, c.base)
 	}
 	return u.RequestURI(), nil
 }
@@ -391,18 +362,16 @@ func (c *Client) Do(ctx context.Context, method, target string, body []byte) (*R
 	return c.Send(ctx, method, target, body, nil)
 }
 
-// BeforeSend is called with the time an attempt is signed with — the
-// client's clock corrected by the measured venue clock offset (VenueNow) —
-// after it has waited for the rate budget and just before its first byte
-// is sent. If it returns an error, nothing is sent and Send returns an
-// error that matches ErrNotSent and wraps it.
-type BeforeSend func(signedAt time.Time) error
-
-// Send is Do with a hook that runs before every attempt is sent. Package
-// orders uses it to record, durably, the timestamp of every signature a
-// create was sent with, so that it knows when none of them can still be
-// accepted by the venue.
-func (c *Client) Send(ctx context.Context, method, target string, body []byte, beforeSend BeforeSend) (*Response, error) {
+// Send is Do with a hook that runs before every attempt is sent.
+// beforeSend, when not nil, is called with the time the attempt is signed
+// with — the client's clock corrected by the measured venue clock offset
+// (VenueNow) — after it has waited for the rate budget and just before its
+// first byte is sent. If it returns an error, nothing is sent and Send
+// returns an error that matches ErrNotSent and wraps it. Package orders
+// uses it to record, durably, the timestamp of every signature a create
+// was sent with, so that it knows when none of them can still be accepted
+// by the venue.
+func (c *Client) Send(ctx context.Context, method, target string, body []byte, beforeSend func(signedAt time.Time) error) (*Response, error) {
 	// The target is parsed once; every attempt is sent to this URL.
 	u, err := checkTarget(method, target)
 	if err != nil {
@@ -595,44 +564,30 @@ func newRequest(ctx context.Context, method string, u *url.URL, body []byte) *ht
 var requestHeaderValues = [...]string{"application/json", "tradewire", "application/json"}
 
 // attemptState is what one attempt keeps, in one allocation: its
-// deadline, its context when the caller's can never end, and, for a GET
-// or HEAD, its replay guard.
+// context's cancel, and, for a GET or HEAD, its replay guard.
 type attemptState struct {
-	dl  deadline
-	ctx attemptCtx
+	cancel context.CancelCauseFunc
 	replayState
 }
 
 // attempt signs and sends one request and reads its answer. A non-nil error
 // means no complete answer was read.
-func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend BeforeSend, last stamp) (answer, error) {
+//
+// The attempt runs under a child of ctx that the attempt timeout, an
+// AfterFunc on the client's clock, cancels with errAttemptTimeout (as a
+// refused replay cancels it with its own cause): one path on every clock.
+func (c *Client) attempt(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend func(time.Time) error, last stamp) (answer, error) {
 	now := c.clock.Now()
 	st := new(attemptState)
 	if guardsReplays(method) && !c.unguarded {
 		ctx = st.withReplayGuard(ctx, c, method, u.Path)
 	}
-	var actx context.Context
-	if ctx.Done() == nil {
-		// Only the attempt timeout (or a refused replay) can end the
-		// attempt: its own context, which nothing needs to cancel when the
-		// attempt is over.
-		st.ctx.init(ctx)
-		st.dl.actx = &st.ctx
-		actx = &st.ctx
-	} else {
-		cctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		st.dl.cancel = cancel
-		actx = cctx
-	}
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	st.cancel = cancel
 	st.actx = actx
-	if c.deadlines != nil {
-		c.deadlines.add(&st.dl, now)
-		defer c.deadlines.stop(&st.dl)
-	} else {
-		timeout := c.clock.AfterFunc(c.attemptTimeout, st.dl.expire)
-		defer timeout.Stop()
-	}
+	timeout := c.clock.AfterFunc(c.attemptTimeout, func() { cancel(errAttemptTimeout) })
+	defer timeout.Stop()
 	req := newRequest(actx, method, u, body)
 	applied, _ := c.ClockOffset()
 	signedAt := now.Add(applied)
@@ -794,13 +749,7 @@ const fakeClockHint = "on a *clockwork.FakeClock, whose BlockUntilContext counts
 
 // attemptError names the attempt timeout when it is what ended err.
 func (c *Client) attemptError(actx context.Context, err error) error {
-	var timedOut bool
-	if a, ok := actx.(*attemptCtx); ok {
-		timedOut = a.timedOut()
-	} else {
-		timedOut = errors.Is(context.Cause(actx), errAttemptTimeout)
-	}
-	if timedOut {
+	if context.Cause(actx) == errAttemptTimeout {
 		if _, fake := c.clock.(*clockwork.FakeClock); fake {
 			return fmt.Errorf("%w after %v (%s): %w", errAttemptTimeout, c.attemptTimeout, fakeClockHint, err)
 		}

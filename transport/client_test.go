@@ -13,10 +13,19 @@ import (
 	"github.com/jonboulle/clockwork"
 )
 
-func newTestClient(t *testing.T, v *venue, log *eventLog, opts ...Option) *Client {
+// newTestClient is a Client of v on its clock, logging to log, with its
+// throttle off; cfg, when given, sets the rest.
+func newTestClient(t *testing.T, v *venue, log *eventLog, cfg ...Config) *Client {
 	t.Helper()
-	base := []Option{WithClock(v.clock), WithLogger(log.logger()), WithRateLimit(0, 0)}
-	c, err := New(v.srv.URL, testSigner(t), append(base, opts...)...)
+	var c0 Config
+	if len(cfg) > 0 {
+		c0 = cfg[0]
+	}
+	c0.Clock, c0.Logger = v.clock, log.logger()
+	if c0.RatePerMinute == 0 {
+		c0.RatePerMinute = -1
+	}
+	c, err := New(v.srv.URL, testSigner(t), c0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,8 +223,12 @@ func TestRejectionNamesFields(t *testing.T) {
 	if !errors.As(err, &se) || !errors.Is(err, ErrRejected) {
 		t.Fatalf("err = %v", err)
 	}
-	if got := se.Fields(); !slices.Equal(got, []string{"client_order_id", "market_order_config.asset_quantity"}) {
-		t.Errorf("Fields = %v", got)
+	var got []string
+	for _, fe := range se.Errors {
+		got = append(got, fe.Attr)
+	}
+	if !slices.Equal(got, []string{"client_order_id", "market_order_config.asset_quantity"}) {
+		t.Errorf("fields = %v", got)
 	}
 	if !strings.Contains(err.Error(), "client_order_id: Must be a valid UUID.") {
 		t.Errorf("message %q does not name the field", err)
@@ -297,7 +310,7 @@ func TestAttemptTimeoutRetriesGET(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock, reply{hang: true}, reply{status: 200, body: `{}`})
 	log := newEventLog()
-	c := newTestClient(t, v, log, WithAttemptTimeout(3*time.Second))
+	c := newTestClient(t, v, log, Config{AttemptTimeout: 3 * time.Second})
 	done := make(chan result, 1)
 	go func() { r, err := c.Get(ctx, "/a/"); done <- result{r, err} }()
 	<-v.arrived
@@ -316,7 +329,7 @@ func TestAttemptTimeoutRetriesGET(t *testing.T) {
 }
 
 // TestAttemptTimeoutOnPOSTIsUnknown runs with a caller's context that can
-// end and with one that never does (the attempt then has an attemptCtx).
+// end and with one that never does (one path: a child context the attempt timeout cancels).
 func TestAttemptTimeoutOnPOSTIsUnknown(t *testing.T) {
 	for _, name := range []string{"cancelable", "never ends"} {
 		t.Run(name, func(t *testing.T) {
@@ -341,7 +354,7 @@ func attemptTimeoutOnPOSTIsUnknown(t *testing.T, ctx, reqCtx context.Context) {
 	if err := clock.BlockUntilContext(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(DefaultAttemptTimeout)
+	clock.Advance(defaultAttemptTimeout)
 	err := <-done
 	var uo *unknownOutcomeError
 	if !errors.As(err, &uo) || uo.StatusCode != 0 || !errors.Is(uo.Err, errAttemptTimeout) {
@@ -361,7 +374,7 @@ func TestPOSTRefusedConnectionIsNotSent(t *testing.T) {
 	v := newVenue(t, clock)
 	url := v.srv.URL
 	v.srv.Close()
-	c, err := New(url, testSigner(t), WithClock(clock), WithRateLimit(0, 0))
+	c, err := New(url, testSigner(t), Config{Clock: clock, RatePerMinute: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +389,7 @@ func TestResponseTooLarge(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock, reply{status: 200, body: strings.Repeat("a", 65)})
-	c := newTestClient(t, v, newEventLog(), WithMaxResponseBytes(64))
+	c := newTestClient(t, v, newEventLog(), Config{MaxResponseBytes: 64})
 	_, err := c.Get(ctx, "/a/")
 	var tl *responseTooLargeError
 	if !errors.As(err, &tl) || tl.Limit != 64 || tl.StatusCode != 200 {
@@ -406,7 +419,7 @@ func TestWrite2xxUnreadable(t *testing.T) {
 			ctx := testContext(t)
 			clock := clockwork.NewFakeClockAt(t0)
 			v := newVenue(t, clock, tt.reply)
-			c := newTestClient(t, v, newEventLog(), WithMaxResponseBytes(64))
+			c := newTestClient(t, v, newEventLog(), Config{MaxResponseBytes: 64})
 			resp, err := c.Post(ctx, "/o/", []byte(`{}`))
 			if !errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotSent) {
 				t.Fatalf("err = %v, want an unknown outcome only", err)
@@ -435,12 +448,12 @@ func TestRedirectNotFollowed(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	other := newVenue(t, clock)
 	v := newVenue(t, clock, reply{status: http.StatusTemporaryRedirect, header: map[string]string{"Location": other.srv.URL + "/stolen/"}})
-	for name, opts := range map[string][]Option{
+	for name, rt := range map[string]http.RoundTripper{
 		"own transport":        nil,
-		"caller's transport":   {WithRoundTripper(&http.Transport{})},
-		"httptest's transport": {WithRoundTripper(v.srv.Client().Transport)},
+		"caller's transport":   &http.Transport{},
+		"httptest's transport": v.srv.Client().Transport,
 	} {
-		c := newTestClient(t, v, newEventLog(), opts...)
+		c := newTestClient(t, v, newEventLog(), Config{RoundTripper: rt})
 		for _, method := range []string{"GET", "POST"} {
 			if _, err := c.Do(ctx, method, "/a/", nil); err == nil {
 				t.Fatalf("%s, %s: redirect answered with success", name, method)
@@ -475,7 +488,7 @@ func TestBaseURLRules(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		_, err := New(tt.url, s)
+		_, err := New(tt.url, s, Config{})
 		if (err == nil) != tt.ok {
 			t.Errorf("New(%q) err = %v, want ok=%v", tt.url, err, tt.ok)
 		}
@@ -513,7 +526,7 @@ func TestTargetRefusedBeforeSending(t *testing.T) {
 }
 
 func TestTargetOfLinks(t *testing.T) {
-	c, err := New("https://trading.robinhood.com", testSigner(t))
+	c, err := New("https://trading.robinhood.com", testSigner(t), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,8 +541,8 @@ func TestTargetOfLinks(t *testing.T) {
 		"https://user@trading.robinhood.com/api/",
 		"/relative/",
 	} {
-		if _, err := c.Target(u); !errors.Is(err, ErrForeignURL) {
-			t.Errorf("Target(%q) err = %v, want ErrForeignURL", u, err)
+		if _, err := c.Target(u); !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("Target(%q) err = %v, want ErrInvalidRequest", u, err)
 		}
 	}
 }
@@ -539,7 +552,7 @@ func TestLogsNeverHoldSecrets(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock, status(503), status(400))
 	log := newEventLog()
-	c := newTestClient(t, v, log, WithRetryPolicy(RetryPolicy{MaxAttempts: 2}))
+	c := newTestClient(t, v, log, Config{Retry: &RetryPolicy{MaxAttempts: 2}})
 	body := []byte(`{"client_order_id":"131de903-5a9c-4260-abc1-28d562a5dcf0"}`)
 	_, err := c.Do(ctx, "GET", "/a/", body)
 	if err == nil {
@@ -577,7 +590,7 @@ func TestZeroPolicyMakesOneAttempt(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock, status(503))
-	c := newTestClient(t, v, newEventLog(), WithRetryPolicy(RetryPolicy{}))
+	c := newTestClient(t, v, newEventLog(), Config{Retry: &RetryPolicy{}})
 	if _, err := c.Get(ctx, "/a/"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v", err)
 	}
@@ -670,7 +683,7 @@ func TestRoundTripperResults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := New("https://venue.example", testSigner(t), WithRoundTripper(tc.rt), WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{}))
+			c, err := New("https://venue.example", testSigner(t), Config{RoundTripper: tc.rt, RatePerMinute: -1, Retry: &RetryPolicy{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -693,7 +706,7 @@ func TestRoundTripperResults(t *testing.T) {
 func TestSchemeMismatch(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock)
-	c, err := New(strings.Replace(v.srv.URL, "http://", "https://", 1), testSigner(t), WithClock(clock), WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{}))
+	c, err := New(strings.Replace(v.srv.URL, "http://", "https://", 1), testSigner(t), Config{Clock: clock, RatePerMinute: -1, Retry: &RetryPolicy{}})
 	if err != nil {
 		t.Fatal(err)
 	}

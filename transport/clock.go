@@ -236,7 +236,7 @@ func (s *clockSkew) shouldLog(offset time.Duration) bool {
 func (c *Client) ClockOffset() (time.Duration, bool) { return c.skew.get() }
 
 // VenueNow returns the client's clock corrected by ClockOffset: the time
-// signatures are stamped with, and the time BeforeSend receives.
+// signatures are stamped with, and the time Send's beforeSend receives.
 func (c *Client) VenueNow() time.Time {
 	offset, _ := c.skew.get()
 	return c.clock.Now().Add(offset)

@@ -112,7 +112,7 @@ func TestClockSkewCorrectsNextRequests(t *testing.T) {
 			ctx := testContext(t)
 			clock := clockwork.NewFakeClockAt(t0)
 			v := newVenue(t, clock, append(tt.replies, reply{status: 201, body: `{}`, venueClock: tt.replies[len(tt.replies)-1].venueClock})...)
-			c := newTestClient(t, v, newEventLog(), WithRetryPolicy(RetryPolicy{}))
+			c := newTestClient(t, v, newEventLog(), Config{Retry: &RetryPolicy{}})
 			for range tt.replies {
 				c.Get(ctx, "/api/v2/crypto/trading/accounts/")
 			}

@@ -44,7 +44,7 @@
 // sample does not move it; a sample further off than MaxClockOffset, a
 // missing Date and one that does not parse are ignored; an estimate under a
 // second is taken as 0. ClockOffset reports it, VenueNow applies it, and
-// every attempt is signed with VenueNow, which BeforeSend receives. A
+// every attempt is signed with VenueNow, which Send's beforeSend receives. A
 // change of a second or more is logged at Info. Like the AWS SDKs' skew
 // correction, this fixes the requests that follow an answer, not the one
 // answered: a 401 stays final, and when the clock explains it (the
@@ -57,12 +57,13 @@
 // Backoff is not throttling. A client-side token bucket (default 100
 // requests a minute, bursts of 300: the venue's budget) sits in front of
 // every attempt, retries and net/http's own replays of a GET included. It
-// refills RateMargin (1 %) below its rate: at exactly the venue's rate,
-// each token would be spent the instant the venue's own bucket regains
-// it, and rounding or arrival jitter would draw a 429. And it holds back from its burst what the venue regains in
-// MaxGrantDelay (250 ms; at 100 a minute, 1 of the 300): a burst granted
-// at once whose requests reach the venue up to 250 ms late, followed by
-// requests that arrive at once, still finds a token for each (Headroom).
+// refills 1 % below its rate: at exactly the venue's rate, each token
+// would be spent the instant the venue's own bucket regains it, and
+// rounding or arrival jitter would draw a 429. And it holds back from its
+// burst what the venue regains in 250 ms (at 100 a minute, 1 of the 300):
+// a burst granted at once whose requests reach the venue up to 250 ms
+// late, followed by requests that arrive at once, still finds a token for
+// each.
 // When any request is answered 429, the
 // whole client pauses for that (clamped) delay, so concurrent callers do
 // not pile onto a limiter that already said no. Several clients can share
@@ -70,7 +71,7 @@
 // process, or package redisbudget's across a fleet.
 //
 // The venue documents its limits as applied per endpoint and fluctuating.
-// WithAdaptiveRateLimit (or NewAdaptiveLimiter, shared with WithLimiter)
+// Config.Adaptive (or package redisbudget's Budget with Adaptive set)
 // keeps one budget per endpoint class — market data, account reads, order
 // reads, order writes — each starting at the documented budget (with the
 // headroom above), its ceiling. The venue's only signal is a 429, and
@@ -94,8 +95,8 @@
 // # Retry budget
 //
 // A client's retries also draw on a retry budget shared by its goroutines,
-// the AWS SDKs' retry quota with its figures: 500 tokens (WithRetryBudget;
-// 0 turns it off); a retry after a 429 or 5xx costs 5 and one after a
+// the AWS SDKs' retry quota with its figures: 500 tokens (Config.RetryBudget;
+// negative turns it off); a retry after a 429 or 5xx costs 5 and one after a
 // failure below HTTP 10; an answer that succeeds at the first attempt gives
 // 1 back, and a retry that succeeds gives back its cost. When the budget
 // cannot pay, the GET is not retried: its error matches ErrRetryBudget as
@@ -161,7 +162,7 @@
 //     re-sends only a request of which it wrote nothing.
 //   - No proxy from the environment: the default transport is net/http's
 //     default with Proxy nil, because a proxy can re-send a request it
-//     forwarded. A RoundTripper passed with WithRoundTripper is used as
+//     forwarded. A Config.RoundTripper is used as
 //     given; what it, or a proxy it uses, re-sends is the caller's to vouch
 //     for. The client calls its RoundTrip itself, one attempt at a time, so
 //     nothing above it follows a redirect.

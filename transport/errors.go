@@ -36,15 +36,14 @@ var (
 	// venue said no" (ErrRejected, ErrNotFound, ErrCredentials).
 	ErrUnknownOutcome = errors.New("unknown outcome")
 	// ErrNotSent: nothing reached the venue; safe to retry. The error
-	// unwraps to the reason (a BeforeSend hook's error, the context's, the
+	// unwraps to the reason (Send's beforeSend hook's error, the context's, the
 	// failed dial).
 	ErrNotSent = errors.New("not sent")
-	// ErrInvalidRequest: the request was refused before anything was sent.
+	// ErrInvalidRequest: the request was refused before anything was
+	// sent, such as a URL not on the client's base URL (Client.Target).
 	ErrInvalidRequest = errors.New("invalid request")
-	// ErrForeignURL: a URL does not belong to the client's base URL.
-	ErrForeignURL = errors.New("URL is not on the base URL's scheme and host")
 	// ErrRetryBudget: a GET that could have been tried again was not,
-	// because the client's retry budget (WithRetryBudget) could not pay
+	// because the client's retry budget (Config.RetryBudget) could not pay
 	// for the retry: the venue has been failing for many callers. The
 	// error also matches what the last answer was (ErrRateLimited,
 	// ErrUnavailable) and unwraps to it (a *StatusError for an answer).
@@ -158,17 +157,6 @@ func (e *StatusError) Is(target error) bool {
 	return false
 }
 
-// Fields returns the field paths the venue named, in order.
-func (e *StatusError) Fields() []string {
-	var out []string
-	for _, fe := range e.Errors {
-		if fe.Attr != "" {
-			out = append(out, fe.Attr)
-		}
-	}
-	return out
-}
-
 // networkError is a GET that failed below HTTP (connection refused or
 // reset, per-attempt timeout) on every attempt. It matches ErrUnavailable
 // and unwraps to the last failure; its message names the attempts.
@@ -270,7 +258,7 @@ func newStatusError(method, path string, status, attempts int, retryAfter time.D
 }
 
 // notSentError is a request that was stopped before anything reached the
-// venue: a BeforeSend hook refused it, the rate budget could not be had,
+// venue: Send's beforeSend hook refused it, the rate budget could not be had,
 // or the connection could not be made. It matches ErrNotSent and unwraps
 // to the reason; sending it again is safe.
 type notSentError struct {

@@ -16,7 +16,7 @@ func TestTaxonomy(t *testing.T) {
 	sentinels := map[string]error{
 		"ErrNotFound": ErrNotFound, "ErrCredentials": ErrCredentials, "ErrRejected": ErrRejected,
 		"ErrRateLimited": ErrRateLimited, "ErrUnavailable": ErrUnavailable, "ErrUnknownOutcome": ErrUnknownOutcome,
-		"ErrInvalidRequest": ErrInvalidRequest, "ErrForeignURL": ErrForeignURL, "ErrNotSent": ErrNotSent,
+		"ErrInvalidRequest": ErrInvalidRequest, "ErrNotSent": ErrNotSent,
 	}
 	status := func(method string, code int) *StatusError { return newStatusError(method, "/o/", code, 1, 0, nil) }
 	unknown := func(code int, cause error) *unknownOutcomeError {

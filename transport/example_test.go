@@ -31,7 +31,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	client, err := transport.New(venue.URL, signer)
+	client, err := transport.New(venue.URL, signer, transport.Config{})
 	if err != nil {
 		panic(err)
 	}
@@ -63,7 +63,7 @@ func Example_unknownOutcome() {
 
 	key, _ := signing.ParsePrivateKey("xQnTJVeQLmw1/Mg2YimEViSpw/SdJcgNXZ5kQkAXNPU=")
 	signer, _ := signing.New("rh-api-6148effc-c0b1-486c-8940-a1d099456be6", key)
-	client, _ := transport.New(venue.URL, signer)
+	client, _ := transport.New(venue.URL, signer, transport.Config{})
 
 	_, err := client.Post(context.Background(), "/api/v2/crypto/trading/orders/", []byte(`{"client_order_id":"131de903-5a9c-4260-abc1-28d562a5dcf0"}`))
 	fmt.Println(errors.Is(err, transport.ErrUnknownOutcome), errors.Is(err, transport.ErrUnavailable), "sent", sent, "time(s)")

@@ -79,7 +79,7 @@ func (v *wireVenue) protos() []int {
 
 func wireClient(t *testing.T, url string, hc *http.Client, clock clockwork.Clock, lim Limiter) *Client {
 	t.Helper()
-	c, err := New(url, testSigner(t), WithClock(clock), WithRoundTripper(hc.Transport), WithLimiter(lim))
+	c, err := New(url, testSigner(t), Config{Clock: clock, RoundTripper: hc.Transport, Limiter: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +232,7 @@ func TestGETMayBeReplayedOverHTTP2(t *testing.T) {
 	srv.AbortMethod(http.MethodGet, h2front.RefusedStream, 1)
 	lim := &countingLimiter{}
 	var seen []Attempt
-	c, err := New(srv.URL, testSigner(t), WithClock(clock), WithRoundTripper(srv.Client().Transport), WithLimiter(lim),
-		WithObserver(func(a Attempt) { seen = append(seen, a) }))
+	c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RoundTripper: srv.Client().Transport, Limiter: lim, Observer: func(a Attempt) { seen = append(seen, a) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +280,7 @@ func TestWriteRequestIsNotReplayable(t *testing.T) {
 // caller's own round tripper is used as given.
 func TestNoProxyFromEnvironment(t *testing.T) {
 	t.Parallel()
-	c, err := New("https://trading.robinhood.com", testSigner(t))
+	c, err := New("https://trading.robinhood.com", testSigner(t), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +289,7 @@ func TestNoProxyFromEnvironment(t *testing.T) {
 		t.Fatalf("default transport %T: proxy set or HTTP/2 off", c.rt)
 	}
 	own := &http.Transport{Proxy: http.ProxyFromEnvironment}
-	c, err = New("https://trading.robinhood.com", testSigner(t), WithRoundTripper(own))
+	c, err = New("https://trading.robinhood.com", testSigner(t), Config{RoundTripper: own})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,10 +323,10 @@ func TestHTTP1OverTLS(t *testing.T) {
 	}
 }
 
-// TestWithRootCAs: the client's own transport trusts the pool it is given
+// TestRootCAs: the client's own transport trusts the pool it is given
 // (and still speaks HTTP/2 with no proxy); without it, the venue's
 // self-signed certificate is refused before anything is sent.
-func TestWithRootCAs(t *testing.T) {
+func TestRootCAs(t *testing.T) {
 	t.Parallel()
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newWireVenue(clock)
@@ -337,10 +336,10 @@ func TestWithRootCAs(t *testing.T) {
 	pool.AddCert(srv.Certificate())
 	for _, tc := range []struct {
 		name  string
-		opts  []Option
+		roots *x509.CertPool
 		trust bool
-	}{{"trusted", []Option{WithRootCAs(pool)}, true}, {"system roots", nil, false}} {
-		c, err := New(srv.URL, testSigner(t), append([]Option{WithClock(clock), WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{MaxAttempts: 1})}, tc.opts...)...)
+	}{{"trusted", pool, true}, {"system roots", nil, false}} {
+		c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RatePerMinute: -1, Retry: &RetryPolicy{MaxAttempts: 1}, RootCAs: tc.roots})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tradewire/tradewire/internal/adaptive"
 )
 
 // Limiter is a rate budget that every attempt draws from before it is
@@ -35,55 +37,22 @@ type tokenBucket struct {
 	// unlimited bucket has nothing to enforce and Wait takes no lock.
 	paused atomic.Bool
 
-	mu          sync.Mutex
-	tokens      float64
-	last        time.Time
-	pausedUntil time.Time
-}
+	pause adaptive.Pause
 
-// RateMargin is how far below its configured rate the token bucket of
-// NewTokenBucket (the client's default Limiter) refills:
-// 1 %. Refilling at exactly the venue's rate would spend each token the
-// instant the venue's own bucket regains it, so floating-point rounding or
-// the slightest arrival jitter would draw a 429; 1 % under, the venue's
-// bucket gains a token every hundred requests to absorb them.
-const RateMargin = 0.01
-
-// MaxGrantDelay is the longest a request may take from the moment a
-// limiter grants its token to its arrival at the venue without risking a
-// 429 from a venue whose own bucket is exactly as large as the one
-// configured: the signature, the dial, a TLS handshake, a loaded event
-// loop or a fleet member's Redis round trip all sit in between. A limiter
-// built with Headroom holds that much of the venue's refill back from its
-// burst.
-const MaxGrantDelay = 250 * time.Millisecond
-
-// Headroom returns the rate and burst a client-side limiter keeps to so
-// that a venue allowing perMinute requests a minute in bursts of burst
-// never answers 429, however its requests are spread: RateMargin under the
-// rate, and the burst less the tokens the venue regains in MaxGrantDelay
-// at that rate, rounded up (at least 1). A request granted early and
-// delayed by up to MaxGrantDelay then still finds a token at the venue:
-// in any span, what arrives was granted in that span or up to
-// MaxGrantDelay before it, at most burst − MaxGrantDelay × rate more than
-// the venue regained. The in-process bucket (NewTokenBucket) and the
-// fleet's shared one (package redisbudget) both keep to it. At the
-// venue's 100 a minute and 300, it is 99 a minute and 299. A venue whose
-// burst is not a token more than it regains in MaxGrantDelay leaves no
-// burst that guarantees it; Headroom then gives 1.
-func Headroom(perMinute float64, burst int) (float64, int) {
-	rate := perMinute * (1 - RateMargin)
-	held := int(math.Ceil(rate * MaxGrantDelay.Minutes()))
-	return rate, max(1, burst-held)
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
 }
 
 // NewTokenBucket returns the in-process Limiter, the one a Client builds
-// unless given another with WithLimiter: a token bucket on clock (the real
+// unless its Config names another: a token bucket on clock (the real
 // clock when nil) that keeps a venue allowing perMinute requests a minute
-// in bursts of burst from answering 429: it refills RateMargin below the
-// rate and holds the burst less what the venue regains in MaxGrantDelay
-// (Headroom), starting full. perMinute <= 0 turns the throttle off; the bucket then only
-// enforces pauses. It is safe for concurrent use.
+// in bursts of burst from answering 429, however its requests are spread:
+// it refills 1 % below the rate and holds back from its burst what the
+// venue regains in 250 ms, the longest it allows a granted request to take
+// to reach the venue (at the venue's 100 a minute and 300, 99 a minute
+// and 299), starting full. perMinute <= 0 turns the throttle off; the
+// bucket then only enforces pauses. It is safe for concurrent use.
 //
 // Its Wait takes one token, waiting on the clock for it when the bucket is
 // empty or paused; waiters are served in the order they reserve a token.
@@ -100,7 +69,7 @@ func NewTokenBucket(clock clockwork.Clock, perMinute float64, burst int) Limiter
 	}
 	b := &tokenBucket{clock: clock, last: clock.Now()}
 	if perMinute > 0 && !math.IsInf(perMinute, 1) {
-		rate, n := Headroom(perMinute, burst)
+		rate, n := adaptive.Headroom(perMinute, burst)
 		b.rate, b.burst = rate/60, float64(n)
 		b.tokens = b.burst
 	}
@@ -137,10 +106,8 @@ func (b *tokenBucket) Wait(ctx context.Context) error {
 		case <-t.Chan():
 		}
 		// A pause may have begun while this caller slept.
-		b.mu.Lock()
 		now = b.clock.Now()
-		d = b.pausedUntil.Sub(now)
-		b.mu.Unlock()
+		d = b.pause.Left(now)
 	}
 	return nil
 }
@@ -159,7 +126,7 @@ func (b *tokenBucket) reserve(now time.Time) time.Duration {
 			d = time.Duration(math.Ceil(-b.tokens / b.rate * float64(time.Second)))
 		}
 	}
-	if p := b.pausedUntil.Sub(now); p > d {
+	if p := b.pause.Left(now); p > d {
 		d = p
 	}
 	return d
@@ -176,13 +143,7 @@ func (b *tokenBucket) unreserve() {
 
 // Pause implements Limiter, as NewTokenBucket describes.
 func (b *tokenBucket) Pause(d time.Duration) {
-	if d <= 0 {
-		return
+	if b.pause.Extend(b.clock.Now(), d) {
+		b.paused.Store(true)
 	}
-	b.mu.Lock()
-	if until := b.clock.Now().Add(d); until.After(b.pausedUntil) {
-		b.pausedUntil = until
-	}
-	b.paused.Store(true)
-	b.mu.Unlock()
 }

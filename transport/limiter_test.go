@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tradewire/tradewire/internal/adaptive"
 )
 
 func TestTokenBucketBurstThenRate(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
 	// One a second, bursts of 3 at the venue: the bucket holds 2, keeping
-	// back the venue's refill over MaxGrantDelay.
+	// back the venue's refill over adaptive.MaxGrantDelay.
 	b := NewTokenBucket(clock, 60, 3)
 	for i := 0; i < 2; i++ {
 		if err := b.Wait(ctx); err != nil {
@@ -32,9 +34,9 @@ func TestTokenBucketBurstThenRate(t *testing.T) {
 	if err := clock.BlockUntilContext(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	// One a second, refilled RateMargin under: the third token is
+	// One a second, refilled adaptive.RateMargin under: the third token is
 	// 1/(1-margin) s away.
-	want := time.Duration(math.Ceil(float64(time.Second) / (1 - RateMargin)))
+	want := time.Duration(math.Ceil(float64(time.Second) / (1 - adaptive.RateMargin)))
 	clock.Advance(want - time.Millisecond)
 	select {
 	case <-done:
@@ -47,25 +49,6 @@ func TestTokenBucketBurstThenRate(t *testing.T) {
 	}
 	if want <= time.Second || want > 1011*time.Millisecond {
 		t.Fatalf("margin gives %v a token; want just over 1s", want)
-	}
-}
-
-func TestHeadroom(t *testing.T) {
-	for _, tt := range []struct {
-		perMinute float64
-		burst     int
-		rate      float64
-		wantBurst int
-	}{
-		{100, 300, 99, 299},    // the venue's documented budget
-		{60, 3, 59.4, 2},       // 0.2475 of a token regained in 250 ms: one held back
-		{60, 1, 59.4, 1},       // never below 1
-		{6000, 300, 5940, 275}, // 24.75 tokens in 250 ms: 25 held back
-	} {
-		rate, burst := Headroom(tt.perMinute, tt.burst)
-		if math.Abs(rate-tt.rate) > 1e-9 || burst != tt.wantBurst {
-			t.Errorf("Headroom(%v, %d) = %v, %d; want %v, %d", tt.perMinute, tt.burst, rate, burst, tt.rate, tt.wantBurst)
-		}
 	}
 }
 
@@ -88,7 +71,7 @@ func TestTokenBucketCancelRefunds(t *testing.T) {
 	}
 	// The cancelled reservation was given back: one token's time later a
 	// token is there at once.
-	clock.Advance(time.Duration(math.Ceil(float64(time.Second) / (1 - RateMargin))))
+	clock.Advance(time.Duration(math.Ceil(float64(time.Second) / (1 - adaptive.RateMargin))))
 	if d := b.(*tokenBucket).reserveForTest(); d != 0 {
 		t.Fatalf("token after refund is %v away, want 0", d)
 	}
@@ -155,7 +138,7 @@ func TestThrottleKeepsUnderBudget(t *testing.T) {
 	v := newVenue(t, clock)
 	v.arrived = make(chan received, 1000)
 	// Attempts get a long timeout: the clock runs on while requests are in flight.
-	c, err := New(v.srv.URL, testSigner(t), WithClock(clock), WithRateLimit(60, 10), WithAttemptTimeout(24*time.Hour))
+	c, err := New(v.srv.URL, testSigner(t), Config{Clock: clock, RatePerMinute: 60, Burst: 10, AttemptTimeout: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +188,7 @@ func TestRateLimitedPausesWholeClient(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock, withRetryAfter(429, "4"), reply{status: 200, body: `{}`})
 	log := newEventLog()
-	c := newTestClient(t, v, log, WithRateLimit(6000, 100))
+	c := newTestClient(t, v, log, Config{RatePerMinute: 6000, Burst: 100})
 	first := make(chan error, 1)
 	go func() { _, err := c.Get(ctx, "/first/"); first <- err }()
 	if ev := <-log.events; ev.Status != 429 || !ev.Retry {
@@ -253,36 +236,37 @@ func TestTokenBucketWaitsUnderClockworkTimeout(t *testing.T) {
 	}
 }
 
-// TestRateLimitZeroIsOff: WithRateLimit(0, 0) turns the client's bucket
-// off (as an infinite venue.RateLimit turns the simulated venue's off):
-// more tokens than the default burst are taken on a clock that never
-// moves, and no one ever waits on it. RateLimit reports the setting.
-func TestRateLimitZeroIsOff(t *testing.T) {
+// TestRateLimitNegativeIsOff: a negative RatePerMinute turns the client's
+// bucket off (as an infinite venue.RateLimit turns the simulated venue's off): more
+// tokens than the default burst are taken on a clock that never moves,
+// and no one ever waits on it. Config reports the setting, its zero
+// filled in with the venue's budget.
+func TestRateLimitNegativeIsOff(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
-	c, err := New("https://trading.robinhood.com", testSigner(t), WithClock(clock))
+	c, err := New("https://trading.robinhood.com", testSigner(t), Config{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, b := c.RateLimit(); r != DefaultRatePerMinute || b != DefaultBurst {
-		t.Errorf("default RateLimit() = %v, %d; want %v, %d", r, b, DefaultRatePerMinute, DefaultBurst)
+	if cfg := c.Config(); cfg.RatePerMinute != adaptive.PerMinute || cfg.Burst != adaptive.Burst {
+		t.Errorf("default Config() rate %v, burst %d; want %v, %d", cfg.RatePerMinute, cfg.Burst, adaptive.PerMinute, adaptive.Burst)
 	}
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		rate float64
 		off  bool
 	}{
-		{"WithRateLimit(0, 0)", []Option{WithRateLimit(0, 0)}, true},
-		{"default", nil, false},
+		{"RatePerMinute -1", -1, true},
+		{"default", 0, false},
 	} {
-		c, err := New("https://trading.robinhood.com", testSigner(t), append([]Option{WithClock(clock)}, tc.opts...)...)
+		c, err := New("https://trading.robinhood.com", testSigner(t), Config{Clock: clock, RatePerMinute: tc.rate})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			for range DefaultBurst + 50 {
+			for range adaptive.Burst + 50 {
 				if err := c.limiter.Wait(wctx); err != nil {
 					done <- err
 					return
@@ -295,7 +279,7 @@ func TestRateLimitZeroIsOff(t *testing.T) {
 		select {
 		case err := <-done:
 			if !tc.off || err != nil {
-				t.Errorf("%s: %d tokens taken without a wait (err %v); want off %v", tc.name, DefaultBurst+50, err, tc.off)
+				t.Errorf("%s: %d tokens taken without a wait (err %v); want off %v", tc.name, adaptive.Burst+50, err, tc.off)
 			}
 			stop()
 			<-waited

@@ -2,8 +2,7 @@ package transport
 
 import "time"
 
-// Attempt describes one attempt as it ended, for an observer set with
-// WithObserver. It holds no header, signature, key or body.
+// Attempt describes one attempt as it ended, for Config.Observer. It holds no header, signature, key or body.
 type Attempt struct {
 	Method string
 	// Path is the request path without its query string.
@@ -26,8 +25,3 @@ type Attempt struct {
 	// Err is the failure below HTTP, nil when an answer was read.
 	Err error
 }
-
-// WithObserver sets a function called once after every attempt, on the
-// goroutine that made it, before the retry decision is acted on. It must
-// not block: the request waits for it.
-func WithObserver(f func(Attempt)) Option { return func(o *config) { o.observe = f } }

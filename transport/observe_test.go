@@ -17,11 +17,11 @@ func TestObserverSeesEveryAttempt(t *testing.T) {
 	log := newEventLog()
 	var mu sync.Mutex
 	var seen []Attempt
-	c := newTestClient(t, v, log, WithObserver(func(a Attempt) {
+	c := newTestClient(t, v, log, Config{Observer: func(a Attempt) {
 		mu.Lock()
 		seen = append(seen, a)
 		mu.Unlock()
-	}))
+	}})
 	done := make(chan result, 1)
 	go func() {
 		resp, err := c.Get(ctx, "/api/v2/crypto/trading/accounts/?x=1")
@@ -60,8 +60,7 @@ func TestObserverSeesFailureBelowHTTP(t *testing.T) {
 	url := v.srv.URL
 	v.srv.Close()
 	var seen []Attempt
-	c, err := New(url, testSigner(t), WithClock(clock), WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{MaxAttempts: 1}),
-		WithObserver(func(a Attempt) { seen = append(seen, a) }))
+	c, err := New(url, testSigner(t), Config{Clock: clock, RatePerMinute: -1, Retry: &RetryPolicy{MaxAttempts: 1}, Observer: func(a Attempt) { seen = append(seen, a) }})
 	if err != nil {
 		t.Fatal(err)
 	}

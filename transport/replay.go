@@ -114,11 +114,7 @@ func (st *attemptState) try() {
 		err = fmt.Errorf("the rate budget did not admit it: %w", err)
 	}
 	st.refused = &replayRefusedError{Replays: st.replays, Err: err}
-	if st.dl.actx != nil {
-		st.ctx.endWith(st.refused)
-	} else {
-		st.dl.cancel(st.refused)
-	}
+	st.cancel(st.refused)
 }
 
 // sharedConn reports whether conn may carry other requests at once: an

@@ -78,8 +78,7 @@ func newRefusing(t *testing.T, tc refusingCase, stop func()) *refusing {
 	}
 	// At 1 a minute, Headroom holds one token of the burst back.
 	lim := NewTokenBucket(r.clock, 1, tc.tokens+1)
-	c, err := New(r.srv.URL, testSigner(t), WithClock(r.clock), WithRoundTripper(tr), WithLimiter(lim),
-		WithRetryPolicy(RetryPolicy{MaxAttempts: 1}), WithObserver(func(a Attempt) { r.attempts = append(r.attempts, a) }))
+	c, err := New(r.srv.URL, testSigner(t), Config{Clock: r.clock, RoundTripper: tr, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 1}, Observer: func(a Attempt) { r.attempts = append(r.attempts, a) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,8 +297,7 @@ func TestHTTP1DeadConnectionReplayWaitsForAToken(t *testing.T) {
 				d := newDeadConnServer(t, overTLS)
 				lim := newGateLimiter(2)
 				var seen []Attempt
-				c, err := New(d.srv.URL, testSigner(t), WithClock(clockwork.NewFakeClockAt(t0)), WithRoundTripper(d.srv.Client().Transport),
-					WithLimiter(lim), WithRetryPolicy(RetryPolicy{MaxAttempts: 1}), WithObserver(func(a Attempt) { seen = append(seen, a) }))
+				c, err := New(d.srv.URL, testSigner(t), Config{Clock: clockwork.NewFakeClockAt(t0), RoundTripper: d.srv.Client().Transport, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 1}, Observer: func(a Attempt) { seen = append(seen, a) }})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -311,7 +309,7 @@ func TestHTTP1DeadConnectionReplayWaitsForAToken(t *testing.T) {
 					err  error
 				}
 				// Over plain HTTP, /b goes with a context that never ends,
-				// whose attempt context is the client's own (attemptCtx).
+				// whose attempt context is the client's own (context.WithCancelCause's).
 				bctx := ctx
 				if !overTLS {
 					bctx = context.Background()
@@ -369,8 +367,7 @@ func TestHTTP1DeadConnectionWithoutTheGuard(t *testing.T) {
 	ctx := testContext(t)
 	d := newDeadConnServer(t, false)
 	lim := newGateLimiter(2)
-	c, err := New(d.srv.URL, testSigner(t), WithClock(clockwork.NewFakeClockAt(t0)), WithRoundTripper(d.srv.Client().Transport),
-		WithLimiter(lim), WithRetryPolicy(RetryPolicy{MaxAttempts: 1}))
+	c, err := New(d.srv.URL, testSigner(t), Config{Clock: clockwork.NewFakeClockAt(t0), RoundTripper: d.srv.Client().Transport, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,8 +399,7 @@ func TestHTTP1RefusedReplayIsNotWritten(t *testing.T) {
 		d.pair = new(sync.WaitGroup)
 		d.pair.Add(2)
 		lim := newGateLimiter(3)
-		c, err := New(d.srv.URL, testSigner(t), WithClock(clockwork.NewFakeClockAt(t0)), WithRoundTripper(d.srv.Client().Transport),
-			WithLimiter(lim), WithRetryPolicy(RetryPolicy{MaxAttempts: 1}))
+		c, err := New(d.srv.URL, testSigner(t), Config{Clock: clockwork.NewFakeClockAt(t0), RoundTripper: d.srv.Client().Transport, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +452,7 @@ func TestCallersTraceStillFires(t *testing.T) {
 				url, rt, warm = d.srv.URL, d.srv.Client().Transport, true
 			}
 			lim := &countingLimiter{}
-			c, err := New(url, testSigner(t), WithClock(clock), WithRoundTripper(rt), WithLimiter(lim))
+			c, err := New(url, testSigner(t), Config{Clock: clock, RoundTripper: rt, Limiter: lim})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -533,7 +529,7 @@ func TestReplayDrawsOnTheAdaptiveBudget(t *testing.T) {
 	t.Cleanup(srv.Close)
 	srv.AbortMethod(http.MethodGet, h2front.RefusedStream, 1)
 	lim := &adaptiveCounter{}
-	c, err := New(srv.URL, testSigner(t), WithClock(clock), WithRoundTripper(srv.Client().Transport), WithLimiter(lim))
+	c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RoundTripper: srv.Client().Transport, Limiter: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,8 +559,7 @@ func TestReplaysPerAttemptAreCapped(t *testing.T) {
 			}
 			lim := &countingLimiter{}
 			var seen []Attempt
-			c, err := New(srv.URL, testSigner(t), WithClock(clock), WithRoundTripper(srv.Client().Transport), WithLimiter(lim),
-				WithRetryPolicy(RetryPolicy{MaxAttempts: 3}), WithObserver(func(a Attempt) { seen = append(seen, a) }))
+			c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RoundTripper: srv.Client().Transport, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 3}, Observer: func(a Attempt) { seen = append(seen, a) }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,13 +30,6 @@ type RetryPolicy struct {
 	Jitter bool
 }
 
-// DefaultRetryPolicy returns the policy a Client uses unless told
-// otherwise: 4 attempts in total, waiting 0.5 s, 1 s and 2 s (doubling,
-// capped at 8 s), no jitter.
-func DefaultRetryPolicy() RetryPolicy {
-	return RetryPolicy{MaxAttempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second}
-}
-
 func (p RetryPolicy) attempts() int { return max(1, p.MaxAttempts) }
 
 // backoff returns the wait before attempt number next (2 for the first

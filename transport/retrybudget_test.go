@@ -22,8 +22,7 @@ func TestRetryBudgetBoundsAnOutage(t *testing.T) {
 		return http.StatusOK
 	}}
 	policy := RetryPolicy{MaxAttempts: 4} // no delays: the outage is all that counts
-	c, err := New("https://venue.example", testSigner(t), WithClock(clock), WithRoundTripper(venue),
-		WithRateLimit(0, 0), WithRetryPolicy(policy))
+	c, err := New("https://venue.example", testSigner(t), Config{Clock: clock, RoundTripper: venue, RatePerMinute: -1, Retry: &policy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +48,8 @@ func TestRetryBudgetBoundsAnOutage(t *testing.T) {
 	// GETs, 1 for the 34th, none after.
 	attempts := venue.attempts()
 	t.Logf("%d GETs in an outage: %d attempts with the retry budget (%d without), %d refused a retry", gets, attempts, gets*policy.MaxAttempts, refused)
-	if want := gets + DefaultRetryBudget/retryCost; attempts != want {
-		t.Fatalf("%d attempts at the venue, want %d (one each plus the budget's %d retries)", attempts, want, DefaultRetryBudget/retryCost)
+	if want := gets + defaultRetryBudget/retryCost; attempts != want {
+		t.Fatalf("%d attempts at the venue, want %d (one each plus the budget's %d retries)", attempts, want, defaultRetryBudget/retryCost)
 	}
 	if refused != gets-33 {
 		t.Fatalf("%d GETs refused a retry, want %d", refused, gets-33)
@@ -91,19 +90,18 @@ func TestRetryBudgetBoundsAnOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if left := c.retries.left(); left != DefaultRetryBudget {
-		t.Fatalf("after 600 successes the budget holds %d, want %d", left, DefaultRetryBudget)
+	if left := c.retries.left(); left != defaultRetryBudget {
+		t.Fatalf("after 600 successes the budget holds %d, want %d", left, defaultRetryBudget)
 	}
 }
 
-// A failure below HTTP costs twice an answer's retry; WithRetryBudget(0)
-// turns the budget off; a negative budget is refused.
+// A failure below HTTP costs twice an answer's retry; a negative
+// RetryBudget turns the budget off.
 func TestRetryBudgetOptions(t *testing.T) {
 	ctx := testContext(t)
 	clock := clockwork.NewFakeClockAt(t0)
 	venue := &scripted{next: func(string, string) int { return http.StatusServiceUnavailable }}
-	off, err := New("https://venue.example", testSigner(t), WithClock(clock), WithRoundTripper(venue),
-		WithRateLimit(0, 0), WithRetryPolicy(RetryPolicy{MaxAttempts: 4}), WithRetryBudget(0))
+	off, err := New("https://venue.example", testSigner(t), Config{Clock: clock, RoundTripper: venue, RatePerMinute: -1, Retry: &RetryPolicy{MaxAttempts: 4}, RetryBudget: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +112,6 @@ func TestRetryBudgetOptions(t *testing.T) {
 	}
 	if got := venue.attempts(); got != 800 {
 		t.Fatalf("budget off: %d attempts, want 800", got)
-	}
-	if _, err := New("https://venue.example", testSigner(t), WithRetryBudget(-1)); err == nil {
-		t.Fatal("a negative retry budget was accepted")
 	}
 	b := newRetryBudget(20)
 	if !b.take(retryTimeoutCost) || !b.take(retryTimeoutCost) || b.take(retryCost) {

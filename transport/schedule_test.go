@@ -125,7 +125,7 @@ func simulate(t *testing.T, phases []phase, limiter func(simvenue.Clock) Limiter
 		return phases[len(phases)-1].cap
 	}}
 	l := limiter(clock)
-	c, err := New("https://venue.example", testSigner(t), WithClock(clock), WithRoundTripper(venue), WithLimiter(l))
+	c, err := New("https://venue.example", testSigner(t), Config{Clock: clock, RoundTripper: venue, Limiter: l})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestAdaptiveUnderAFluctuatingVenue(t *testing.T) {
 		{10 * time.Minute, 20 * time.Minute, low},
 		{20 * time.Minute, 30 * time.Minute, full},
 	}
-	arrivals, rates := simulate(t, phases, func(c simvenue.Clock) Limiter { return NewAdaptiveLimiter(c, 100, 300) })
+	arrivals, rates := simulate(t, phases, func(c simvenue.Clock) Limiter { return newAdaptiveLimiter(c, 100, 300) })
 	// The control, the fixed bucket, has a minute at full capacity and
 	// three lowered: it draws a 429 on most requests from the first
 	// lowered minute on, and under the race detector every simulated

@@ -223,7 +223,7 @@
 //	clk := venue.NewClock(start)
 //	srv, _ := brokertest.New(venue.Config{Clock: clk})
 //	client, _ := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL,
-//		Transport: []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)}})
+//		Transport: transport.Config{RoundTripper: srv.Transport(), Clock: clk}})
 //	ctx, cancel := venue.WithTimeout(t.Context(), clk, time.Minute)
 //	defer cancel()
 //	go func() {

@@ -139,7 +139,7 @@ func (s *Server) Inject(f ...venue.Fault) error {
 // whatever the request's host; a dropped-connection fault returns
 // io.ErrUnexpectedEOF. For a NewTLSServer it speaks TLS + HTTP/2 to the
 // listener and trusts only the server's certificate authority. It is safe
-// for concurrent use; use it as transport.WithRoundTripper(srv.Transport())
+// for concurrent use; use it as transport.Config.RoundTripper
 // or &http.Client{Transport: srv.Transport()}.
 func (s *Server) Transport() http.RoundTripper { return s.rt }
 

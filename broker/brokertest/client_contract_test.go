@@ -206,7 +206,7 @@ func driveClient(t *testing.T) []sent {
 	rec := &recorder{next: srv.Transport()}
 	// A bolt store vouches that an intent is new, so the first create
 	// goes out without a lookup before it (a memory store does not).
-	store, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"))
+	store, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"), idempotency.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func driveClient(t *testing.T) []sent {
 			PrivateKey:  key,
 			BaseURL:     srv.URL,
 			IntentStore: store,
-			Transport:   []transport.Option{transport.WithRoundTripper(rec)},
+			Transport:   transport.Config{RoundTripper: rec},
 		})
 		if err != nil {
 			t.Fatal(err)

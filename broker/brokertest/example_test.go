@@ -82,7 +82,7 @@ func ExampleNewClock() {
 		APIKey:     srv.APIKey,
 		PrivateKey: key,
 		BaseURL:    srv.URL,
-		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
 	})
 	if err != nil {
 		panic(err)
@@ -163,7 +163,7 @@ func Example_account() {
 		APIKey:     srv.APIKey,
 		PrivateKey: key,
 		BaseURL:    srv.URL,
-		Transport:  []transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(clk)},
+		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
 	})
 	if err != nil {
 		panic(err)

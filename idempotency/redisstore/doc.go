@@ -3,7 +3,7 @@
 // one space of idempotency keys. Two processes given the same key never
 // both place the order.
 //
-//	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", accountNumber)
+//	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", accountNumber, redisstore.Config{})
 //	if err != nil { ... } // unreachable, not durable, or reset: refuse to start
 //	c, err := broker.New(broker.Config{Getenv: os.Getenv, IntentStore: store})
 //
@@ -34,7 +34,7 @@
 // A process may die holding a claim on a pending or unknown intent whose
 // create it may have sent. Its claim is taken over by another process's
 // Create only when both
-//   - its lease has lapsed (DefaultLease after its last write), and
+//   - its lease has lapsed (Config.Lease, a minute by default, after its last write), and
 //   - every signature it recorded has expired: LastSignedAt + 30 s + the
 //     skew margin is past on Redis's clock and on the caller's.
 //
@@ -52,7 +52,7 @@
 // machines with skewed clocks agree on when a claim lapses. Record times
 // (CreatedAt, LastSignedAt) come from the caller's clock, the one the
 // transport signs with; the signature-expiry test takes the earlier of
-// Redis's time and this Store's clock (WithClock), so a takeover waits for
+// Redis's time and this Store's clock (Config.Clock), so a takeover waits for
 // the slower of the two.
 //
 // # Durability
@@ -62,7 +62,7 @@
 // checks with CONFIG GET that the server runs with appendonly yes,
 // appendfsync always and a maxmemory-policy that cannot evict intents
 // (noeviction or volatile-*; intents have no TTL), and refuses otherwise
-// with an error matching ErrNotDurable. WithWeakDurability skips the check,
+// with an error matching ErrNotDurable. Config.WeakDurability skips the check,
 // for servers where CONFIG is disabled.
 //
 // # Wipes and failovers
@@ -88,8 +88,8 @@
 //     ErrStoreReset, and the error says how to adopt the intents.
 //   - When the server has replicas (INFO replication connected_slaves, as
 //     New finds it), every Create and Update waits for them all to
-//     acknowledge it (WAIT, up to WithReplicaTimeout) and otherwise
-//     returns an error matching ErrUnavailable: orders.Placer then sends
+//     acknowledge it (WAIT, up to Config.ReplicaTimeout) and otherwise
+//     returns an error matching transport.ErrUnavailable: orders.Placer then sends
 //     nothing, so a replica promoted afterwards holds every claim a create
 //     was sent under. WAIT confirms the replica received the write, not
 //     that it fsynced it; WAITAOF (Redis 7.2) would, but Debian 12's Redis
@@ -103,16 +103,16 @@
 // before its first send.
 //
 // Errors from Redis itself (unreachable, an error reply, replicas too
-// slow) match ErrUnavailable, and ErrStoreReset matches it too; both
+// slow) match transport.ErrUnavailable, and ErrStoreReset matches it too; both
 // match transport.ErrUnavailable, so callers treat a store outage like a
 // venue outage: nothing was sent, try again later (the CLI exits 4).
 //
 // # Leases
 //
-// WithLease refuses a lease shorter than the signature window
+// New refuses a Config.Lease shorter than the signature window
 // (signing.ValidFor, 30 s) plus the skew margin: a claim must outlast any
-// create its holder signed and may still send after a pause. DefaultLease
-// is one minute.
+// create its holder signed and may still send after a pause. The default
+// lease is one minute.
 //
 // # Keys
 //
@@ -129,8 +129,8 @@
 // # Retention
 //
 // As for every store (package idempotency, # Retention): a settled intent
-// is kept compacted for the retention (WithRetention, default
-// idempotency.DefaultRetention, 7 days, on Redis's clock) and then
+// is kept compacted for the retention (Config.Retention, default
+// 7 days, on Redis's clock) and then
 // deleted by a later write, up to 16 per write; an open intent, or one a
 // holder has claimed, is never deleted. List of the open states (what
 // Recover reads) reads the open set alone. UpdateAll writes several
@@ -140,6 +140,6 @@
 // # Connection
 //
 // New and Open PING Redis: one that cannot be reached is an error at start
-// (matching ErrUnavailable), never a silent fallback. go-redis may retry a command after a network
+// (matching transport.ErrUnavailable), never a silent fallback. go-redis may retry a command after a network
 // error; every script is safe to run twice for the same owner.
 package redisstore

@@ -16,7 +16,7 @@ import (
 // order.
 func Example() {
 	ctx := context.Background()
-	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", "AB1234567890")
+	store, err := redisstore.Open(ctx, "redis://127.0.0.1:6379/0", "AB1234567890", redisstore.Config{})
 	if err != nil {
 		log.Fatal(err) // unreachable, not appendonly yes + appendfsync always, or reset
 	}

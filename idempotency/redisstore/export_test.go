@@ -2,11 +2,15 @@ package redisstore
 
 import "time"
 
-// WithShortLeaseForTest is WithLease without the floor, for tests that
-// watch a lease lapse on Redis's clock within a second or two.
-func WithShortLeaseForTest(d time.Duration) Option {
-	return func(c *config) { c.lease, c.shortLease = d, true }
+// ShortLeaseForTest is a Config with Lease d without the floor, for tests
+// that watch a lease lapse on Redis's clock within a second or two.
+func ShortLeaseForTest(cfg Config, d time.Duration) Config {
+	cfg.Lease, cfg.shortLease = d, true
+	return cfg
 }
+
+// Owner returns the id s claims intents under: host/pid/random.
+func (s *Store) Owner() string { return s.owner }
 
 // InProgressError lets the tests read the details of Create's in-progress
 // refusal, which callers read in its message.

@@ -48,7 +48,7 @@ func answerOf(o *broker.Order, err error) string {
 		return ansInProgress
 	case errors.Is(err, transport.ErrUnknownOutcome):
 		return ansUnknown
-	case errors.Is(err, redisstore.ErrUnavailable):
+	case errors.Is(err, transport.ErrUnavailable):
 		return ansUnavailable
 	}
 	return "other: " + fmt.Sprint(err)
@@ -83,9 +83,9 @@ type worker struct {
 	store *redisstore.Store
 }
 
-func newWorker(t *testing.T, name string, srv *brokertest.Server, url, ns string, opts ...redisstore.Option) (*worker, error) {
+func newWorker(t *testing.T, name string, srv *brokertest.Server, url, ns string, cfg redisstore.Config) (*worker, error) {
 	t.Helper()
-	p, store, err := newPlacer(context.Background(), srv.URL, srv.APIKey, srv.PrivateKeyBase64, srv.AccountNumber, url, ns, opts...)
+	p, store, err := newPlacer(context.Background(), srv.URL, srv.APIKey, srv.PrivateKeyBase64, srv.AccountNumber, url, ns, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +93,9 @@ func newWorker(t *testing.T, name string, srv *brokertest.Server, url, ns string
 	return &worker{name, p, store}, nil
 }
 
-func mustWorker(t *testing.T, name string, srv *brokertest.Server, url, ns string, opts ...redisstore.Option) *worker {
+func mustWorker(t *testing.T, name string, srv *brokertest.Server, url, ns string, cfg redisstore.Config) *worker {
 	t.Helper()
-	w, err := newWorker(t, name, srv, url, ns, opts...)
+	w, err := newWorker(t, name, srv, url, ns, cfg)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -183,8 +183,8 @@ func TestFleetRedisWipe(t *testing.T) {
 			keys := keysN(6)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			a := mustWorker(t, "A", srv, rs.URL(), ns)
-			b := mustWorker(t, "B", srv, rs.URL(), ns)
+			a := mustWorker(t, "A", srv, rs.URL(), ns, redisstore.Config{})
+			b := mustWorker(t, "B", srv, rs.URL(), ns, redisstore.Config{})
 			answers := map[string][]placeResult{}
 
 			// Before: the first two creates' answers are lost (committed
@@ -232,7 +232,7 @@ func TestFleetRedisWipe(t *testing.T) {
 			}
 
 			// A process started after the wipe.
-			c, err := newWorker(t, "C", srv, rs.URL(), ns)
+			c, err := newWorker(t, "C", srv, rs.URL(), ns, redisstore.Config{})
 			if !tc.durable {
 				if !errors.Is(err, redisstore.ErrNotDurable) {
 					t.Fatalf("a new process on the restarted Redis without appendonly: err = %v, want ErrNotDurable", err)
@@ -267,7 +267,7 @@ func TestFleetRedisWipe(t *testing.T) {
 // (REPLICAOF NO ONE) while processes still reach the old primary, so the
 // claims they write next provably never reach it; then the old primary
 // dies. The claims' writers must have sent nothing (no replica
-// acknowledged the claim in time: ErrUnavailable); a process on the
+// acknowledged the claim in time: transport.ErrUnavailable); a process on the
 // promoted replica finds every earlier intent and places the lost keys
 // once each.
 func TestFleetRedisFailover(t *testing.T) {
@@ -280,7 +280,7 @@ func TestFleetRedisFailover(t *testing.T) {
 	ns := runID(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	wait := redisstore.WithReplicaTimeout(3 * time.Second) // generous on a loaded machine; the promoted-away replica makes the lost keys wait it out
+	wait := redisstore.Config{ReplicaTimeout: 3 * time.Second} // generous on a loaded machine; the promoted-away replica makes the lost keys wait it out
 	a := mustWorker(t, "A", srv, primary.URL(), ns, wait)
 	b := mustWorker(t, "B", srv, primary.URL(), ns, wait)
 	before, lost := []string{"k0", "k1"}, []string{"k2", "k3"}
@@ -326,7 +326,7 @@ func TestFleetRedisFailover(t *testing.T) {
 	answers["A after"] = a.placeAll(dead, lost[:1])
 	cancelDead()
 	// A process on the promoted replica.
-	c := mustWorker(t, "C", srv, replica.URL(), ns)
+	c := mustWorker(t, "C", srv, replica.URL(), ns, redisstore.Config{})
 	all := append(before, lost...)
 	answers["C"] = c.placeAll(ctx, all)
 	orderOf, tally := ledgerCheck(t, srv, a, all, answers)
@@ -355,7 +355,7 @@ func TestFleetHolderPaused(t *testing.T) {
 	srv := fleetVenue(t, 8)
 	ns := runID(t)
 	const lease = 500 * time.Millisecond
-	b := mustWorker(t, "B", srv, url, ns)
+	b := mustWorker(t, "B", srv, url, ns, redisstore.Config{})
 	cid := b.p.ClientOrderID("k")
 	forgetIntents(t, url, srv.AccountNumber, []string{cid})
 	if err := srv.Inject(venue.Fault{Kind: venue.FaultLatency, Method: "POST", Delay: 2 * time.Second, AfterCommit: true}); err != nil {

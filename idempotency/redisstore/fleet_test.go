@@ -49,7 +49,7 @@ func TestHelperProcess(t *testing.T) {
 
 // newPlacer is one process's Placer: a transport client to the venue and
 // a Store on the Redis at url, with client_order_ids in namespace ns.
-func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns string, storeOpts ...redisstore.Option) (*broker.Client, *redisstore.Store, error) {
+func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns string, storeCfg redisstore.Config) (*broker.Client, *redisstore.Store, error) {
 	pk, err := signing.ParsePrivateKey(keyB64)
 	if err != nil {
 		return nil, nil, err
@@ -58,11 +58,11 @@ func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns s
 	if err != nil {
 		return nil, nil, err
 	}
-	tc, err := transport.New(venueURL, signer)
+	tc, err := transport.New(venueURL, signer, transport.Config{})
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := redisstore.Open(ctx, url, account, storeOpts...)
+	store, err := redisstore.Open(ctx, url, account, storeCfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,16 +77,16 @@ func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns s
 func placeBot() ([]placeResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var storeOpts []redisstore.Option
+	var storeCfg redisstore.Config
 	if ms := os.Getenv("STORE_LEASE_MS"); ms != "" {
 		n, err := strconv.Atoi(ms)
 		if err != nil {
 			return nil, err
 		}
-		storeOpts = append(storeOpts, redisstore.WithShortLeaseForTest(time.Duration(n)*time.Millisecond))
+		storeCfg = redisstore.ShortLeaseForTest(storeCfg, time.Duration(n)*time.Millisecond)
 	}
 	p, store, err := newPlacer(ctx, os.Getenv("VENUE_URL"), os.Getenv("VENUE_API_KEY"), os.Getenv("VENUE_KEY"),
-		os.Getenv("VENUE_ACCOUNT"), os.Getenv("REDIS_URL"), os.Getenv("ORDER_NS"), storeOpts...)
+		os.Getenv("VENUE_ACCOUNT"), os.Getenv("REDIS_URL"), os.Getenv("ORDER_NS"), storeCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func TestFleetPlaceSameKey(t *testing.T) {
 	// Afterwards any process gets the settled order, without a create
 	// (broker.Client.Place reads a settled order afresh: GETs only).
 	ctx := context.Background()
-	p, store, err := newPlacer(ctx, srv.URL, srv.APIKey, srv.PrivateKeyBase64, srv.AccountNumber, url, ns)
+	p, store, err := newPlacer(ctx, srv.URL, srv.APIKey, srv.PrivateKeyBase64, srv.AccountNumber, url, ns, redisstore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,24 +19,26 @@ func TestLeaseFloor(t *testing.T) {
 	rdb, acct := setup(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
-		opts []redisstore.Option
-		ok   bool
+		cfg   redisstore.Config
+		ok    bool
+		field string // the field the refusal names
 	}{
-		{nil, true},
-		{[]redisstore.Option{redisstore.WithLease(40 * time.Second)}, true},
-		{[]redisstore.Option{redisstore.WithLease(40*time.Second - time.Millisecond)}, false},
-		{[]redisstore.Option{redisstore.WithLease(time.Millisecond)}, false},
-		{[]redisstore.Option{redisstore.WithSkewMargin(time.Minute), redisstore.WithLease(time.Minute)}, false},
-		{[]redisstore.Option{redisstore.WithSkewMargin(time.Minute), redisstore.WithLease(90 * time.Second)}, true},
-		{[]redisstore.Option{redisstore.WithSkewMargin(-time.Second)}, false},
-		{[]redisstore.Option{redisstore.WithReplicaTimeout(0)}, false},
+		{redisstore.Config{}, true, ""},
+		{redisstore.Config{Lease: 40 * time.Second}, true, ""},
+		{redisstore.Config{Lease: 40*time.Second - time.Millisecond}, false, "Lease"},
+		{redisstore.Config{Lease: time.Millisecond}, false, "Lease"},
+		{redisstore.Config{SkewMargin: time.Minute, Lease: time.Minute}, false, "Lease"},
+		{redisstore.Config{SkewMargin: time.Minute, Lease: 90 * time.Second}, true, ""},
+		{redisstore.Config{SkewMargin: -time.Second}, false, "SkewMargin"},
+		{redisstore.Config{ReplicaTimeout: -time.Second}, false, "ReplicaTimeout"},
+		{redisstore.Config{Retention: time.Minute}, false, "Retention"},
 	} {
-		s, err := redisstore.New(ctx, rdb, acct, tc.opts...)
+		s, err := redisstore.New(ctx, rdb, acct, tc.cfg)
 		if (err == nil) != tc.ok {
-			t.Errorf("New with %d options: err = %v, want ok %v", len(tc.opts), err, tc.ok)
+			t.Errorf("New(%+v): err = %v, want ok %v", tc.cfg, err, tc.ok)
 		}
-		if err != nil && !tc.ok && !strings.Contains(err.Error(), "With") {
-			t.Errorf("error %q does not name the option", err)
+		if err != nil && !tc.ok && !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("error %q does not name %s", err, tc.field)
 		}
 		if s != nil {
 			s.Close()
@@ -50,7 +52,7 @@ func TestLeaseFloor(t *testing.T) {
 func TestNotAWitness(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
-	var s any = newStore(t, rdb, acct)
+	var s any = newStore(t, rdb, acct, redisstore.Config{})
 	if w, ok := s.(interface{ VouchesNew() bool }); ok && w.VouchesNew() {
 		t.Fatal("redisstore vouches that a created intent is new")
 	}
@@ -58,7 +60,7 @@ func TestNotAWitness(t *testing.T) {
 
 func wantReset(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, redisstore.ErrStoreReset) || !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, transport.ErrUnavailable) {
+	if !errors.Is(err, redisstore.ErrStoreReset) || !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("%s: err = %v, want ErrStoreReset (matching ErrUnavailable and transport.ErrUnavailable)", what, err)
 	}
 }
@@ -74,7 +76,7 @@ func TestWipeFailsClosed(t *testing.T) {
 		t.Run(wipe, func(t *testing.T) {
 			t.Parallel()
 			rdb, acct := setup(t)
-			a, b := newStore(t, rdb, acct), newStore(t, rdb, acct)
+			a, b := newStore(t, rdb, acct, redisstore.Config{}), newStore(t, rdb, acct, redisstore.Config{})
 			rec := record(acct, "c1", time.Now())
 			if _, created, err := a.Create(ctx, rec); err != nil || !created {
 				t.Fatalf("Create = %v, %v", created, err)
@@ -85,7 +87,7 @@ func TestWipeFailsClosed(t *testing.T) {
 				rdb.Del(ctx, keys...)
 			case "replace": // wiped, and a new process has since opened a Store
 				rdb.Del(ctx, "tradewire:{"+acct+"}:generation", "tradewire:{"+acct+"}:intent:c1", "tradewire:{"+acct+"}:intents")
-				newStore(t, rdb, acct)
+				newStore(t, rdb, acct, redisstore.Config{})
 			}
 			_, _, err := b.Create(ctx, rec)
 			wantReset(t, "Create of a lost intent", err)
@@ -111,7 +113,7 @@ func TestCounterWentBack(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	a := newStore(t, rdb, acct)
+	a := newStore(t, rdb, acct, redisstore.Config{})
 	for _, cid := range []string{"c1", "c2"} {
 		if _, _, err := a.Create(ctx, record(acct, cid, time.Now())); err != nil {
 			t.Fatal(err)
@@ -133,30 +135,30 @@ func TestIntentsWithoutMarker(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	a := newStore(t, rdb, acct)
+	a := newStore(t, rdb, acct, redisstore.Config{})
 	if _, _, err := a.Create(ctx, record(acct, "c1", time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	rdb.Del(ctx, "tradewire:{"+acct+"}:generation")
-	_, err := redisstore.New(ctx, rdb, acct)
+	_, err := redisstore.New(ctx, rdb, acct, redisstore.Config{})
 	wantReset(t, "New on intents without a marker", err)
 	if !strings.Contains(err.Error(), "1 intents") || !strings.Contains(err.Error(), "HSET") {
 		t.Fatalf("err = %v, want the count and the way to adopt them", err)
 	}
 	rdb.HSet(ctx, "tradewire:{"+acct+"}:generation", "id", "adopted", "seq", 0)
-	b := newStore(t, rdb, acct)
+	b := newStore(t, rdb, acct, redisstore.Config{})
 	if got, err := b.Get(ctx, "c1"); err != nil || got.State != idempotency.Pending {
 		t.Fatalf("Get after adopting: %+v, %v", got, err)
 	}
 }
 
 // TestRedisErrorsAreUnavailable: a Redis that stops answering is an error
-// matching ErrUnavailable and transport.ErrUnavailable, not ErrStoreReset.
+// matching transport.ErrUnavailable, not ErrStoreReset.
 func TestRedisErrorsAreUnavailable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, err := redisstore.Open(ctx, "redis://127.0.0.1:1/0", "AB1")
-	if !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, transport.ErrUnavailable) || errors.Is(err, redisstore.ErrStoreReset) {
-		t.Fatalf("Open with no Redis: err = %v, want ErrUnavailable", err)
+	_, err := redisstore.Open(ctx, "redis://127.0.0.1:1/0", "AB1", redisstore.Config{})
+	if !errors.Is(err, transport.ErrUnavailable) || errors.Is(err, redisstore.ErrStoreReset) {
+		t.Fatalf("Open with no Redis: err = %v, want transport.ErrUnavailable", err)
 	}
 }

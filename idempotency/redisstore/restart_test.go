@@ -43,7 +43,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 	}
 	var workers []worker
 	for i := 0; i < 2; i++ {
-		p, store, err := newPlacer(ctx, srv.URL, srv.APIKey, srv.PrivateKeyBase64, srv.AccountNumber, rs.URL(), ns)
+		p, store, err := newPlacer(ctx, srv.URL, srv.APIKey, srv.PrivateKeyBase64, srv.AccountNumber, rs.URL(), ns, redisstore.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func TestRetention(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	s := newStore(t, rdb, acct)
+	s := newStore(t, rdb, acct, redisstore.Config{})
 	now := time.Now()
 	settleAs(t, s, record(acct, "acked", now), "h", idempotency.Acknowledged)
 	settleAs(t, s, record(acct, "np", now), "h", idempotency.NotPlaced)
@@ -98,10 +98,10 @@ func TestRetention(t *testing.T) {
 func TestRetentionDefault(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
-	if _, err := redisstore.New(context.Background(), rdb, acct, redisstore.WithRetention(time.Minute)); err == nil {
+	if _, err := redisstore.New(context.Background(), rdb, acct, redisstore.Config{Retention: time.Minute}); err == nil {
 		t.Fatal("New with a one-minute retention succeeded")
 	}
-	s := newStore(t, rdb, acct)
+	s := newStore(t, rdb, acct, redisstore.Config{})
 	settleAs(t, s, record(acct, "acked", time.Now()), "h", idempotency.Acknowledged)
 	if _, _, err := s.Create(context.Background(), record(acct, "w", time.Now())); err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestOpenList(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	s := newStore(t, rdb, acct)
+	s := newStore(t, rdb, acct, redisstore.Config{})
 	now := time.Now()
 	settleAs(t, s, record(acct, "acked", now), "h", idempotency.Acknowledged)
 	if _, _, err := s.Create(ctx, record(acct, "open", now)); err != nil {
@@ -135,7 +135,7 @@ func TestOpenList(t *testing.T) {
 	// As an older tradewire left it: no open or settled sets.
 	rdb.Del(ctx, "tradewire:{"+acct+"}:open", "tradewire:{"+acct+"}:settled")
 	rdb.HDel(ctx, "tradewire:{"+acct+"}:generation", "indexed")
-	s2 := newStore(t, rdb, acct)
+	s2 := newStore(t, rdb, acct, redisstore.Config{})
 	open, err = s2.List(ctx, idempotency.Pending, idempotency.Unknown)
 	if err != nil || len(open) != 1 || open[0].ClientOrderID != "open" {
 		t.Fatalf("List(open) after indexing = %v, %v; want [open]", ids(open), err)
@@ -152,7 +152,7 @@ func TestUpdateAll(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	s := newStore(t, rdb, acct)
+	s := newStore(t, rdb, acct, redisstore.Config{})
 	mine, theirs := record(acct, "mine", time.Now()), record(acct, "theirs", time.Now())
 	mine.Holder, theirs.Holder = "me", "them"
 	for _, r := range []idempotency.Record{mine, theirs} {

@@ -23,24 +23,19 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// Defaults a Store uses unless told otherwise.
+// The defaults a zero Config field stands for.
 const (
-	// DefaultLease is how long a claim lasts after its last Create or
-	// Update. It outlasts the longest quiet stretch of one Place (a
-	// reconcile can wait out a signature's 30 s validity plus the margin
-	// without writing). WithLease refuses anything shorter than
-	// signing.ValidFor plus the skew margin (40 s by default).
-	DefaultLease = time.Minute
-	// DefaultSkewMargin is added to a signature's 30 s validity before an
-	// abandoned intent may be taken over: the venue's clock may run behind.
-	// It matches the default of orders.Config.SkewMargin.
-	DefaultSkewMargin = 10 * time.Second
-	// DefaultReplicaTimeout is how long a Create or Update waits for
-	// Redis's replicas to acknowledge it (WAIT) when the server has any.
-	DefaultReplicaTimeout = 2 * time.Second
+	defaultLease          = time.Minute
+	defaultSkewMargin     = 10 * time.Second
+	defaultReplicaTimeout = 2 * time.Second
 )
 
-// Errors a Store returns besides idempotency's: Create refuses an intent
+// Errors a Store returns besides idempotency's. A Store that could not
+// read or write Redis (unreachable, an error reply, replicas that did not
+// acknowledge a claim in time, or ErrStoreReset) returns an error matching
+// transport.ErrUnavailable, "try again later", as for a venue outage: the
+// call did nothing a caller can rely on, and orders.Placer sent nothing.
+// Create refuses an intent
 // another process holds, or abandoned while a signature it sent can still
 // be accepted, with an error matching idempotency.ErrInProgress whose
 // message names the holder, when its claim lapses and when its signatures
@@ -51,12 +46,6 @@ var (
 	// ErrNotDurable: the Redis server does not fsync every write
 	// (appendonly yes, appendfsync always) or may evict intents.
 	ErrNotDurable = errors.New("redisstore: Redis does not make every write durable")
-	// ErrUnavailable: the Store could not read or write Redis (unreachable,
-	// an error reply, replicas that did not acknowledge a claim in time,
-	// or ErrStoreReset), so the call did nothing a caller can rely on and
-	// orders.Placer sent nothing. Every error matching it also matches
-	// transport.ErrUnavailable: "try again later", as for a venue outage.
-	ErrUnavailable = errors.New("redisstore: the intent store is unavailable")
 	// ErrStoreReset: Redis no longer holds what this Store saw before: the
 	// account's generation marker is gone or different (Redis was wiped,
 	// restarted without its append-only file, or failed over to a replica
@@ -65,11 +54,11 @@ var (
 	// so a fresh-looking intent proves nothing. The Store refuses this and
 	// every later call (it fails closed); an operator must look at the
 	// account's orders before any process places again. It matches
-	// ErrUnavailable and transport.ErrUnavailable too.
+	// transport.ErrUnavailable too.
 	ErrStoreReset = errors.New("redisstore: Redis lost intents")
 )
 
-// unavailableError is a Redis failure: it matches ErrUnavailable and
+// unavailableError is a Redis failure: it matches
 // transport.ErrUnavailable, and ErrStoreReset when reset is set.
 type unavailableError struct {
 	reset bool
@@ -87,7 +76,7 @@ func (e *unavailableError) Error() string {
 func (e *unavailableError) Unwrap() error { return e.err }
 
 func (e *unavailableError) Is(target error) bool {
-	return target == ErrUnavailable || target == transport.ErrUnavailable || (e.reset && target == ErrStoreReset)
+	return target == transport.ErrUnavailable || (e.reset && target == ErrStoreReset)
 }
 
 func unavailable(err error, format string, args ...any) error {
@@ -164,68 +153,61 @@ var (
 	_ idempotency.BatchUpdater = (*Store)(nil)
 )
 
-type config struct {
-	retention      time.Duration
-	lease          time.Duration
-	skew           time.Duration
-	clock          clockwork.Clock
-	weakDurability bool
-	replicaTimeout time.Duration
+// Config configures a Store. The zero Config is the defaults below, on
+// the real clock, with Redis's durability checked.
+type Config struct {
+	// Lease is how long a claim lasts after its last Create or Update. It
+	// outlasts the longest quiet stretch of one Place (a reconcile can
+	// wait out a signature's 30 s validity plus the margin without
+	// writing). New refuses a lease shorter than signing.ValidFor plus
+	// SkewMargin (40 s with the default margin): a shorter one would let
+	// another process take over a claim whose holder, paused between
+	// signing a create and sending it, can still land it. Zero means a
+	// minute.
+	Lease time.Duration
+	// Retention is how long a settled intent (acknowledged, rejected, not
+	// placed) is kept after it settled, on Redis's clock; at least an
+	// hour. A settled intent is kept compacted (see package idempotency,
+	// # Retention); once deleted, its key is new again and Place can place
+	// a second order with it. Zero means 7 days, as idempotency.Config's.
+	Retention time.Duration
+	// ReplicaTimeout is how long a Create or Update waits for the server's
+	// replicas to acknowledge it (WAIT), when the server had replicas
+	// connected when New ran. Zero means 2 s.
+	ReplicaTimeout time.Duration
+	// SkewMargin is added to a signature's 30 s validity before an
+	// abandoned intent may be taken over: the venue's clock may run
+	// behind. Use the orders.Placer's margin. Zero means 10 s, the
+	// Placer's default.
+	SkewMargin time.Duration
+	// Clock judges, with Redis's, whether an abandoned intent's signatures
+	// have expired. Use the time the transport signs with
+	// (transport.Client.VenueNow, the venue's clock as measured): record
+	// times come from it; broker.Client does. Nil means the real clock.
+	Clock clockwork.Clock
+	// WeakDurability skips the check that Redis fsyncs every write
+	// (appendonly yes, appendfsync always) and evicts no intents. A Redis
+	// that loses acknowledged writes in a crash can forget an intent whose
+	// order was sent, and a later Place could then send it again. Set it
+	// only where CONFIG is disabled and durability is known by other
+	// means.
+	WeakDurability bool
+
 	// shortLease lets tests use a lease under the floor; set only by
 	// export_test.go.
 	shortLease bool
 }
 
-// Option configures a Store.
-type Option func(*config)
-
-// WithLease sets how long a claim lasts after its last write (default
-// DefaultLease). New refuses a lease shorter than signing.ValidFor plus
-// the skew margin (40 s with the default margin): a shorter one would let
-// another process take over a claim whose holder, paused between signing
-// a create and sending it, can still land it.
-func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
-
-// WithRetention sets how long a settled intent (acknowledged, rejected,
-// not placed) is kept after it settled, on Redis's clock (default
-// idempotency.DefaultRetention; at least an hour). A settled intent is
-// kept compacted (see package idempotency, # Retention); once deleted,
-// its key is new again and Place can place a second order with it.
-func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
-
-// WithReplicaTimeout sets how long a Create or Update waits for the
-// server's replicas to acknowledge it (default DefaultReplicaTimeout). It
-// applies only when the server had replicas connected when New ran.
-func WithReplicaTimeout(d time.Duration) Option { return func(c *config) { c.replicaTimeout = d } }
-
-// WithSkewMargin sets the margin added to a signature's 30 s validity
-// before an abandoned intent may be taken over (default
-// DefaultSkewMargin). Use the orders.Placer's margin.
-func WithSkewMargin(d time.Duration) Option { return func(c *config) { c.skew = d } }
-
-// WithClock sets the clock that judges, with Redis's, whether an abandoned
-// intent's signatures have expired (default: the real clock). Use the
-// time the transport signs with (transport.Client.VenueNow, the venue's
-// clock as measured): record times come from it. broker.Client does.
-func WithClock(clk clockwork.Clock) Option { return func(c *config) { c.clock = clk } }
-
-// WithWeakDurability skips the check that Redis fsyncs every write
-// (appendonly yes, appendfsync always) and evicts no intents. A Redis that
-// loses acknowledged writes in a crash can forget an intent whose order
-// was sent, and a later Place could then send it again. Use it only where
-// CONFIG is disabled and durability is known by other means.
-func WithWeakDurability() Option { return func(c *config) { c.weakDurability = true } }
-
 // Open connects to the Redis at url (redis://[:password@]host:port/db,
 // rediss:// for TLS) and returns a Store for accountNumber as New does,
 // owning the connection: Close closes it.
-func Open(ctx context.Context, url, accountNumber string, opts ...Option) (*Store, error) {
+func Open(ctx context.Context, url, accountNumber string, cfg Config) (*Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: Redis URL: %w", err)
 	}
 	rdb := redis.NewClient(o)
-	s, err := New(ctx, rdb, accountNumber, opts...)
+	s, err := New(ctx, rdb, accountNumber, cfg)
 	if err != nil {
 		rdb.Close()
 		return nil, err
@@ -235,45 +217,54 @@ func Open(ctx context.Context, url, accountNumber string, opts ...Option) (*Stor
 }
 
 // New returns a Store for accountNumber's intents kept in rdb. It checks
-// that Redis answers PING (an error matching ErrUnavailable otherwise),
+// that Redis answers PING (an error matching transport.ErrUnavailable
+// otherwise),
 // and that it runs with appendonly yes and appendfsync always and a
 // maxmemory-policy that cannot evict intents (noeviction or volatile-*),
 // refusing with an error matching ErrNotDurable otherwise (see
-// WithWeakDurability). It reads the account's generation marker, writing
+// Config.WeakDurability). It reads the account's generation marker, writing
 // one if the account has neither a marker nor intents; intents without a
 // marker are refused with ErrStoreReset (see the package doc, Wipes and
 // failovers). It counts the server's connected replicas: with any, every
 // Create and Update waits for them. Close does not close rdb.
-func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, opts ...Option) (*Store, error) {
+func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, cfg Config) (*Store, error) {
 	if rdb == nil {
 		return nil, errors.New("redisstore: a Redis client is required")
 	}
 	if !wire.ValidAccountNumber(accountNumber) {
 		return nil, fmt.Errorf("redisstore: account number %q: want 1 to 64 letters and digits", accountNumber)
 	}
-	cfg := config{retention: idempotency.DefaultRetention, lease: DefaultLease, skew: DefaultSkewMargin, replicaTimeout: DefaultReplicaTimeout}
-	for _, o := range opts {
-		o(&cfg)
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
-	if cfg.clock == nil {
-		cfg.clock = clockwork.NewRealClock()
+	if cfg.Lease == 0 {
+		cfg.Lease = defaultLease
 	}
-	if cfg.skew < 0 {
-		return nil, fmt.Errorf("redisstore: WithSkewMargin(%v): want a margin not negative", cfg.skew)
+	if cfg.Retention == 0 {
+		cfg.Retention = 7 * 24 * time.Hour // idempotency.Config's default
 	}
-	if floor := signing.ValidFor + cfg.skew; cfg.lease < floor && !(cfg.shortLease && cfg.lease >= time.Millisecond) {
-		return nil, fmt.Errorf("redisstore: WithLease(%v): want at least %v, the signature window (%v) plus the skew margin (%v)", cfg.lease, floor, signing.ValidFor, cfg.skew)
+	if cfg.ReplicaTimeout == 0 {
+		cfg.ReplicaTimeout = defaultReplicaTimeout
 	}
-	if cfg.retention < time.Hour {
-		return nil, fmt.Errorf("redisstore: WithRetention(%v): want at least 1h", cfg.retention)
+	if cfg.SkewMargin == 0 {
+		cfg.SkewMargin = defaultSkewMargin
 	}
-	if cfg.replicaTimeout < time.Millisecond {
-		return nil, fmt.Errorf("redisstore: WithReplicaTimeout(%v): want at least 1ms", cfg.replicaTimeout)
+	if cfg.SkewMargin < 0 {
+		return nil, fmt.Errorf("redisstore: SkewMargin %v: want a margin not negative", cfg.SkewMargin)
+	}
+	if floor := signing.ValidFor + cfg.SkewMargin; cfg.Lease < floor && !(cfg.shortLease && cfg.Lease >= time.Millisecond) {
+		return nil, fmt.Errorf("redisstore: Lease %v: want at least %v, the signature window (%v) plus the skew margin (%v)", cfg.Lease, floor, signing.ValidFor, cfg.SkewMargin)
+	}
+	if cfg.Retention < time.Hour {
+		return nil, fmt.Errorf("redisstore: Retention %v: want at least 1h", cfg.Retention)
+	}
+	if cfg.ReplicaTimeout < time.Millisecond {
+		return nil, fmt.Errorf("redisstore: ReplicaTimeout %v: want at least 1ms", cfg.ReplicaTimeout)
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return nil, unavailable(err, "redisstore: Redis does not answer PING")
 	}
-	if !cfg.weakDurability {
+	if !cfg.WeakDurability {
 		if err := checkDurable(ctx, rdb); err != nil {
 			return nil, err
 		}
@@ -285,9 +276,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, o
 	ns := "tradewire:{" + accountNumber + "}:"
 	s := &Store{
 		rdb: rdb, account: accountNumber, ns: ns, index: ns + "intents", genKey: ns + "generation",
-		open: ns + "open", settled: ns + "settled", keep: cfg.retention,
-		owner: newOwner(), lease: cfg.lease, skew: cfg.skew, clock: cfg.clock,
-		replicas: replicas, replicaTimeout: cfg.replicaTimeout,
+		open: ns + "open", settled: ns + "settled", keep: cfg.Retention,
+		owner: newOwner(), lease: cfg.Lease, skew: cfg.SkewMargin, clock: cfg.Clock,
+		replicas: replicas, replicaTimeout: cfg.ReplicaTimeout,
 	}
 	if err := s.readGeneration(ctx); err != nil {
 		return nil, err
@@ -419,10 +410,10 @@ func checkDurable(ctx context.Context, rdb redis.UniversalClient) error {
 	for _, name := range []string{"appendonly", "appendfsync", "maxmemory-policy"} {
 		got, err := rdb.ConfigGet(ctx, name).Result()
 		if err != nil {
-			return fmt.Errorf("%w: cannot verify it (CONFIG GET %s: %v); pass WithWeakDurability to run anyway", ErrNotDurable, name, err)
+			return fmt.Errorf("%w: cannot verify it (CONFIG GET %s: %v); set Config.WeakDurability to run anyway", ErrNotDurable, name, err)
 		}
 		if v, ok := got[name]; !ok || !want[name](v) {
-			return fmt.Errorf("%w: %s is %q; run redis-server with --appendonly yes --appendfsync always (and maxmemory-policy noeviction), or pass WithWeakDurability", ErrNotDurable, name, got[name])
+			return fmt.Errorf("%w: %s is %q; run redis-server with --appendonly yes --appendfsync always (and maxmemory-policy noeviction), or set Config.WeakDurability", ErrNotDurable, name, got[name])
 		}
 	}
 	return nil
@@ -434,13 +425,6 @@ func newOwner() string {
 	rand.Read(b[:])
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
-
-// Owner returns the id this Store claims intents under:
-// host/pid/random, new for every Store.
-func (s *Store) Owner() string { return s.owner }
-
-// Account returns the account whose intents the Store keeps.
-func (s *Store) Account() string { return s.account }
 
 func (s *Store) key(cid string) string { return s.ns + "intent:" + cid }
 
@@ -526,7 +510,7 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 		}
 		return idempotency.Record{}, false, e
 	}
-	if !existing.State.Resolved() {
+	if st := existing.State; st != idempotency.Acknowledged && st != idempotency.Rejected { // not final for the create sent
 		existing.Holder = rec.Holder
 	}
 	if len(existing.Body) == 0 && existing.Target == "" && existing.Fingerprint == rec.Fingerprint {

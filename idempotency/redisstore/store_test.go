@@ -21,9 +21,9 @@ import (
 func setup(t *testing.T) (*redis.Client, string) { return redistest.Setup(t) }
 
 // newStore is one process's Store.
-func newStore(t *testing.T, rdb *redis.Client, acct string, opts ...redisstore.Option) *redisstore.Store {
+func newStore(t *testing.T, rdb *redis.Client, acct string, cfg redisstore.Config) *redisstore.Store {
 	t.Helper()
-	s, err := redisstore.New(context.Background(), rdb, acct, opts...)
+	s, err := redisstore.New(context.Background(), rdb, acct, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func signed(rec idempotency.Record, at time.Time) idempotency.Record {
 func TestClaims(t *testing.T) {
 	storetest.Claims(t, func(t *testing.T) (idempotency.Store, string) {
 		rdb, acct := setup(t)
-		return newStore(t, rdb, acct), acct
+		return newStore(t, rdb, acct, redisstore.Config{}), acct
 	})
 }
 
@@ -65,7 +65,7 @@ func TestCreateClaimsOnce(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	a, b := newStore(t, rdb, acct), newStore(t, rdb, acct)
+	a, b := newStore(t, rdb, acct, redisstore.Config{}), newStore(t, rdb, acct, redisstore.Config{})
 	rec := record(acct, "c1", time.Now())
 	got, created, err := a.Create(ctx, rec)
 	if err != nil || !created || got.ClientOrderID != "c1" {
@@ -98,7 +98,7 @@ func TestConcurrentCreate(t *testing.T) {
 	const n = 16
 	stores := make([]*redisstore.Store, n)
 	for i := range stores {
-		stores[i] = newStore(t, rdb, acct)
+		stores[i] = newStore(t, rdb, acct, redisstore.Config{})
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -131,7 +131,7 @@ func TestUpdateIsFencedByTheClaim(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	a, b := newStore(t, rdb, acct), newStore(t, rdb, acct)
+	a, b := newStore(t, rdb, acct, redisstore.Config{}), newStore(t, rdb, acct, redisstore.Config{})
 	rec := record(acct, "c1", time.Now())
 	if _, _, err := a.Create(ctx, rec); err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestFinalStates(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	a, b := newStore(t, rdb, acct), newStore(t, rdb, acct)
+	a, b := newStore(t, rdb, acct, redisstore.Config{}), newStore(t, rdb, acct, redisstore.Config{})
 
 	ack := record(acct, "ack", time.Now())
 	a.Create(ctx, ack)
@@ -231,12 +231,8 @@ func TestTakeover(t *testing.T) {
 			if tc.waitLease {
 				lease = shortLease
 			}
-			dead := newStore(t, rdb, acct, redisstore.WithShortLeaseForTest(lease))
-			var opts []redisstore.Option
-			if tc.callerClock != nil {
-				opts = append(opts, redisstore.WithClock(tc.callerClock))
-			}
-			next := newStore(t, rdb, acct, opts...)
+			dead := newStore(t, rdb, acct, redisstore.ShortLeaseForTest(redisstore.Config{}, lease))
+			next := newStore(t, rdb, acct, redisstore.Config{Clock: tc.callerClock})
 			rec := record(acct, "c1", now)
 			if _, _, err := dead.Create(ctx, rec); err != nil {
 				t.Fatal(err)
@@ -282,8 +278,8 @@ func TestLeaseRenewedByUpdate(t *testing.T) {
 	ctx := context.Background()
 	// The lease is far longer than the pauses between updates, so only a
 	// lapse of renewal, not a slow machine, could let it expire.
-	a := newStore(t, rdb, acct, redisstore.WithShortLeaseForTest(3*time.Second))
-	b := newStore(t, rdb, acct)
+	a := newStore(t, rdb, acct, redisstore.ShortLeaseForTest(redisstore.Config{}, 3*time.Second))
+	b := newStore(t, rdb, acct, redisstore.Config{})
 	rec := record(acct, "c1", time.Now())
 	a.Create(ctx, rec)
 	for i := 0; i < 6; i++ {
@@ -302,7 +298,7 @@ func TestGetListRoundTrip(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	s := newStore(t, rdb, acct)
+	s := newStore(t, rdb, acct, redisstore.Config{})
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, time.UTC)
 	for i, st := range []idempotency.State{idempotency.Acknowledged, idempotency.Pending, idempotency.Unknown, idempotency.NotPlaced} {
 		rec := record(acct, "c"+string(rune('a'+3-i)), t0.Add(time.Duration(i)*time.Second))
@@ -335,7 +331,7 @@ func TestGetListRoundTrip(t *testing.T) {
 		t.Fatalf("List() = %v, %v; want oldest first", ids(all), err)
 	}
 	// Another account on the same Redis sees none of them.
-	other := newStore(t, rdb, redistest.Account(t, redistest.URL(t)))
+	other := newStore(t, rdb, redistest.Account(t, redistest.URL(t)), redisstore.Config{})
 	if recs, err := other.List(ctx); err != nil || len(recs) != 0 {
 		t.Fatalf("other account's List = %v, %v", ids(recs), err)
 	}
@@ -353,7 +349,7 @@ func TestRefusesBeforeWriting(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	ctx := context.Background()
-	s := newStore(t, rdb, acct)
+	s := newStore(t, rdb, acct, redisstore.Config{})
 	if _, _, err := s.Create(ctx, record("OTHER1", "c1", time.Now())); err == nil || !strings.Contains(err.Error(), "account_number") {
 		t.Fatalf("Create for another account: err = %v", err)
 	}
@@ -372,14 +368,14 @@ func TestRefusesBeforeWriting(t *testing.T) {
 func TestNewRefusesUnreachableRedis(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	if _, err := redisstore.Open(ctx, "redis://127.0.0.1:1/0", "AB1"); err == nil || !strings.Contains(err.Error(), "PING") {
+	if _, err := redisstore.Open(ctx, "redis://127.0.0.1:1/0", "AB1", redisstore.Config{}); err == nil || !strings.Contains(err.Error(), "PING") {
 		t.Fatalf("Open with no Redis: err = %v", err)
 	}
-	if _, err := redisstore.Open(ctx, "http://127.0.0.1/0", "AB1"); err == nil || !strings.Contains(err.Error(), "URL") {
+	if _, err := redisstore.Open(ctx, "http://127.0.0.1/0", "AB1", redisstore.Config{}); err == nil || !strings.Contains(err.Error(), "URL") {
 		t.Fatalf("Open with a bad URL: err = %v", err)
 	}
 	rdb, _ := setup(t)
-	if _, err := redisstore.New(ctx, rdb, "{AB1}"); err == nil || !strings.Contains(err.Error(), "account number") {
+	if _, err := redisstore.New(ctx, rdb, "{AB1}", redisstore.Config{}); err == nil || !strings.Contains(err.Error(), "account number") {
 		t.Fatalf("New with a hash tag for an account: err = %v", err)
 	}
 }
@@ -397,13 +393,13 @@ func TestNewRefusesWeakDurability(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t, args...)
 			ctx := context.Background()
-			_, err := redisstore.Open(ctx, srv.URL(), "AB1")
+			_, err := redisstore.Open(ctx, srv.URL(), "AB1", redisstore.Config{})
 			if !errors.Is(err, redisstore.ErrNotDurable) || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
 				t.Fatalf("Open: err = %v, want ErrNotDurable naming %s", err, args[0])
 			}
-			s, err := redisstore.Open(ctx, srv.URL(), "AB1", redisstore.WithWeakDurability())
+			s, err := redisstore.Open(ctx, srv.URL(), "AB1", redisstore.Config{WeakDurability: true})
 			if err != nil {
-				t.Fatalf("Open with WithWeakDurability: %v", err)
+				t.Fatalf("Open with WeakDurability: %v", err)
 			}
 			s.Close()
 		})

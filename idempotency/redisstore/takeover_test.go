@@ -42,12 +42,11 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 			t.Fatal(err)
 		}
 		signer, _ := signing.New(srv.APIKey, pk)
-		tc, err := transport.New(srv.URL, signer, transport.WithClock(clock), transport.WithAttemptTimeout(time.Hour),
-			transport.WithRoundTripper(http.DefaultTransport.(*http.Transport).Clone()))
+		tc, err := transport.New(srv.URL, signer, transport.Config{Clock: clock, AttemptTimeout: time.Hour, RoundTripper: http.DefaultTransport.(*http.Transport).Clone()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		store, err := redisstore.Open(ctx, url, srv.AccountNumber, redisstore.WithClock(clock), redisstore.WithShortLeaseForTest(lease))
+		store, err := redisstore.Open(ctx, url, srv.AccountNumber, redisstore.ShortLeaseForTest(redisstore.Config{Clock: clock}, lease))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +121,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 }
 
 func redisstoreGet(ctx context.Context, url, account, cid string) (idempotency.Record, error) {
-	s, err := redisstore.Open(ctx, url, account)
+	s, err := redisstore.Open(ctx, url, account, redisstore.Config{})
 	if err != nil {
 		return idempotency.Record{}, err
 	}

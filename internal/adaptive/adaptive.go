@@ -1,5 +1,5 @@
 // Package adaptive is the one statement of how tradewire's adaptive rate
-// budgets learn the venue's rate, shared by transport.NewAdaptiveLimiter
+// budgets learn the venue's rate, shared by transport's adaptive limiter
 // and package redisbudget's adaptive budget (which computes the same in
 // Redis, from these constants).
 //

@@ -12,16 +12,6 @@ import (
 	"github.com/tradewire/tradewire/internal/wire"
 )
 
-// WithAdaptive makes the budget learn the venue's rate per endpoint class,
-// as transport.NewAdaptiveLimiter does in one process, with what it learns
-// kept in Redis beside each class's GCRA state, so the fleet shares it: a
-// 429 seen by any process cuts the class for all of them, the tokens any
-// of them takes count toward the measurement of the venue's rate, and the
-// hold and the probe after it run on Redis's clock. Each class starts at
-// WithRateLimit's budget, its ceiling. Every process on the account must
-// give it alike.
-func WithAdaptive() Option { return func(c *config) { c.adaptive = true } }
-
 // adaptiveLua is package internal/adaptive's schedule in Lua; every
 // constant comes from Go as an argument. A class's hash holds its GCRA
 // arrival time (tat, ms), its last cut (empty, ms), the tokens granted
@@ -121,7 +111,7 @@ func (b *Budget) adaptiveArgs(first any) []any {
 		adaptive.Floor, adaptiveTTL.Milliseconds()}
 }
 
-// WaitFor implements transport.AdaptiveLimiter: with WithAdaptive it takes
+// WaitFor implements transport's per-class Limiter: with Config.Adaptive it takes
 // one token of the request's endpoint class, first sleeping out any
 // fleet-wide pause; without, it is Wait. Errors are as Wait's.
 func (b *Budget) WaitFor(ctx context.Context, method, path string) error {
@@ -137,9 +127,7 @@ func (b *Budget) waitClass(ctx context.Context, c wire.Class) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b.mu.Lock()
-		d := b.pausedUntil.Sub(b.clock.Now())
-		b.mu.Unlock()
+		d := b.pause.Left(b.clock.Now())
 		if d <= 0 {
 			res, err := adaptiveTake.Run(ctx, b.rdb, keys, b.adaptiveArgs(0)...).Int64Slice()
 			if err != nil || len(res) != 3 {
@@ -159,8 +147,8 @@ func (b *Budget) waitClass(ctx context.Context, c wire.Class) error {
 	}
 }
 
-// Answered implements transport.AdaptiveLimiter: with WithAdaptive, a 429
-// to a request granted since its class was last cut, by any process,
+// Answered implements transport's per-class Limiter: with
+// Config.Adaptive, a 429 to a request granted since its class was last cut, by any process,
 // cuts the class for the fleet. A failure to reach Redis is logged; the
 // 429's Pause still holds this process.
 func (b *Budget) Answered(method, path string, grantedAt time.Time, status int) {

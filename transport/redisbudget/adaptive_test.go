@@ -20,7 +20,7 @@ const (
 
 func adaptiveBudget(t *testing.T, acct string, perMinute float64, burst int) *Budget {
 	t.Helper()
-	b, err := New(context.Background(), redistest.Client(t), acct, WithRateLimit(perMinute, burst), WithAdaptive())
+	b, err := New(context.Background(), redistest.Client(t), acct, Config{RatePerMinute: perMinute, Burst: burst, Adaptive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func TestAdaptiveFleetCountsEveryGrant(t *testing.T) {
 	}
 }
 
-// Without WithAdaptive the budget is the account-wide GCRA: a 429 cuts
+// Without Adaptive the budget is the account-wide GCRA: a 429 cuts
 // nothing.
 func TestNotAdaptiveLearnsNothing(t *testing.T) {
 	t.Parallel()
 	acct := redistest.Account(t, redistest.URL(t))
-	b, err := New(context.Background(), redistest.Client(t), acct, WithRateLimit(6000, 300))
+	b, err := New(context.Background(), redistest.Client(t), acct, Config{RatePerMinute: 6000, Burst: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +231,6 @@ func TestNotAdaptiveLearnsNothing(t *testing.T) {
 	}
 	b.Answered("GET", pathBBA, time.Now(), 429)
 	if n, err := b.rdb.Exists(ctx, b.classKey(wire.ClassMarketData)).Result(); err != nil || n != 0 {
-		t.Fatalf("a budget without WithAdaptive kept class state (%d, %v)", n, err)
+		t.Fatalf("a budget without Adaptive kept class state (%d, %v)", n, err)
 	}
 }

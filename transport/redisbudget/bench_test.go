@@ -30,7 +30,7 @@ func benchLimiters(b *testing.B) (transport.Limiter, *redisbudget.Budget) {
 	}
 	rdb := redis.NewClient(opt)
 	b.Cleanup(func() { rdb.Close() })
-	rb, err := redisbudget.New(context.Background(), rdb, redistest.Account(b, redistest.URL(b)), redisbudget.WithRateLimit(benchPerMinute, benchBurst))
+	rb, err := redisbudget.New(context.Background(), rdb, redistest.Account(b, redistest.URL(b)), redisbudget.Config{RatePerMinute: benchPerMinute, Burst: benchBurst})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func BenchmarkSignedGET(b *testing.B) {
 		b.Fatal(err)
 	}
 	client := func(l transport.Limiter) *transport.Client {
-		c, err := transport.New(srv.URL, signer, transport.WithLimiter(l), transport.WithRoundTripper(http.DefaultTransport.(*http.Transport).Clone()))
+		c, err := transport.New(srv.URL, signer, transport.Config{Limiter: l, RoundTripper: http.DefaultTransport.(*http.Transport).Clone()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,12 +14,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/transport"
 )
 
-// DefaultMaxPause bounds one Pause, whatever delay it is asked for.
-const DefaultMaxPause = time.Minute
+// defaultMaxPause is what a zero Config.MaxPause stands for.
+const defaultMaxPause = time.Minute
 
 var accountShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
 
@@ -54,10 +55,9 @@ return 1
 
 // Budget is a transport.Limiter kept in Redis and shared by every process
 // that uses the same account and Redis. It is safe for concurrent use;
-// the zero value is not usable: construct one with New or Open.
+// the zero value is not usable: construct one with New.
 type Budget struct {
 	rdb      redis.UniversalClient
-	owned    bool // Close closes rdb
 	limiter  *redis_rate.Limiter
 	limit    redis_rate.Limit
 	off      bool // throttle off: pauses only
@@ -67,127 +67,109 @@ type Budget struct {
 	clock    clockwork.Clock
 	log      zerolog.Logger
 	maxPause time.Duration
-	// adaptive learns per endpoint class (WithAdaptive), each class kept
+	// adaptive learns per endpoint class (Config.Adaptive), each class kept
 	// under classPrefix, with ceiling and burst (requests a second, and
-	// at that rate) from transport.Headroom.
+	// at that rate) from adaptive.Headroom.
 	adaptive       bool
 	classPrefix    string
 	ceiling, burst float64
 
-	mu          sync.Mutex
-	pausedUntil time.Time // local pause, on clock
+	pause adaptive.Pause // local pause, on clock
+
+	mu sync.Mutex
 	// offset is Redis's clock minus clock, as the last adaptive grant saw.
 	offset time.Duration
 }
 
-var _ transport.AdaptiveLimiter = (*Budget)(nil)
+var _ interface {
+	transport.Limiter
+	WaitFor(ctx context.Context, method, path string) error
+	Answered(method, path string, grantedAt time.Time, status int)
+} = (*Budget)(nil)
 
-type config struct {
-	perMinute float64
-	burst     int
-	clock     clockwork.Clock
-	log       zerolog.Logger
-	maxPause  time.Duration
-	adaptive  bool
-}
-
-// Option configures a Budget.
-type Option func(*config)
-
-// WithRateLimit sets the shared budget: perMinute requests a minute
-// sustained, bursts of burst (default 100 and 300, the venue's budget).
-// perMinute 0 turns throttling off; pauses still apply. Every process on
-// the account must use the same values.
-func WithRateLimit(perMinute float64, burst int) Option {
-	return func(c *config) { c.perMinute, c.burst = perMinute, burst }
-}
-
-// WithClock sets the clock waits are timed on (default: the real clock).
-// The budget itself is computed on Redis's clock.
-func WithClock(clk clockwork.Clock) Option { return func(c *config) { c.clock = clk } }
-
-// WithLogger sets the logger that hears of failed pause writes (default
-// zerolog.Nop()).
-func WithLogger(l zerolog.Logger) Option { return func(c *config) { c.log = l } }
-
-// WithMaxPause bounds one Pause (default DefaultMaxPause).
-func WithMaxPause(d time.Duration) Option { return func(c *config) { c.maxPause = d } }
-
-// Open connects to the Redis at url (redis://[:password@]host:port/db,
-// rediss:// for TLS), PINGs it and returns a Budget for accountNumber that
-// owns the connection: Close closes it.
-func Open(ctx context.Context, url, accountNumber string, opts ...Option) (*Budget, error) {
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redisbudget: Redis URL: %w", err)
-	}
-	rdb := redis.NewClient(o)
-	b, err := New(ctx, rdb, accountNumber, opts...)
-	if err != nil {
-		rdb.Close()
-		return nil, err
-	}
-	b.owned = true
-	return b, nil
+// Config configures a Budget. Every process on the account must use the
+// same RatePerMinute, Burst and Adaptive. The zero Config is the venue's
+// budget on the real clock.
+type Config struct {
+	// RatePerMinute and Burst are the shared budget: RatePerMinute
+	// requests a minute sustained, bursts of Burst, kept to with the same
+	// headroom as transport's in-process bucket. Zero means the venue's
+	// 100 a minute and 300; a negative RatePerMinute turns throttling off
+	// (pauses still apply).
+	RatePerMinute float64
+	Burst         int
+	// Adaptive makes the budget learn the venue's rate per endpoint class,
+	// as transport's Config.Adaptive does in one process, with what it
+	// learns kept in Redis beside each class's GCRA state, so the fleet
+	// shares it: a 429 seen by any process cuts the class for all of them,
+	// the tokens any of them takes count toward the measurement of the
+	// venue's rate, and the hold and the probe after it run on Redis's
+	// clock. Each class starts at the budget above, its ceiling.
+	Adaptive bool
+	// Clock times waits (the budget itself is computed on Redis's
+	// clock). Nil means the real clock.
+	Clock clockwork.Clock
+	// Logger hears of failed pause writes. The zero Logger logs nothing.
+	Logger zerolog.Logger
+	// MaxPause bounds one Pause, whatever delay it is asked for. Zero
+	// means a minute.
+	MaxPause time.Duration
 }
 
 // New returns a Budget for accountNumber kept in rdb, after checking with
 // PING that Redis answers: an unreachable Redis is an error here (matching
-// transport.ErrUnavailable), not a silent fallback. Close does not close
-// rdb.
-func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, opts ...Option) (*Budget, error) {
+// transport.ErrUnavailable), not a silent fallback. rdb stays the
+// caller's to close.
+func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, cfg Config) (*Budget, error) {
 	if rdb == nil {
 		return nil, errors.New("redisbudget: a Redis client is required")
 	}
 	if !accountShape.MatchString(accountNumber) {
 		return nil, fmt.Errorf("redisbudget: account number %q: want 1 to 64 letters and digits", accountNumber)
 	}
-	cfg := config{perMinute: transport.DefaultRatePerMinute, burst: transport.DefaultBurst, log: zerolog.Nop(), maxPause: DefaultMaxPause}
-	for _, o := range opts {
-		o(&cfg)
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
-	if cfg.clock == nil {
-		cfg.clock = clockwork.NewRealClock()
+	if cfg.RatePerMinute == 0 {
+		cfg.RatePerMinute = adaptive.PerMinute
 	}
-	if cfg.perMinute < 0 || math.IsNaN(cfg.perMinute) || math.IsInf(cfg.perMinute, 0) {
-		return nil, fmt.Errorf("redisbudget: rate %v a minute: want a finite number, 0 or more", cfg.perMinute)
+	if cfg.Burst == 0 {
+		cfg.Burst = adaptive.Burst
 	}
-	if cfg.perMinute > 0 && cfg.burst < 1 {
-		return nil, fmt.Errorf("redisbudget: burst %d: want at least 1", cfg.burst)
+	if cfg.MaxPause == 0 {
+		cfg.MaxPause = defaultMaxPause
 	}
-	if cfg.maxPause < 0 {
-		return nil, fmt.Errorf("redisbudget: max pause %v: want 0 or more", cfg.maxPause)
+	if math.IsNaN(cfg.RatePerMinute) || math.IsInf(cfg.RatePerMinute, 1) {
+		return nil, fmt.Errorf("redisbudget: rate %v a minute: want a finite number", cfg.RatePerMinute)
+	}
+	perMinute := max(0, cfg.RatePerMinute) // negative: off
+	if perMinute > 0 && cfg.Burst < 1 {
+		return nil, fmt.Errorf("redisbudget: burst %d: want at least 1", cfg.Burst)
+	}
+	if cfg.MaxPause < 0 {
+		return nil, fmt.Errorf("redisbudget: max pause %v: want 0 or more", cfg.MaxPause)
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return nil, unavailable(err, "redisbudget: Redis does not answer PING")
 	}
 	ns := "tradewire:{" + accountNumber + "}:"
-	ceiling, burst := transport.Headroom(cfg.perMinute, cfg.burst)
+	ceiling, burst := adaptive.Headroom(perMinute, cfg.Burst)
 	return &Budget{
-		adaptive: cfg.adaptive, classPrefix: ns + "class:", ceiling: ceiling / 60, burst: float64(burst),
+		adaptive: cfg.Adaptive, classPrefix: ns + "class:", ceiling: ceiling / 60, burst: float64(burst),
 		rdb: rdb, limiter: redis_rate.NewLimiter(rdb),
 		// The rate is kept to a thousandth of a request a minute (the
 		// GCRA's emission interval is Period/Rate); rate and burst keep
-		// transport.Headroom under the venue's, like the in-process bucket.
-		limit:    gcraLimit(cfg.perMinute, cfg.burst),
-		off:      cfg.perMinute == 0,
+		// adaptive.Headroom under the venue's, like the in-process bucket.
+		limit:    gcraLimit(perMinute, cfg.Burst),
+		off:      perMinute == 0,
 		account:  accountNumber,
 		budget:   ns + "budget",
 		pauseKey: ns + "pause",
-		clock:    cfg.clock, log: cfg.log, maxPause: cfg.maxPause,
+		clock:    cfg.Clock, log: cfg.Logger, maxPause: cfg.MaxPause,
 	}, nil
 }
 
-// Close releases the connection if the Budget opened it (Open); a Budget
-// made by New leaves its client open.
-func (b *Budget) Close() error {
-	if b.owned {
-		return b.rdb.Close()
-	}
-	return nil
-}
-
-// Wait takes one request from the shared budget (with WithAdaptive, from
+// Wait takes one request from the shared budget (with Config.Adaptive, from
 // a class of its own, apart from the venue's endpoints), first sleeping out any
 // fleet-wide pause, then waiting on the clock while the budget is spent.
 // It never starts a wait that would end after ctx's deadline: it returns
@@ -227,10 +209,7 @@ func (b *Budget) Wait(ctx context.Context) error {
 
 // pauseLeft is how long the fleet (or this process) must still hold back.
 func (b *Budget) pauseLeft(ctx context.Context) (time.Duration, error) {
-	b.mu.Lock()
-	local := b.pausedUntil.Sub(b.clock.Now())
-	b.mu.Unlock()
-	if local > 0 {
+	if local := b.pause.Left(b.clock.Now()); local > 0 {
 		return local, nil
 	}
 	ms, err := b.rdb.PTTL(ctx, b.pauseKey).Result()
@@ -262,14 +241,9 @@ func (b *Budget) sleep(ctx context.Context, d time.Duration) error {
 // that failure is logged.
 func (b *Budget) Pause(d time.Duration) {
 	d = min(d, b.maxPause)
-	if d <= 0 {
+	if !b.pause.Extend(b.clock.Now(), d) {
 		return
 	}
-	b.mu.Lock()
-	if until := b.clock.Now().Add(d); until.After(b.pausedUntil) {
-		b.pausedUntil = until
-	}
-	b.mu.Unlock()
 	ms := max(1, d.Milliseconds())
 	// Pause has no context: go-redis's own dial, read and write timeouts
 	// bound the call.
@@ -279,8 +253,8 @@ func (b *Budget) Pause(d time.Duration) {
 }
 
 // gcraLimit is the shared bucket for a venue allowing perMinute requests a
-// minute in bursts of burst: transport.Headroom under it.
+// minute in bursts of burst: adaptive.Headroom under it.
 func gcraLimit(perMinute float64, burst int) redis_rate.Limit {
-	rate, n := transport.Headroom(perMinute, burst)
+	rate, n := adaptive.Headroom(perMinute, burst)
 	return redis_rate.Limit{Rate: int(math.Round(rate * 1000)), Period: 1000 * time.Minute, Burst: n}
 }

@@ -3,6 +3,7 @@ package redisbudget_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -18,9 +19,9 @@ import (
 // setup returns a Redis client and a fresh account namespace in it.
 func setup(t *testing.T) (*redis.Client, string) { return redistest.Setup(t) }
 
-func newBudget(t *testing.T, rdb *redis.Client, acct string, opts ...redisbudget.Option) *redisbudget.Budget {
+func newBudget(t *testing.T, rdb *redis.Client, acct string, cfg redisbudget.Config) *redisbudget.Budget {
 	t.Helper()
-	b, err := redisbudget.New(context.Background(), rdb, acct, opts...)
+	b, err := redisbudget.New(context.Background(), rdb, acct, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +32,10 @@ func TestBurstThenWaitForRate(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	// 1/s, bursts of 4 at the venue: 3 here, less the token the venue
-	// regains in transport.MaxGrantDelay (transport.Headroom). The rate is
+	// regains in 250 ms (adaptive.Headroom). The rate is
 	// slow so that the margins below are wide on a loaded machine: the
 	// GCRA runs on Redis's own clock.
-	b := newBudget(t, rdb, acct, redisbudget.WithRateLimit(60, 4))
+	b := newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 4})
 	ctx := context.Background()
 	start := time.Now()
 	for i := 0; i < 3; i++ {
@@ -70,9 +71,9 @@ func TestSharedAcrossBudgets(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	other := redistest.Account(t, redistest.URL(t))
-	a := newBudget(t, rdb, acct, redisbudget.WithRateLimit(60, 4))
-	b := newBudget(t, rdb, acct, redisbudget.WithRateLimit(60, 4))
-	c := newBudget(t, rdb, other, redisbudget.WithRateLimit(60, 4))
+	a := newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 4})
+	b := newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 4})
+	c := newBudget(t, rdb, other, redisbudget.Config{RatePerMinute: 60, Burst: 4})
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		for _, x := range []*redisbudget.Budget{a, b} {
@@ -94,8 +95,8 @@ func TestSharedAcrossBudgets(t *testing.T) {
 func TestPauseHoldsTheFleet(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
-	a := newBudget(t, rdb, acct, redisbudget.WithRateLimit(0, 0))
-	b := newBudget(t, rdb, acct, redisbudget.WithRateLimit(0, 0))
+	a := newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: -1})
+	b := newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: -1})
 	a.Pause(300 * time.Millisecond)
 	a.Pause(time.Millisecond) // never shortens a pause in force
 	if ms, _ := rdb.PTTL(context.Background(), "tradewire:{"+acct+"}:pause").Result(); ms < 200*time.Millisecond {
@@ -121,7 +122,7 @@ func TestPauseHoldsTheFleet(t *testing.T) {
 func TestPauseIsClamped(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
-	a := newBudget(t, rdb, acct, redisbudget.WithMaxPause(200*time.Millisecond))
+	a := newBudget(t, rdb, acct, redisbudget.Config{MaxPause: 200 * time.Millisecond})
 	a.Pause(time.Hour)
 	if ms, _ := rdb.PTTL(context.Background(), "tradewire:{"+acct+"}:pause").Result(); ms > 200*time.Millisecond || ms <= 0 {
 		t.Fatalf("pause key PTTL = %v, want at most the 200ms cap", ms)
@@ -131,7 +132,7 @@ func TestPauseIsClamped(t *testing.T) {
 func TestCancelEndsWait(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
-	a := newBudget(t, rdb, acct)
+	a := newBudget(t, rdb, acct, redisbudget.Config{})
 	a.Pause(10 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -152,19 +153,21 @@ func TestRedisErrorsAreNotSilent(t *testing.T) {
 	ctx := context.Background()
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer dead.Close()
-	if _, err := redisbudget.New(ctx, dead, "AB1"); err == nil || !strings.Contains(err.Error(), "PING") || !errors.Is(err, transport.ErrUnavailable) {
+	if _, err := redisbudget.New(ctx, dead, "AB1", redisbudget.Config{}); err == nil || !strings.Contains(err.Error(), "PING") || !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("New with no Redis: err = %v, want one matching transport.ErrUnavailable", err)
-	}
-	if _, err := redisbudget.Open(ctx, "redis://127.0.0.1:1/0", "AB1"); err == nil {
-		t.Fatal("Open with no Redis succeeded")
 	}
 	// A Redis that goes away later fails Wait: nothing may be sent.
 	url := redistest.URL(t)
-	b, err := redisbudget.Open(ctx, url, redistest.Account(t, url))
+	opt, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Close()
+	rdb := redis.NewClient(opt)
+	b, err := redisbudget.New(ctx, rdb, redistest.Account(t, url), redisbudget.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb.Close()
 	if err := b.Wait(ctx); !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("Wait on a closed connection: err = %v, want one matching transport.ErrUnavailable", err)
 	}
@@ -176,13 +179,13 @@ func TestNewValidates(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {
 		acct string
-		opts []redisbudget.Option
+		cfg  redisbudget.Config
 		want string
 	}{
 		"hash tag in account": {acct: "AB}1", want: "account number"},
 		"empty account":       {acct: "", want: "account number"},
-		"negative rate":       {acct: "AB1", opts: []redisbudget.Option{redisbudget.WithRateLimit(-1, 3)}, want: "rate"},
-		"zero burst":          {acct: "AB1", opts: []redisbudget.Option{redisbudget.WithRateLimit(100, 0)}, want: "burst"},
+		"NaN rate":            {acct: "AB1", cfg: redisbudget.Config{RatePerMinute: math.NaN()}, want: "rate"},
+		"negative burst":      {acct: "AB1", cfg: redisbudget.Config{Burst: -1}, want: "burst"},
 		"nil client":          {acct: "AB1", want: "client"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -190,7 +193,7 @@ func TestNewValidates(t *testing.T) {
 			if name == "nil client" {
 				c = nil
 			}
-			_, err := redisbudget.New(ctx, c, tc.acct, tc.opts...)
+			_, err := redisbudget.New(ctx, c, tc.acct, tc.cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one naming %q", err, tc.want)
 			}

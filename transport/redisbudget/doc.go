@@ -4,12 +4,12 @@
 // 300) together and never past it.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-//	budget, err := redisbudget.New(ctx, rdb, accountNumber)
+//	budget, err := redisbudget.New(ctx, rdb, accountNumber, redisbudget.Config{})
 //	if err != nil { ... } // Redis did not answer PING: refuse to start
-//	tc, err := transport.New(baseURL, signer, transport.WithLimiter(budget))
+//	tc, err := transport.New(baseURL, signer, transport.Config{Limiter: budget})
 //
 // The in-process token bucket (transport.NewTokenBucket) stays the
-// default; a Budget replaces it only where transport.WithLimiter says so.
+// default; a Budget replaces it only where transport.Config.Limiter says so.
 //
 // # Algorithm
 //
@@ -33,9 +33,9 @@
 //
 // # Learning the venue's rate
 //
-// With WithAdaptive, the budget is one GCRA per endpoint class (market
+// With Config.Adaptive, the budget is one GCRA per endpoint class (market
 // data, account reads, order reads, order writes, and one for Wait), each
-// at a rate the fleet learns as transport.NewAdaptiveLimiter does in one
+// at a rate the fleet learns as transport's Config.Adaptive does in one
 // process: a class's last cut, the tokens granted since by every member,
 // the rate it holds at and when it probes are kept in Redis beside its
 // GCRA state, in one hash. Taking a token is one Lua step that reads the
@@ -45,7 +45,7 @@
 // request was granted before the class's last cut, and measures the
 // venue's rate from the tokens the whole fleet was granted since the cut
 // before. The hold and the probe run for the whole fleet on Redis's
-// clock, never above WithRateLimit's budget. Without WithAdaptive, WaitFor
+// clock, never above the configured budget. Without Adaptive, WaitFor
 // is Wait and Answered does nothing.
 //
 // # Keys
@@ -55,16 +55,16 @@
 //
 //	rate:tradewire:{ACCOUNT}:budget   GCRA state (redis_rate adds "rate:")
 //	tradewire:{ACCOUNT}:pause         fleet-wide pause, expiring by itself
-//	tradewire:{ACCOUNT}:class:N       WithAdaptive: class N's GCRA state and
+//	tradewire:{ACCOUNT}:class:N       Adaptive: class N's GCRA state and
 //	                                  learned rate, expiring an hour after use
 //
-// Every process sharing an account must use the same WithRateLimit: the
+// Every process sharing an account must use the same RatePerMinute and Burst: the
 // GCRA state is read against the caller's limit.
 //
 // # Errors
 //
-// A Redis that cannot be reached is an error at construction (New and Open
-// PING it), never a silent fallback to a private bucket. If Redis fails
+// A Redis that cannot be reached is an error at construction (New PINGs
+// it), never a silent fallback to a private bucket. If Redis fails
 // later, Wait returns the error and the transport sends nothing. Both
 // match transport.ErrUnavailable: an outage, to retry later.
 //
@@ -82,5 +82,5 @@
 // # Time
 //
 // The budget's arithmetic runs on Redis's clock; the waits in between run
-// on the injected clock (WithClock, default the real clock).
+// on the injected clock (Config.Clock, default the real clock).
 package redisbudget

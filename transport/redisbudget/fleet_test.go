@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
@@ -51,19 +53,24 @@ func fleetBot() (redistest.Tally, error) {
 	}
 	// One attempt per request: every 429 shows in the venue's ledger and
 	// in the result.
-	opts := []transport.Option{transport.WithRetryPolicy(transport.RetryPolicy{})}
+	cfg := transport.Config{Retry: &transport.RetryPolicy{}}
 	if url := os.Getenv("REDIS_URL"); url != "" {
-		b, err := redisbudget.Open(ctx, url, os.Getenv("BUDGET_ACCOUNT"), redisbudget.WithRateLimit(fleetPerMinute, fleetBurst))
+		opt, err := redis.ParseURL(url)
 		if err != nil {
 			return res, err
 		}
-		defer b.Close()
-		opts = append(opts, transport.WithLimiter(b))
+		rdb := redis.NewClient(opt)
+		defer rdb.Close()
+		b, err := redisbudget.New(ctx, rdb, os.Getenv("BUDGET_ACCOUNT"), redisbudget.Config{RatePerMinute: fleetPerMinute, Burst: fleetBurst})
+		if err != nil {
+			return res, err
+		}
+		cfg.Limiter = b
 	} else {
 		// Without Redis: a private bucket at the full budget per process.
-		opts = append(opts, transport.WithRateLimit(venuePerMinute, venueBurst))
+		cfg.RatePerMinute, cfg.Burst = venuePerMinute, venueBurst
 	}
-	tc, err := transport.New(os.Getenv("VENUE_URL"), signer, opts...)
+	tc, err := transport.New(os.Getenv("VENUE_URL"), signer, cfg)
 	if err != nil {
 		return res, err
 	}

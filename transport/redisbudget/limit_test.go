@@ -6,7 +6,7 @@ import (
 )
 
 // The shared bucket keeps the same headroom under the venue's budget as
-// the in-process one (transport.Headroom): 99 a minute, bursts of 299,
+// the in-process one (adaptive.Headroom): 99 a minute, bursts of 299,
 // for the venue's 100 and 300.
 func TestGCRALimitKeepsHeadroom(t *testing.T) {
 	l := gcraLimit(100, 300)

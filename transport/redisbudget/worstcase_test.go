@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -58,7 +60,9 @@ func spendFleet(t *testing.T, members []transport.Limiter, total int) []time.Tim
 				left--
 				mu.Unlock()
 				var err error
-				if a, ok := m.(transport.AdaptiveLimiter); ok {
+				if a, ok := m.(interface {
+					WaitFor(context.Context, string, string) error
+				}); ok {
 					err = a.WaitFor(ctx, "GET", "/api/v2/crypto/trading/accounts/")
 				} else {
 					err = m.Wait(ctx)
@@ -80,7 +84,7 @@ func spendFleet(t *testing.T, members []transport.Limiter, total int) []time.Tim
 }
 
 // worst429s is the most 429s the venue answers over delay patterns of at
-// most transport.MaxGrantDelay between each grant and its arrival: the
+// most adaptive.MaxGrantDelay between each grant and its arrival: the
 // burst's requests all arriving that late and the rest at once (the worst
 // case Headroom is built for), and 50 patterns of uniform delays.
 func worst429s(grants []time.Time, burst int) (worst int, pattern string) {
@@ -94,14 +98,14 @@ func worst429s(grants []time.Time, burst int) (worst int, pattern string) {
 	}
 	worst = arrive(func(i int) time.Duration {
 		if i < burst {
-			return transport.MaxGrantDelay
+			return adaptive.MaxGrantDelay
 		}
 		return 0
 	})
 	pattern = "burst late, rest at once"
 	for seed := uint64(1); seed <= 50; seed++ {
 		r := rand.New(rand.NewPCG(seed, 0))
-		if n := arrive(func(int) time.Duration { return time.Duration(r.Int64N(int64(transport.MaxGrantDelay) + 1)) }); n > worst {
+		if n := arrive(func(int) time.Duration { return time.Duration(r.Int64N(int64(adaptive.MaxGrantDelay) + 1)) }); n > worst {
 			worst, pattern = n, "uniform delays"
 		}
 	}
@@ -120,34 +124,39 @@ func TestFleetBurstSurvivesGrantDelay(t *testing.T) {
 	t.Parallel()
 	url := redistest.URL(t)
 	const members, extra = 4, 3 // extra: tokens past the burst, 0.6 s apart
-	fleet := func(acct string, opts ...Option) []transport.Limiter {
+	fleet := func(acct string, learn bool) []transport.Limiter {
 		var ls []transport.Limiter
 		for i := 0; i < members; i++ {
-			b, err := Open(context.Background(), url, acct, append([]Option{WithRateLimit(100, 300)}, opts...)...)
+			opt, err := redis.ParseURL(url)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { b.Close() })
+			rdb := redis.NewClient(opt)
+			t.Cleanup(func() { rdb.Close() })
+			b, err := New(context.Background(), rdb, acct, Config{RatePerMinute: 100, Burst: 300, Adaptive: learn})
+			if err != nil {
+				t.Fatal(err)
+			}
 			ls = append(ls, b)
 		}
 		return ls
 	}
-	_, burst := transport.Headroom(100, 300)
+	_, burst := adaptive.Headroom(100, 300)
 	for _, tc := range []struct {
-		name string
-		opts []Option
-	}{{"fixed", nil}, {"adaptive", []Option{WithAdaptive()}}} {
-		grants := spendFleet(t, fleet(redistest.Account(t, url), tc.opts...), burst+extra)
+		name     string
+		adaptive bool
+	}{{"fixed", false}, {"adaptive", true}} {
+		grants := spendFleet(t, fleet(redistest.Account(t, url), tc.adaptive), burst+extra)
 		n, pattern := worst429s(grants, burst)
 		t.Logf("%s budget, %d members: %d grants over %v; venue 429s, worst over the delay patterns: %d (%s)",
 			tc.name, members, len(grants), grants[len(grants)-1].Sub(grants[0]).Round(time.Millisecond), n, pattern)
 		if n != 0 {
-			t.Errorf("%s: the venue answered %d 429s with grants delayed up to %v (%s)", tc.name, n, transport.MaxGrantDelay, pattern)
+			t.Errorf("%s: the venue answered %d 429s with grants delayed up to %v (%s)", tc.name, n, adaptive.MaxGrantDelay, pattern)
 		}
 	}
 
 	// Control: no Headroom.
-	ctrl := fleet(redistest.Account(t, url))
+	ctrl := fleet(redistest.Account(t, url), false)
 	for _, l := range ctrl {
 		l.(*Budget).limit = redis_rate.Limit{Rate: 99_000, Period: 1000 * time.Minute, Burst: 300}
 	}

@@ -323,7 +323,7 @@ func TestHTTPBaseURLOffLoopbackSendsNothing(t *testing.T) {
 	r := runWith(t, Options{
 		Getenv: func(k string) string { return env[k] },
 		// Appended last, so a sim's round tripper would be in force too.
-		TransportOptions: []transport.Option{transport.WithRoundTripper(rt)},
+		TransportConfig: transport.Config{RoundTripper: rt},
 	}, "api", "POST", "/api/v2/crypto/trading/orders/", "--data", "{}")
 	if r.code != 2 || rt.count() != 0 {
 		t.Errorf("exit %d with %d round trips, want 2 and none; stderr %q", r.code, rt.count(), r.stderr)

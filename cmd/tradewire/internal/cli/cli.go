@@ -25,10 +25,10 @@ type Options struct {
 	// Clock, when set, is the clock every client signs and waits with
 	// (default: the real clock).
 	Clock clockwork.Clock
-	// TransportOptions are appended after the options the CLI derives
-	// from its flags, so they win: tests inject a round tripper or a fast
-	// retry policy here, and a simulated venue its round tripper.
-	TransportOptions []transport.Option
+	// TransportConfig's set fields win over the transport configuration
+	// the CLI derives from its flags: tests inject a round tripper or a
+	// fast retry policy here.
+	TransportConfig transport.Config
 }
 
 // app is one invocation's state, shared by every command.
@@ -38,7 +38,7 @@ type app struct {
 	flags globalFlags
 	// override, when set, replaces the base URL and credentials resolved
 	// from flags and the environment: a simulated venue (--sim) sets it
-	// with its own base URL, signer and transport.WithRoundTripper.
+	// with its own base URL, signer and round tripper.
 	override *venueConfig
 	// running is set once a command's RunE starts: errors from before
 	// then are cobra's usage errors.

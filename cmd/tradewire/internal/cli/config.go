@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -71,8 +73,8 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 	fs.StringVar(&a.flags.baseURL, flagBaseURL, defaultBaseURL, "venue base URL (env "+envBaseURL+"); https, or http on loopback only")
 	fs.StringVar(&a.flags.apiKey, flagAPIKey, "", "API key (env "+envAPIKey+")")
 	fs.StringVar(&a.flags.privateKeyFile, flagPrivateKeyFile, "", "file holding the Ed25519 private key, mode 0600 (env "+envPrivateKeyFile+"; or base64 in env "+envPrivateKey+")")
-	fs.Float64Var(&a.flags.ratePerMinute, flagRatePerMinute, transport.DefaultRatePerMinute, "client-side requests per minute, 0 to turn the bucket off (env "+envRatePerMinute+")")
-	fs.IntVar(&a.flags.burst, flagBurst, transport.DefaultBurst, "client-side burst (env "+envBurst+")")
+	fs.Float64Var(&a.flags.ratePerMinute, flagRatePerMinute, adaptive.PerMinute, "client-side requests per minute, 0 to turn the bucket off (env "+envRatePerMinute+")")
+	fs.IntVar(&a.flags.burst, flagBurst, adaptive.Burst, "client-side burst (env "+envBurst+")")
 	fs.StringVar(&a.flags.logLevel, flagLogLevel, defaultLogLevel, "log level on stderr: "+strings.Join(logLevels, ", ")+" (env "+envLogLevel+")")
 	fs.StringVar(&a.flags.accountNumber, flagAccountNumber, "", "the account to act on, instead of reading the accounts list for it (env "+envAccountNumber+")")
 	fs.StringVar(&a.flags.caCert, flagCACert, "", "PEM file of a CA to trust for the venue's TLS besides the system's, such as a simulated venue's (env "+envCACert+")")
@@ -81,11 +83,11 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 // maxCACertFile bounds a --ca-cert file: a bundle of a few hundred CAs.
 const maxCACertFile = 1 << 20
 
-// caCertOption returns the transport option that trusts --ca-cert's CAs
-// besides the system's, or nil when none is given. The HTTP transport is
+// caCertPool returns the roots (transport.Config.RootCAs) that trust
+// --ca-cert's CAs besides the system's, or nil when none is given. The HTTP transport is
 // net/http's default with no proxy, as package transport builds its own;
 // a round tripper given later (a simulated venue's, a test's) replaces it.
-func (a *app) caCertOption() (transport.Option, error) {
+func (a *app) caCertPool() (*x509.CertPool, error) {
 	path, source := a.setting(flagCACert, envCACert)
 	if path = strings.TrimSpace(path); path == "" {
 		return nil, nil
@@ -109,7 +111,7 @@ func (a *app) caCertOption() (transport.Option, error) {
 	if !pool.AppendCertsFromPEM(data) {
 		return nil, usagef("%s %s: holds no PEM \"CERTIFICATE\" block", source, path)
 	}
-	return transport.WithRootCAs(pool), nil
+	return pool, nil
 }
 
 // accountNumberFlag returns --account-number (or its variable), "" when
@@ -149,9 +151,9 @@ type venueConfig struct {
 	apiKey string
 	key    *signing.PrivateKey
 	signer *signing.Signer
-	// opts are appended after the CLI's own transport options, such as a
-	// simulated venue's transport.WithRoundTripper.
-	opts []transport.Option
+	// opts' set fields win over the CLI's own transport configuration,
+	// such as a simulated venue's RoundTripper.
+	opts transport.Config
 }
 
 // venue resolves the base URL and credentials from flags and the
@@ -279,11 +281,11 @@ func (a *app) transport() (*transport.Client, error) { return a.transportWith() 
 
 // brokerClient builds a *broker.Client on a transport configured exactly
 // as app.transport configures one: the same venue (or --sim override),
-// logger, rate limit, clock and Options.TransportOptions. extra transport
-// options (a progress bar's limiter) go after the CLI's own and before the
+// logger, rate limit, clock and Options.TransportConfig. extra transport
+// settings (a progress bar's limiter) go over the CLI's own and under the
 // venue's and the caller's. Nothing is sent here: every error is a
 // *usageError (exit 2).
-func (a *app) brokerClient(extra ...transport.Option) (*broker.Client, error) {
+func (a *app) brokerClient(extra ...transport.Config) (*broker.Client, error) {
 	tc, err := a.transportWith(extra...)
 	if err != nil {
 		return nil, err
@@ -299,8 +301,8 @@ func (a *app) brokerClient(extra ...transport.Option) (*broker.Client, error) {
 	return c, nil
 }
 
-// transportWith is transport with extra options after the CLI's own.
-func (a *app) transportWith(extra ...transport.Option) (*transport.Client, error) {
+// transportWith is transport with extra settings over the CLI's own.
+func (a *app) transportWith(extra ...transport.Config) (*transport.Client, error) {
 	v, err := a.venue()
 	if err != nil {
 		return nil, err
@@ -313,24 +315,23 @@ func (a *app) transportWith(extra ...transport.Option) (*transport.Client, error
 	if err != nil {
 		return nil, err
 	}
-	opts := []transport.Option{transport.WithLogger(log), transport.WithRateLimit(rate, burst)}
-	ca, err := a.caCertOption()
+	if rate == 0 {
+		rate = -1 // the CLI's 0 is off
+	}
+	roots, err := a.caCertPool()
 	if err != nil {
 		return nil, err
 	}
-	if ca != nil {
-		opts = append(opts, ca)
+	opts := transport.Config{Logger: log, RatePerMinute: rate, Burst: burst, RootCAs: roots, Clock: a.injectedClock()}
+	for _, e := range extra {
+		overlay(&opts, e)
 	}
-	if clk := a.injectedClock(); clk != nil {
-		opts = append(opts, transport.WithClock(clk))
-	}
-	opts = append(opts, extra...)
-	opts = append(opts, v.opts...)
-	opts = append(opts, a.opts.TransportOptions...)
+	overlay(&opts, v.opts)
+	overlay(&opts, a.opts.TransportConfig)
 	if url := a.redisURL(); url != "" {
 		return a.fleetTransport(url, v, opts)
 	}
-	c, err := transport.New(v.baseURL, v.signer, opts...)
+	c, err := transport.New(v.baseURL, v.signer, opts)
 	if err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
@@ -373,4 +374,14 @@ func describeFlagError(err error) error {
 		msg += fmt.Sprintf(" (the private key is never taken on the command line: set %s or %s, or pass --%s)", envPrivateKey, envPrivateKeyFile, flagPrivateKeyFile)
 	}
 	return &usageError{msg: msg}
+}
+
+// overlay sets on dst every field src sets (every field not zero).
+func overlay(dst *transport.Config, src transport.Config) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
+	for i := range s.NumField() {
+		if f := s.Field(i); !f.IsZero() {
+			d.Field(i).Set(f)
+		}
+	}
 }

@@ -119,9 +119,9 @@ func runDemo(ctx context.Context, out io.Writer, seed int64, wire string) (err e
 	defer os.RemoveAll(dir)
 	d.venue = d.newVenue(venue.Config{History: 40})
 	defer d.venue.Close()
-	d.store = must(idempotency.Open(filepath.Join(dir, "intents.db")))
+	d.store = must(idempotency.Open(filepath.Join(dir, "intents.db"), idempotency.Config{}))
 	defer d.store.Close()
-	d.b = must(d.newBroker(d.venue))
+	d.b = must(d.newBroker(d.venue, nil))
 	d.printf("tradewire demo: a scripted tour on the embedded simulated venue (seed %d)\n\n", seed)
 	d.say("The venue runs in this process over %s on loopback, checks every signature and misbehaves on cue; its budget, "+
 		"and the client's token bucket, is %d requests a minute in bursts of %d. \"attempt N\" lines come from the "+
@@ -160,15 +160,17 @@ func (d *demoRun) wireName() string {
 const demoSkewMargin = 10 * time.Second
 
 // newBroker returns a client of srv on the demo's clock and store, observed by d.record.
-func (d *demoRun) newBroker(srv *brokertest.Server, opts ...transport.Option) (*broker.Client, error) {
+func (d *demoRun) newBroker(srv *brokertest.Server, tweak func(*transport.Config)) (*broker.Client, error) {
 	key, err := demoKey(srv)
 	if err != nil {
 		return nil, err
 	}
+	t := transport.Config{RoundTripper: srv.Transport(), Clock: d.clock, RatePerMinute: demoPerMinute, Burst: demoBurst, Observer: d.record}
+	if tweak != nil {
+		tweak(&t)
+	}
 	return broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL,
-		IntentStore: d.store, Orders: orders.Config{Namespace: "demo"},
-		Transport: append([]transport.Option{transport.WithRoundTripper(srv.Transport()), transport.WithClock(d.clock),
-			transport.WithRateLimit(demoPerMinute, demoBurst), transport.WithObserver(d.record)}, opts...)})
+		IntentStore: d.store, Orders: orders.Config{Namespace: "demo"}, Transport: t})
 }
 
 // record is the observer; a retry's wait runs from the last attempt's end to its signature.
@@ -254,7 +256,7 @@ func demoThrottle(ctx context.Context, d *demoRun) {
 		25-held, held, waited.Round(time.Millisecond), len(seen), count(seen, "", "", 429))
 	other := d.newVenue(venue.Config{})
 	defer other.Close()
-	d.burst(ctx, must(d.newBroker(other, transport.WithRateLimit(0, 0))))
+	d.burst(ctx, must(d.newBroker(other, func(t *transport.Config) { t.RatePerMinute = -1 })))
 	seen = d.take(false)
 	d.say("The bucket spaced the burst out itself. The same burst with the bucket off, on a second venue:")
 	d.detail("client: 25 reads took %d attempts, %d answered 429 and retried after a backoff", len(seen), count(seen, "", "", 429))
@@ -318,7 +320,7 @@ func demoLostAnswer(ctx context.Context, d *demoRun) {
 	d.placed("entry-2", "Place(key %q) -> unknown outcome: %t; %v", "entry-2", errors.Is(err, broker.ErrUnknownOutcome), err)
 	d.say("Place says it cannot know (ErrUnknownOutcome; the CLI exits 5) rather than guess. The bot restarts: a new " +
 		"Client on the same intent store runs Recover, which settles open intents by lookup alone.")
-	b2 := must(d.newBroker(d.venue)) // its store is d.store: Close would close nothing
+	b2 := must(d.newBroker(d.venue, nil)) // its store is d.store: Close would close nothing
 	rep := must(b2.Recover(ctx))
 	d.placed("entry-2", "Recover -> acknowledged %d, not placed %d, unresolved %d", len(rep.Acknowledged), len(rep.NotPlaced), len(rep.Unresolved))
 	o = must(b2.OrderByKey(ctx, "entry-2"))

@@ -102,11 +102,11 @@ func (a *app) doctor(ctx context.Context, d *doctorReport) error {
 
 	var mu sync.Mutex
 	var attempts []transport.Attempt
-	observe := transport.WithObserver(func(at transport.Attempt) {
+	observe := transport.Config{Observer: func(at transport.Attempt) {
 		mu.Lock()
 		attempts = append(attempts, at)
 		mu.Unlock()
-	})
+	}}
 	c, err := a.brokerClient(observe)
 	if err != nil {
 		var down *unavailableError

@@ -104,7 +104,7 @@ func (e *wrappedError) Unwrap() error { return e.err }
 //	2  usage or configuration error; nothing was sent (bad flags or
 //	   arguments, missing or malformed credentials, a base URL or limit
 //	   transport.New refuses, transport.ErrInvalidRequest,
-//	   transport.ErrForeignURL)
+//	   transport.ErrInvalidRequest)
 //	3  not found (transport.ErrNotFound)
 //	4  gave up after retries, or a service it needs is down
 //	   (transport.ErrRateLimited, transport.ErrUnavailable, such as the
@@ -125,7 +125,7 @@ func exitCode(err error) int {
 		return exitUnknown
 	case errors.As(err, &ue),
 		errors.Is(err, transport.ErrInvalidRequest),
-		errors.Is(err, transport.ErrForeignURL):
+		errors.Is(err, transport.ErrInvalidRequest):
 		return exitUsage
 	case errors.Is(err, transport.ErrNotFound):
 		return exitNotFound

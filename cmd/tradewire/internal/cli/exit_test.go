@@ -49,7 +49,7 @@ func TestExitCode(t *testing.T) {
 		{"usage error", usagef("TRADEWIRE_API_KEY is not set"), 2},
 		{"wrapped usage error", fmt.Errorf("api: %w", usagef("bad")), 2},
 		{"ErrInvalidRequest", fmt.Errorf("transport: %w: method must be upper case", transport.ErrInvalidRequest), 2},
-		{"ErrForeignURL", fmt.Errorf("transport: %w", transport.ErrForeignURL), 2},
+		{"ErrForeignURL", fmt.Errorf("transport: %w", transport.ErrInvalidRequest), 2},
 
 		{"404", status("GET", 404, 1), 3},
 
@@ -108,7 +108,7 @@ func sendErr(t *testing.T, method string, handler func(http.ResponseWriter, int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := transport.New(v.srv.URL, signer, fastRetries, transport.WithRateLimit(0, 0), transport.WithMaxResponseBytes(8))
+	c, err := transport.New(v.srv.URL, signer, transport.Config{Retry: fastRetries, RatePerMinute: -1, MaxResponseBytes: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,12 +40,12 @@ func (a *app) redisURL() string {
 // fleetTransport builds the transport through broker.New with the shared
 // budget: New reaches Redis first and refuses to start without it. The
 // shared budget replaces any other limiter in opts.
-func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option) (*transport.Client, error) {
+func (a *app) fleetTransport(url string, v *venueConfig, opts transport.Config) (*transport.Client, error) {
 	log, err := a.logger()
 	if err != nil {
 		return nil, err
 	}
-	// opts carry the CLI's clock and rate limit (transport.WithRateLimit,
+	// opts carry the CLI's clock and rate limit (RatePerMinute and Burst,
 	// which sets the shared budget's).
 	c, err := broker.New(broker.Config{APIKey: v.apiKey, PrivateKey: v.key, BaseURL: v.baseURL, RedisURL: url,
 		Logger: log, Transport: opts, AccountNumber: a.accountNumberFlag()})
@@ -58,7 +58,7 @@ func (a *app) fleetTransport(url string, v *venueConfig, opts []transport.Option
 
 // fleetStore opens the intent store shared through Redis for account.
 func (a *app) fleetStore(ctx context.Context, url, account string) (idempotency.Store, error) {
-	s, err := redisstore.Open(ctx, url, account, redisstore.WithClock(a.clock()))
+	s, err := redisstore.Open(ctx, url, account, redisstore.Config{Clock: a.clock()})
 	if err != nil {
 		return nil, setupError(fmt.Sprintf("--%s: %s", flagRedisURL, redactRedis(err.Error(), url)), err)
 	}

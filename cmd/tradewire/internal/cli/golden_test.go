@@ -13,7 +13,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -75,9 +74,9 @@ func TestGoldenSignatures(t *testing.T) {
 				args = append(args, "--data", v.Body)
 			}
 			r := runWith(t, Options{
-				Getenv:           func(k string) string { return env[k] },
-				Clock:            clockwork.NewFakeClockAt(time.Unix(vs.Timestamp, 0)),
-				TransportOptions: []transport.Option{transport.WithRoundTripper(rt)},
+				Getenv:          func(k string) string { return env[k] },
+				Clock:           clockwork.NewFakeClockAt(time.Unix(vs.Timestamp, 0)),
+				TransportConfig: transport.Config{RoundTripper: rt},
 			}, args...)
 
 			if !json.Valid([]byte(v.Body)) && v.Body != "" {
@@ -93,10 +92,10 @@ func TestGoldenSignatures(t *testing.T) {
 				t.Fatalf("%d requests, want 1", len(rt.headers))
 			}
 			h := rt.headers[0]
-			if got := h.Get(signing.HeaderSignature); got != v.Signature {
+			if got := h.Get("x-signature"); got != v.Signature {
 				t.Errorf("x-signature = %s, want %s", got, v.Signature)
 			}
-			if got := h.Get(signing.HeaderTimestamp); got != "1698708981" {
+			if got := h.Get("x-timestamp"); got != "1698708981" {
 				t.Errorf("x-timestamp = %s", got)
 			}
 			if rt.bodies[0] != v.Body {

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
@@ -71,15 +70,15 @@ func (v *fakeVenue) serve(w http.ResponseWriter, r *http.Request) {
 		Method:    r.Method,
 		Target:    r.RequestURI,
 		Body:      body,
-		APIKey:    r.Header.Get(signing.HeaderAPIKey),
-		Signature: r.Header.Get(signing.HeaderSignature),
+		APIKey:    r.Header.Get("x-api-key"),
+		Signature: r.Header.Get("x-signature"),
 	}
 	v.mu.Lock()
 	v.reqs = append(v.reqs, rec)
 	n := len(v.reqs)
 	v.mu.Unlock()
 
-	if ok, why := verify(v.pub, r.Header.Get(signing.HeaderTimestamp), rec, time.Now()); !ok {
+	if ok, why := verify(v.pub, r.Header.Get("x-timestamp"), rec, time.Now()); !ok {
 		v.t.Errorf("fake venue: %s %s: %s", r.Method, r.RequestURI, why)
 		http.Error(w, why, http.StatusUnauthorized)
 		return
@@ -145,16 +144,16 @@ type result struct {
 
 // fastRetries keeps the default number of attempts but waits zero between
 // them, so storms end at once.
-var fastRetries = transport.WithRetryPolicy(transport.RetryPolicy{MaxAttempts: transport.DefaultRetryPolicy().MaxAttempts})
+var fastRetries = &transport.RetryPolicy{MaxAttempts: 4}
 
 // runCLI runs the command line with env, stdin and args, and retries that
 // never wait.
 func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) result {
 	t.Helper()
 	return runWith(t, Options{
-		Getenv:           func(k string) string { return env[k] },
-		Stdin:            strings.NewReader(stdin),
-		TransportOptions: []transport.Option{fastRetries},
+		Getenv:          func(k string) string { return env[k] },
+		Stdin:           strings.NewReader(stdin),
+		TransportConfig: transport.Config{Retry: fastRetries},
 	}, args...)
 }
 

@@ -19,7 +19,7 @@ func badStores(t *testing.T) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
-	s, err := idempotency.Open(good)
+	s, err := idempotency.Open(good, idempotency.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func (a *app) intentStore(ctx context.Context, account func(context.Context) (st
 		}
 		path, source = p, "default"
 	}
-	s, err := idempotency.Open(path)
+	s, err := idempotency.Open(path, idempotency.Config{})
 	if err != nil {
 		// A store that is locked, damaged or cannot be created is a
 		// configuration error: nothing has been sent yet.

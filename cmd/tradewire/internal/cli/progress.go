@@ -81,16 +81,16 @@ func (p *sweepProgress) page(pr broker.Progress) {
 	p.redrawLocked()
 }
 
-// transportOptions returns the options that let the bar see the waits for
-// the rate budget: a token bucket of the same rate and burst as the one
-// the transport would build, behind a limiter that reports each wait. No
-// options when nothing is drawn.
-func (p *sweepProgress) transportOptions(perMinute float64, burst int) []transport.Option {
+// transportOptions returns the transport settings that let the bar see
+// the waits for the rate budget: a token bucket of the same rate and burst
+// as the one the transport would build, behind a limiter that reports each
+// wait. No Limiter when nothing is drawn.
+func (p *sweepProgress) transportOptions(perMinute float64, burst int) transport.Config {
 	if p.bar == nil {
-		return nil
+		return transport.Config{}
 	}
 	inner := transport.NewTokenBucket(p.clock, perMinute, burst)
-	return []transport.Option{transport.WithLimiter(&watchedLimiter{inner: inner, clock: p.clock, progress: p})}
+	return transport.Config{Limiter: &watchedLimiter{inner: inner, clock: p.clock, progress: p}}
 }
 
 // done clears the bar, so that what follows on the terminal (the output,

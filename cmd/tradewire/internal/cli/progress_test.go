@@ -36,8 +36,8 @@ func TestProgress_Bar(t *testing.T) {
 	var buf bytes.Buffer
 	p := newSweepProgressTo(&buf, "fees", "orders", clk)
 	opts := p.transportOptions(100, 1)
-	if len(opts) != 1 {
-		t.Fatalf("%d transport options, want the watched limiter", len(opts))
+	if _, ok := opts.Limiter.(*watchedLimiter); !ok {
+		t.Fatalf("transport limiter %T, want the watched limiter", opts.Limiter)
 	}
 	// The same bucket as the transport's own: a burst of 1, then one token
 	// every 606ms (600ms, refilled 1% under), taken on the skipping clock.
@@ -72,8 +72,8 @@ func TestProgress_Bar(t *testing.T) {
 func TestProgress_Inert(t *testing.T) {
 	t.Parallel()
 	p := newSweepProgressTo(nil, "orders", "orders", clockwork.NewFakeClock())
-	if opts := p.transportOptions(100, 300); opts != nil {
-		t.Errorf("inert progress returned %d transport options", len(opts))
+	if opts := p.transportOptions(100, 300); opts.Limiter != nil {
+		t.Errorf("inert progress returned a limiter %T", opts.Limiter)
 	}
 	p.page(broker.Progress{Pages: 1, Items: 1})
 	p.done()

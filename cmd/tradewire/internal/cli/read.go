@@ -73,7 +73,7 @@ func (a *app) read(cmd *cobra.Command, spec readSpec) error {
 		progress = a.newSweepProgress(spec.sweep, "orders")
 		defer progress.done()
 		q.pages = []broker.Paging{progress.callOption()}
-		if q.c, err = a.brokerClient(progress.transportOptions(rate, burst)...); err != nil {
+		if q.c, err = a.brokerClient(progress.transportOptions(rate, burst)); err != nil {
 			return err
 		}
 	} else if q.c, err = a.brokerClient(); err != nil {

@@ -24,8 +24,8 @@ var simNow = time.Date(2026, time.March, 2, 14, 30, 0, 0, time.UTC)
 func runSim(t *testing.T, args ...string) result {
 	t.Helper()
 	return runWith(t, Options{
-		Clock:            clockwork.NewFakeClockAt(simNow),
-		TransportOptions: []transport.Option{fastRetries},
+		Clock:           clockwork.NewFakeClockAt(simNow),
+		TransportConfig: transport.Config{Retry: fastRetries},
 	}, append([]string{"--sim"}, args...)...)
 }
 
@@ -345,8 +345,8 @@ func TestExitCodes_UsageSendsNothing(t *testing.T) {
 			rt := &countingRoundTripper{}
 			env := credEnv("https://trading.robinhood.com")
 			r := runWith(t, Options{
-				Getenv:           func(k string) string { return env[k] },
-				TransportOptions: []transport.Option{transport.WithRoundTripper(rt)},
+				Getenv:          func(k string) string { return env[k] },
+				TransportConfig: transport.Config{RoundTripper: rt},
 			}, args...)
 			if r.code != exitUsage || rt.count() != 0 || r.stdout != "" {
 				t.Errorf("exit %d, %d requests sent, stdout %q; want 2, none, nothing (stderr %q)", r.code, rt.count(), r.stdout, r.stderr)

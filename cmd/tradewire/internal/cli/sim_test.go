@@ -135,7 +135,7 @@ func TestSimServe_ExportsWorkingCredentialsAndStopsOnCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := transport.New(env[envBaseURL], signer)
+	client, err := transport.New(env[envBaseURL], signer, transport.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestSimServe_RateLimitsAreInstalled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := transport.New(env[envBaseURL], signer, transport.WithRateLimit(0, 0), transport.WithRetryPolicy(transport.RetryPolicy{}))
+			c, err := transport.New(env[envBaseURL], signer, transport.Config{RatePerMinute: -1, Retry: &transport.RetryPolicy{}})
 			if err != nil {
 				t.Fatal(err)
 			}

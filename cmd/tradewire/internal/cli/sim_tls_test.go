@@ -60,7 +60,7 @@ func demoClient(t *testing.T, env map[string]string, rt http.RoundTripper) *tran
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := transport.New(env[envBaseURL], signer, transport.WithRoundTripper(rt), fastRetries)
+	c, err := transport.New(env[envBaseURL], signer, transport.Config{RoundTripper: rt, Retry: fastRetries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestSimServe_TLSServesHTTP2AndHTTP1AndWritesItsCertificate(t *testing.T) {
 	}
 	// The CLI, given a transport that trusts the printed certificate.
 	r := runWith(t, Options{Getenv: func(k string) string { return env[k] },
-		TransportOptions: []transport.Option{fastRetries, transport.WithRoundTripper(rt)}},
+		TransportConfig: transport.Config{Retry: fastRetries, RoundTripper: rt}},
 		"api", "GET", "/api/v2/crypto/trading/orders/?account_number=TW0000000001")
 	if r.code != 0 || !strings.Contains(r.stdout, `"results"`) {
 		t.Errorf("tradewire api over TLS: exit %d, stdout %.200q, stderr %q", r.code, r.stdout, r.stderr)

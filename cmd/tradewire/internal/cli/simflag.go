@@ -159,7 +159,7 @@ func (a *app) simVenue() (*venueConfig, error) {
 		apiKey:  srv.APIKey,
 		key:     key,
 		signer:  signer,
-		opts:    []transport.Option{transport.WithRoundTripper(srv.Transport())},
+		opts:    transport.Config{RoundTripper: srv.Transport()},
 	}, nil
 }
 

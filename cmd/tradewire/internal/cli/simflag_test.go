@@ -155,8 +155,8 @@ func TestSimFlag_SeedNeedsASimulatedVenue(t *testing.T) {
 			t.Parallel()
 			rt := &countingRoundTripper{}
 			r := runWith(t, Options{
-				Getenv:           func(k string) string { return credEnv("https://venue.example")[k] },
-				TransportOptions: []transport.Option{transport.WithRoundTripper(rt)},
+				Getenv:          func(k string) string { return credEnv("https://venue.example")[k] },
+				TransportConfig: transport.Config{RoundTripper: rt},
 			}, args...)
 			if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || rt.count() != 0 {
 				t.Errorf("exit %d, stdout %q, stderr %q, %d sent; want 2, one line, nothing sent", r.code, r.stdout, r.stderr, rt.count())

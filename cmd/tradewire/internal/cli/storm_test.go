@@ -14,12 +14,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 )
 
 // inMemoryVenue is a round tripper that serves requests in process (the
-// way a simulated venue plugs in through transport.WithRoundTripper),
+// way a simulated venue plugs in through transport.Config.RoundTripper),
 // checking each signature like fakeVenue does.
 type inMemoryVenue struct {
 	t      *testing.T
@@ -40,9 +39,9 @@ func (v *inMemoryVenue) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	rec := received{
 		Method: r.Method, Target: r.URL.RequestURI(), Body: body,
-		APIKey: r.Header.Get(signing.HeaderAPIKey), Signature: r.Header.Get(signing.HeaderSignature),
+		APIKey: r.Header.Get("x-api-key"), Signature: r.Header.Get("x-signature"),
 	}
-	if ok, why := verify(v.pub, r.Header.Get(signing.HeaderTimestamp), rec, time.Now()); !ok {
+	if ok, why := verify(v.pub, r.Header.Get("x-timestamp"), rec, time.Now()); !ok {
 		v.t.Errorf("in-memory venue: %s", why)
 	}
 	v.mu.Lock()
@@ -84,10 +83,10 @@ func TestStormWithTheDefaultPolicy(t *testing.T) {
 				var stdout, stderr bytes.Buffer
 				start := time.Now()
 				code := Run(context.Background(), args, Options{
-					Getenv:           func(k string) string { return env[k] },
-					Stdout:           &stdout,
-					Stderr:           &stderr,
-					TransportOptions: []transport.Option{transport.WithRoundTripper(v)},
+					Getenv:          func(k string) string { return env[k] },
+					Stdout:          &stdout,
+					Stderr:          &stderr,
+					TransportConfig: transport.Config{RoundTripper: v},
 				})
 				if code != tt.wantCode {
 					t.Errorf("exit %d, want %d; stderr %q", code, tt.wantCode, stderr.String())

@@ -28,7 +28,7 @@ func TestOrderPlace_GoodForDayExpiresAtVenueEndOfDay(t *testing.T) {
 	run := func(args ...string) result {
 		t.Helper()
 		return runWith(t, Options{Getenv: func(k string) string { return env[k] }, Clock: clk,
-			Stdin: strings.NewReader(""), TransportOptions: []transport.Option{fastRetries}}, args...)
+			Stdin: strings.NewReader(""), TransportConfig: transport.Config{Retry: fastRetries}}, args...)
 	}
 	r := run(append(append([]string{}, placeArgs...), "--time-in-force", "gfd", "--idempotency-key", "day")...)
 	ok(t, r)

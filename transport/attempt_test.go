@@ -10,63 +10,56 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"testing/synctest"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 )
 
-// TestAttemptCtx: an attempt's own context is live until the attempt
-// timeout ends it; then its Done is closed, its Err is context.Canceled,
-// and what package context derived from it ends too, through AfterFunc
-// (no goroutine per child), whether derived before or after.
-func TestAttemptCtx(t *testing.T) { synctest.Test(t, testAttemptCtx) }
-
-func testAttemptCtx(t *testing.T) {
-	var a attemptCtx
-	a.init(context.WithValue(context.Background(), ctxKey{}, "v"))
-	before, cancel := context.WithCancelCause(&a)
-	defer cancel(nil)
-	ran := make(chan struct{})
-	stop := context.AfterFunc(&a, func() { close(ran) })
-	stopped := make(chan struct{}, 1)
-	stopNow := context.AfterFunc(&a, func() { stopped <- struct{}{} })
-	if !stopNow() {
-		t.Fatal("context.AfterFunc's stop before the end did not stop it")
-	}
-	if a.Err() != nil || before.Err() != nil || a.timedOut() {
-		t.Fatal("a live attempt's context reports an end")
-	}
-	if a.Value(ctxKey{}) != "v" || before.Value(ctxKey{}) != "v" {
-		t.Fatal("values of the caller's context are lost")
-	}
-	a.end()
-	a.end() // a second end is a no-op
-	select {
-	case <-a.Done():
-	default:
-		t.Fatal("Done is open after the end")
-	}
-	<-before.Done() // ended by the end, synchronously
-	if !errors.Is(a.Err(), context.Canceled) || !a.timedOut() || !errors.Is(before.Err(), context.Canceled) {
-		t.Fatalf("after the end: Err %v, child Err %v, timedOut %v", a.Err(), before.Err(), a.timedOut())
-	}
-	<-ran
-	if stop() {
-		t.Error("context.AfterFunc's stop after its function ran says it stopped it")
-	}
-	after, cancel2 := context.WithCancel(&a)
-	defer cancel2()
-	<-after.Done()  // a child of an ended context starts ended
-	synctest.Wait() // every goroutine the end started has run or blocked
-	select {
-	case <-stopped:
-		t.Error("a function whose context.AfterFunc was stopped ran")
-	default:
+// TestAttemptTimeoutOnTheRealClock: on the real clock (the default), the
+// attempt timeout (an AfterFunc on the clock, as on any other) times
+// attempts out: a hung GET is sent again, a hung POST is an unknown
+// outcome, sent once. (Real time passes: two short timeouts.)
+//
+// It runs with a caller's context that can end and with one that never
+// does.
+func TestAttemptTimeoutOnTheRealClock(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"cancelable", "never ends"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testContext(t)
+			if name == "never ends" {
+				ctx = context.WithoutCancel(ctx)
+			}
+			attemptTimeoutOnTheRealClock(t, ctx)
+		})
 	}
 }
 
-type ctxKey struct{}
+func attemptTimeoutOnTheRealClock(t *testing.T, ctx context.Context) {
+	v := newVenue(t, clockwork.NewFakeClockAt(t0), reply{hang: true}, reply{status: 200, body: `{}`}, reply{hang: true})
+	const timeout = time.Second // long enough for the answered attempt on a loaded machine
+	c, err := New(v.srv.URL, testSigner(t), Config{RatePerMinute: -1, AttemptTimeout: timeout, Retry: &RetryPolicy{MaxAttempts: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := c.Get(ctx, "/a/")
+	if err != nil || resp.Attempts != 2 {
+		t.Fatalf("GET: %+v, %v; want a 200 on the second attempt", resp, err)
+	}
+	if took := time.Since(start); took < timeout {
+		t.Errorf("the hung attempt was ended after %v, before its %v timeout", took, timeout)
+	}
+	_, err = c.Post(ctx, "/o/", []byte(`{}`))
+	var uo *unknownOutcomeError
+	if !errors.As(err, &uo) || !errors.Is(uo.Err, errAttemptTimeout) {
+		t.Fatalf("POST: err = %v, want an unknown outcome from the attempt timeout", err)
+	}
+	if n := len(v.requests()); n != 3 {
+		t.Fatalf("venue saw %d requests, want 3 (2 GETs, 1 POST)", n)
+	}
+}
 
 // TestAttemptTimeoutOverHTTP2NeverEndingContext: over HTTP/2, which
 // watches the request's context itself, a hung GET under a context that
@@ -79,8 +72,7 @@ func TestAttemptTimeoutOverHTTP2NeverEndingContext(t *testing.T) {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	c, err := New(srv.URL, testSigner(t), WithRateLimit(0, 0), WithAttemptTimeout(time.Second),
-		WithRoundTripper(srv.Client().Transport))
+	c, err := New(srv.URL, testSigner(t), Config{RatePerMinute: -1, AttemptTimeout: time.Second, RoundTripper: srv.Client().Transport})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,78 @@
+package adaptive
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// The venue's documented rate budget for an account, the one every
+// client-side budget (transport's and package redisbudget's) keeps to
+// unless configured otherwise: PerMinute requests a minute sustained, in
+// bursts of Burst.
+const (
+	PerMinute = 100
+	Burst     = 300
+)
+
+// RateMargin is how far below its configured rate a client-side budget
+// refills: 1 %. Refilling at exactly the venue's rate would spend each
+// token the instant the venue's own bucket regains it, so floating-point
+// rounding or the slightest arrival jitter would draw a 429; 1 % under, the
+// venue's bucket gains a token every hundred requests to absorb them.
+const RateMargin = 0.01
+
+// MaxGrantDelay is the longest a request may take from the moment a budget
+// grants its token to its arrival at the venue without risking a 429 from
+// a venue whose own bucket is exactly as large as the one configured: the
+// signature, the dial, a TLS handshake, a loaded event loop or a fleet
+// member's Redis round trip all sit in between. Headroom holds that much
+// of the venue's refill back from the burst.
+const MaxGrantDelay = 250 * time.Millisecond
+
+// Headroom returns the rate and burst a client-side budget keeps to so
+// that a venue allowing perMinute requests a minute in bursts of burst
+// never answers 429, however its requests are spread: RateMargin under the
+// rate, and the burst less the tokens the venue regains in MaxGrantDelay
+// at that rate, rounded up (at least 1). A request granted early and
+// delayed by up to MaxGrantDelay then still finds a token at the venue:
+// in any span, what arrives was granted in that span or up to
+// MaxGrantDelay before it, at most burst − MaxGrantDelay × rate more than
+// the venue regained. At the venue's 100 a minute and 300, it is 99 a
+// minute and 299. A venue whose burst is not a token more than it regains
+// in MaxGrantDelay leaves no burst that guarantees it; Headroom then
+// gives 1.
+func Headroom(perMinute float64, burst int) (float64, int) {
+	rate := perMinute * (1 - RateMargin)
+	held := int(math.Ceil(rate * MaxGrantDelay.Minutes()))
+	return rate, max(1, burst-held)
+}
+
+// Pause is the pause every rate budget keeps after a 429: until it ends,
+// no caller may be granted a token. Extend never shortens it. The zero
+// Pause is not paused; it is safe for concurrent use.
+type Pause struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// Extend pauses until now+d, unless the pause already lasts longer, and
+// reports whether d was positive (a pause was asked for).
+func (p *Pause) Extend(now time.Time, d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	p.mu.Lock()
+	if until := now.Add(d); until.After(p.until) {
+		p.until = until
+	}
+	p.mu.Unlock()
+	return true
+}
+
+// Left is how long after now the pause lasts, 0 or less when it is over.
+func (p *Pause) Left(now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.until.Sub(now)
+}
