@@ -55,7 +55,7 @@ func sweepSetup(b *testing.B, pages int) (*broker.Client, *brokertest.Server, ve
 		PrivateKey: key,
 		BaseURL:    srv.URL,
 		PageCap:    pages,
-		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:  transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -32,7 +32,7 @@ func Example_bot() {
 	c, err := broker.New(broker.Config{
 		Getenv:          func(k string) string { return env[k] },
 		IntentStoreFile: filepath.Join(dir, "intents.db"),
-		Transport:       transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:       transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	if err != nil {
 		fmt.Println("setup:", err)

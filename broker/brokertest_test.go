@@ -39,7 +39,7 @@ func simulated(t testing.TB, cfg venue.Config) (*broker.Client, *brokertest.Serv
 		APIKey:     srv.APIKey,
 		PrivateKey: key,
 		BaseURL:    srv.URL,
-		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:  transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestFeeSweepThroughput(t *testing.T) {
 			PrivateKey: key,
 			BaseURL:    srv.URL,
 			PageCap:    pages,
-			Transport:  transport.Config{RoundTripper: srv.Transport()},
+			Transport:  transport.Config{RoundTripper: srv.Client().Transport},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +193,7 @@ func trading(t *testing.T, cfg venue.Config) (*broker.Client, *brokertest.Server
 		PrivateKey:      key,
 		BaseURL:         srv.URL,
 		IntentStoreFile: filepath.Join(t.TempDir(), "intents.db"),
-		Transport:       transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:       transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	if err != nil {
 		t.Fatal(err)

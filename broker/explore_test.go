@@ -285,7 +285,7 @@ func (w *world) background() {
 		PrivateKey:    w.key,
 		BaseURL:       w.srv.URL,
 		AccountNumber: w.srv.AccountNumber,
-		Transport:     transport.Config{RoundTripper: w.srv.Transport()},
+		Transport:     transport.Config{RoundTripper: w.srv.Client().Transport},
 	})
 	if err != nil {
 		w.t.Fatal(err)

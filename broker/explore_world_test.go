@@ -851,7 +851,7 @@ func (x *exploreWire) RoundTrip(req *http.Request) (*http.Response, error) {
 			time.Sleep(delay)
 			_ = w.yield(sh, "deliver "+w.keyName(cid))
 			late.Body = io.NopCloser(bytes.NewReader(body))
-			resp, err := w.srv.Transport().RoundTrip(late)
+			resp, err := w.srv.Client().Transport.RoundTrip(late)
 			w.mu.Lock()
 			if err != nil {
 				w.logf("delayed create %s delivered: %v", w.keyOf(cid), err)
@@ -868,7 +868,7 @@ func (x *exploreWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	resp, err := w.srv.Transport().RoundTrip(req)
+	resp, err := w.srv.Client().Transport.RoundTrip(req)
 	var rb []byte
 	if err == nil {
 		rb, err = io.ReadAll(resp.Body)

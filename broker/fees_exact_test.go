@@ -45,7 +45,7 @@ func liveSweep(t *testing.T, catchUps int) (got, snapshot *FeeReport, remembered
 			PrivateKey:      key,
 			BaseURL:         srv.URL,
 			IntentStoreFile: filepath.Join(dir, fmt.Sprint(clients)+".db"),
-			Transport:       transport.Config{RoundTripper: srv.Transport(), Clock: clk, RatePerMinute: -1},
+			Transport:       transport.Config{RoundTripper: srv.Client().Transport, Clock: clk, RatePerMinute: -1},
 		})
 		if err != nil {
 			t.Fatal(err)

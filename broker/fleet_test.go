@@ -34,7 +34,7 @@ func fleetClient(t *testing.T, srv *brokertest.Server, redisURL string, extra ..
 	cfg := config(extra)
 	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL, cfg.RedisURL = srv.APIKey, key, srv.URL, redisURL
 	if cfg.Transport.RoundTripper == nil {
-		cfg.Transport.RoundTripper = srv.Transport()
+		cfg.Transport.RoundTripper = srv.Client().Transport
 	}
 	return broker.New(cfg)
 }

@@ -34,7 +34,7 @@ func burstThenLate(t *testing.T, reads int, tcfg transport.Config) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tcfg.RoundTripper = srv.Transport()
+		tcfg.RoundTripper = srv.Client().Transport
 		c, err := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL, Transport: tcfg})
 		if err != nil {
 			t.Fatal(err)

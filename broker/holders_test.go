@@ -89,7 +89,7 @@ func TestTwoHoldersOneStore(t *testing.T) {
 				}
 			}
 			t.Cleanup(srv.Close)
-			rt := srv.Transport() // in memory, or HTTP/2 to the TLS server
+			rt := srv.Client().Transport // in memory, or HTTP/2 to the TLS server
 			if tc.wire == "http" {
 				rt = http.DefaultTransport.(*http.Transport).Clone() // HTTP/1.1 on loopback
 			}

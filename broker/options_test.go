@@ -51,7 +51,7 @@ func TestClientRunsOnItsTransportsClock(t *testing.T) {
 	clk := venue.NewClock(optionsStart)
 	srv := brokertest.NewServer(venue.Config{Clock: clk})
 	t.Cleanup(srv.Close)
-	rt := &countingRT{rt: srv.Transport()}
+	rt := &countingRT{rt: srv.Client().Transport}
 	cfg := credentials(t, srv)
 	cfg.Transport = transport.Config{Clock: clk, RoundTripper: rt}
 	c, err := broker.New(cfg)
@@ -85,7 +85,7 @@ func TestPlacerOptionsReachTheClient(t *testing.T) {
 	t.Cleanup(srv.Close)
 	const account = "AB1234567890"
 	cfg := credentials(t, srv)
-	cfg.Transport = transport.Config{RoundTripper: srv.Transport()}
+	cfg.Transport = transport.Config{RoundTripper: srv.Client().Transport}
 	cfg.AccountNumber, cfg.Orders = account, orders.Config{Namespace: "momentum"}
 	c, err := broker.New(cfg)
 	if err != nil {
@@ -113,7 +113,7 @@ func TestRateLimitZeroIsOffOnBothSides(t *testing.T) {
 	srv := brokertest.NewServer(venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
 	t.Cleanup(srv.Close)
 	cfg := credentials(t, srv)
-	cfg.Transport = transport.Config{RoundTripper: srv.Transport(), Clock: clk, RatePerMinute: -1, Retry: &transport.RetryPolicy{}}
+	cfg.Transport = transport.Config{RoundTripper: srv.Client().Transport, Clock: clk, RatePerMinute: -1, Retry: &transport.RetryPolicy{}}
 	c, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func keyed(t *testing.T, history int, extra ...broker.Config) (*broker.Client, *
 	cfg := config(extra)
 	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL = srv.APIKey, key, srv.URL
 	if cfg.Transport.RoundTripper == nil {
-		cfg.Transport.RoundTripper = srv.Transport()
+		cfg.Transport.RoundTripper = srv.Client().Transport
 	}
 	if cfg.Transport.Clock == nil {
 		cfg.Transport.Clock = clk

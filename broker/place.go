@@ -369,7 +369,7 @@ func (c *Client) CancelOrder(ctx context.Context, id string) (*Order, error) {
 	if err := checkOrderID("order_id", id); err != nil {
 		return nil, err
 	}
-	resp, err := c.tc.Post(ctx, pathOrders+id+"/cancel/", nil)
+	resp, err := c.tc.Do(ctx, "POST", pathOrders+id+"/cancel/", nil)
 	if err != nil {
 		return nil, cancelError(id, err)
 	}

@@ -40,7 +40,7 @@ func placing(t *testing.T, extra ...broker.Config) (*broker.Client, *brokertest.
 	cfg := config(extra)
 	cfg.APIKey, cfg.PrivateKey, cfg.BaseURL, cfg.IntentStoreFile = srv.APIKey, key, srv.URL, path
 	if cfg.Transport.RoundTripper == nil {
-		cfg.Transport.RoundTripper = srv.Transport()
+		cfg.Transport.RoundTripper = srv.Client().Transport
 	}
 	if cfg.Transport.Clock == nil {
 		cfg.Transport.Clock = clk

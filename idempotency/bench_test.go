@@ -58,7 +58,7 @@ func client(b *testing.B, srv *brokertest.Server, store idempotency.Store) *brok
 		BaseURL:       srv.URL,
 		AccountNumber: srv.AccountNumber,
 		IntentStore:   store,
-		Transport:     transport.Config{RoundTripper: srv.Transport(), RatePerMinute: -1},
+		Transport:     transport.Config{RoundTripper: srv.Client().Transport, RatePerMinute: -1},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -108,7 +108,7 @@ func DefaultPath() (string, error) {
 // Only one process may hold the file at a time: if another holds it, Open
 // returns an error matching ErrLocked at once rather than hang. A file
 // that is not a whole intent store (empty, cut short, with a damaged meta
-// page, garbage, a directory) is refused with a *StoreFileError naming
+// page, garbage, a directory) is refused with an error naming
 // it, before bbolt maps it.
 //
 // Because the file is held under that lock and every change is synced,
@@ -155,7 +155,7 @@ func openBolt(path string) (db *bolt.DB, err error) {
 			if db != nil {
 				_ = db.Close()
 			}
-			db, err = nil, &StoreFileError{Path: path, Reason: fmt.Sprintf("bbolt failed reading it (%v); it is damaged", r)}
+			db, err = nil, &storeFileError{Path: path, Reason: fmt.Sprintf("bbolt failed reading it (%v); it is damaged", r)}
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})

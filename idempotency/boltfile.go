@@ -14,13 +14,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// StoreFileError is an intent store file refused before bbolt opens it:
+// storeFileError is an intent store file refused before bbolt opens it:
 // missing meta pages, a bad checksum, a size that does not cover the pages
 // its meta page says it holds (a truncated copy), a directory. Opening
 // such a file would lose intents or crash the process when bbolt reads a
 // page past the end of the file (SIGBUS), so Open says what is wrong
 // instead. Nothing in the file is changed.
-type StoreFileError struct {
+type storeFileError struct {
 	// Path is the store file.
 	Path string
 	// Reason says what is wrong and how to proceed.
@@ -28,7 +28,7 @@ type StoreFileError struct {
 }
 
 // Error implements error.
-func (e *StoreFileError) Error() string {
+func (e *storeFileError) Error() string {
 	return fmt.Sprintf("idempotency: store %s: %s", e.Path, e.Reason)
 }
 
@@ -105,7 +105,7 @@ func readBoltMeta(f io.ReaderAt, off int64) (boltMeta, error) {
 // let a create be sent again without a lookup.
 func checkStoreFile(path string) error {
 	bad := func(format string, args ...any) error {
-		return &StoreFileError{Path: path, Reason: fmt.Sprintf(format, args...)}
+		return &storeFileError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {

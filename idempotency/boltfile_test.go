@@ -41,7 +41,7 @@ func fullStore(t *testing.T) (string, int64) {
 }
 
 // TestOpenRefusesDamagedFiles gives Open files that are not whole intent
-// stores. Each is refused with a *StoreFileError naming the file: none
+// stores. Each is refused with a *storeFileError naming the file: none
 // crashes the process (bbolt would fault reading a page past the end of a
 // truncated file) and none is opened as if it were empty.
 func TestOpenRefusesDamagedFiles(t *testing.T) {
@@ -90,9 +90,9 @@ func TestOpenRefusesDamagedFiles(t *testing.T) {
 				s.Close()
 				t.Fatal("opened")
 			}
-			var fe *StoreFileError
+			var fe *storeFileError
 			if !errors.As(err, &fe) || fe.Path != tt.path || !strings.Contains(err.Error(), tt.path) || !strings.Contains(fe.Reason, tt.want) {
-				t.Fatalf("err = %v; want a *StoreFileError naming %s and saying %q", err, tt.path, tt.want)
+				t.Fatalf("err = %v; want a *storeFileError naming %s and saying %q", err, tt.path, tt.want)
 			}
 			if errors.Is(err, ErrLocked) {
 				t.Fatal("a damaged file reported as locked")
@@ -213,7 +213,7 @@ func TestOpenAfterAFailedCreate(t *testing.T) {
 		s.Close()
 		t.Fatal("Open created a store though every write failed")
 	}
-	var sfe *StoreFileError
+	var sfe *storeFileError
 	if errors.As(err, &sfe) || !strings.Contains(err.Error(), "nothing was left") {
 		t.Errorf("Open: %v; want a failed create that says nothing was left at the path", err)
 	}

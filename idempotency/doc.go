@@ -21,7 +21,7 @@
 //     that syncs every change to disk. A second process opening the same
 //     file gets ErrLocked at once rather than hanging. A file that is not
 //     a whole store (empty, cut short, with a damaged meta page, garbage,
-//     a directory) is refused with a *StoreFileError naming it before
+//     a directory) is refused with an error naming it and what is wrong before
 //     bbolt maps it, rather than crash the process or quietly forget
 //     intents. It vouches for new intents (see Witness).
 //   - NewMemoryStore returns a Store in memory, for tests and

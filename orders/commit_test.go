@@ -61,7 +61,7 @@ func placement(tb testing.TB, store func(idempotency.Store) idempotency.Store, w
 	tb.Cleanup(srv.Close)
 	key, _ := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 	signer, _ := signing.New(srv.APIKey, key)
-	rt := srv.Transport()
+	rt := srv.Client().Transport
 	if wrap != nil {
 		rt = wrap(rt)
 	}
@@ -152,7 +152,7 @@ func BenchmarkPlaceLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		body, _ := handBuy.Body(cid)
-		if _, err := tc.Post(ctx, target, body); err != nil {
+		if _, err := tc.Do(ctx, "POST", target, body); err != nil {
 			b.Fatal(err)
 		}
 		floor += arrived.Sub(start)

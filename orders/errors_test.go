@@ -188,9 +188,9 @@ func transportErrors(t *testing.T) transportErrs {
 	ctx := context.Background()
 	var e transportErrs
 	_, e.network = c.Get(ctx, "/drop/")
-	_, e.unknown503 = c.Post(ctx, "/503/", []byte(`{}`))
+	_, e.unknown503 = c.Do(ctx, "POST", "/503/", []byte(`{}`))
 	_, e.notSent = c.Send(ctx, http.MethodPost, "/503/", []byte(`{}`), func(time.Time) error { return context.Canceled })
-	resp, tooLarge := c.Post(ctx, "/large/", []byte(`{}`))
+	resp, tooLarge := c.Do(ctx, "POST", "/large/", []byte(`{}`))
 	e.tooLarge2xx = tooLarge
 	switch {
 	case !errors.Is(e.network, transport.ErrUnavailable):

@@ -50,7 +50,7 @@ func Example() {
 	defer venue.Close()
 	key, _ := signing.ParsePrivateKey(venue.PrivateKeyBase64)
 	signer, _ := signing.New(venue.APIKey, key)
-	tc, err := transport.New(venue.URL, signer, transport.Config{RoundTripper: venue.Transport()})
+	tc, err := transport.New(venue.URL, signer, transport.Config{RoundTripper: venue.Client().Transport})
 	if err != nil {
 		panic(err)
 	}
@@ -92,7 +92,7 @@ func ExamplePlacer_Place_errors() {
 	defer venue.Close()
 	key, _ := signing.ParsePrivateKey(venue.PrivateKeyBase64)
 	signer, _ := signing.New(venue.APIKey, key)
-	tc, err := transport.New(venue.URL, signer, transport.Config{RoundTripper: venue.Transport()})
+	tc, err := transport.New(venue.URL, signer, transport.Config{RoundTripper: venue.Client().Transport})
 	if err != nil {
 		panic(err)
 	}

@@ -79,7 +79,7 @@ func newEnvWith(t *testing.T, c envConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := srv.Transport()
+	rt := srv.Client().Transport
 	if c.wrap != nil {
 		rt = c.wrap(rt)
 	}

@@ -105,7 +105,7 @@ func (e *env) process(t *testing.T, store idempotency.Store, wrap func(http.Roun
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := e.srv.Transport()
+	rt := e.srv.Client().Transport
 	if wrap != nil {
 		rt = wrap(rt)
 	}

@@ -172,7 +172,7 @@ func (u *unsafePlacer) Place(ctx context.Context, key string, req broker.OrderRe
 		rec = old
 	}
 	for sends := 1; ; sends++ {
-		resp, err := u.tc.Post(ctx, rec.Target, body)
+		resp, err := u.tc.Do(ctx, "POST", rec.Target, body)
 		rec.Sends++
 		rec.LastSignedAt = u.tc.Config().Clock.Now()
 		if err == nil {

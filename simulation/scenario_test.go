@@ -365,12 +365,12 @@ func (s Scenario) Run(ctx context.Context) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
-	baseURL, rt := brokertest.InMemoryURL, srv.Transport()
+	baseURL, rt := brokertest.InMemoryURL, srv.Client().Transport
 	switch s.Wire {
 	case WireTLS:
 		srv = brokertest.NewTLSServer(opts)
 		defer srv.Close()
-		baseURL, rt = srv.URL, srv.Transport()
+		baseURL, rt = srv.URL, srv.Client().Transport
 	case WireHTTP:
 		srv = brokertest.NewServer(opts)
 		defer srv.Close()

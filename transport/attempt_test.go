@@ -51,7 +51,7 @@ func attemptTimeoutOnTheRealClock(t *testing.T, ctx context.Context) {
 	if took := time.Since(start); took < timeout {
 		t.Errorf("the hung attempt was ended after %v, before its %v timeout", took, timeout)
 	}
-	_, err = c.Post(ctx, "/o/", []byte(`{}`))
+	_, err = c.Do(ctx, "POST", "/o/", []byte(`{}`))
 	var uo *unknownOutcomeError
 	if !errors.As(err, &uo) || !errors.Is(uo.Err, errAttemptTimeout) {
 		t.Fatalf("POST: err = %v, want an unknown outcome from the attempt timeout", err)

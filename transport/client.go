@@ -325,11 +325,6 @@ func (c *Client) Get(ctx context.Context, target string) (*Response, error) {
 	return c.Do(ctx, http.MethodGet, target, nil)
 }
 
-// Post sends a signed POST for target with body, exactly once.
-func (c *Client) Post(ctx context.Context, target string, body []byte) (*Response, error) {
-	return c.Do(ctx, http.MethodPost, target, body)
-}
-
 // Do sends one signed request and returns its 2xx answer.
 //
 // target is the request-target — the path with its query string — exactly

@@ -218,7 +218,7 @@ func TestRejectionNamesFields(t *testing.T) {
 		`{"detail":"Must be a valid UUID.","attr":"client_order_id"},` +
 		`{"detail":"A valid number is required.","attr":"market_order_config.asset_quantity"}]}`})
 	c := newTestClient(t, v, newEventLog())
-	_, err := c.Post(ctx, "/api/v2/crypto/trading/orders/", []byte(`{}`))
+	_, err := c.Do(ctx, "POST", "/api/v2/crypto/trading/orders/", []byte(`{}`))
 	var se *StatusError
 	if !errors.As(err, &se) || !errors.Is(err, ErrRejected) {
 		t.Fatalf("err = %v", err)
@@ -349,7 +349,7 @@ func attemptTimeoutOnPOSTIsUnknown(t *testing.T, ctx, reqCtx context.Context) {
 	log := newEventLog()
 	c := newTestClient(t, v, log)
 	done := make(chan error, 1)
-	go func() { _, err := c.Post(reqCtx, "/o/", []byte(`{}`)); done <- err }()
+	go func() { _, err := c.Do(reqCtx, "POST", "/o/", []byte(`{}`)); done <- err }()
 	<-v.arrived
 	if err := clock.BlockUntilContext(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -378,7 +378,7 @@ func TestPOSTRefusedConnectionIsNotSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Post(ctx, "/o/", []byte(`{}`))
+	_, err = c.Do(ctx, "POST", "/o/", []byte(`{}`))
 	var ns *notSentError
 	if !errors.As(err, &ns) || errors.Is(err, ErrUnknownOutcome) {
 		t.Fatalf("err = %v: a refused connection sent nothing, so the outcome is known", err)
@@ -420,7 +420,7 @@ func TestWrite2xxUnreadable(t *testing.T) {
 			clock := clockwork.NewFakeClockAt(t0)
 			v := newVenue(t, clock, tt.reply)
 			c := newTestClient(t, v, newEventLog(), Config{MaxResponseBytes: 64})
-			resp, err := c.Post(ctx, "/o/", []byte(`{}`))
+			resp, err := c.Do(ctx, "POST", "/o/", []byte(`{}`))
 			if !errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotSent) {
 				t.Fatalf("err = %v, want an unknown outcome only", err)
 			}
@@ -558,7 +558,7 @@ func TestLogsNeverHoldSecrets(t *testing.T) {
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	_, _ = c.Post(ctx, "/o/", body)
+	_, _ = c.Do(ctx, "POST", "/o/", body)
 	lines := log.lines()
 	if len(lines) != 3 {
 		t.Fatalf("logged %d events, want one per attempt (3): %q", len(lines), lines)

@@ -65,7 +65,7 @@ func Example_unknownOutcome() {
 	signer, _ := signing.New("rh-api-6148effc-c0b1-486c-8940-a1d099456be6", key)
 	client, _ := transport.New(venue.URL, signer, transport.Config{})
 
-	_, err := client.Post(context.Background(), "/api/v2/crypto/trading/orders/", []byte(`{"client_order_id":"131de903-5a9c-4260-abc1-28d562a5dcf0"}`))
+	_, err := client.Do(context.Background(), "POST", "/api/v2/crypto/trading/orders/", []byte(`{"client_order_id":"131de903-5a9c-4260-abc1-28d562a5dcf0"}`))
 	fmt.Println(errors.Is(err, transport.ErrUnknownOutcome), errors.Is(err, transport.ErrUnavailable), "sent", sent, "time(s)")
 	// Output:
 	// true false sent 1 time(s)

@@ -310,7 +310,7 @@ func TestHTTP1OverTLS(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := wireClient(t, srv.URL, srv.Client(), clock, &countingLimiter{})
 	for _, body := range [][]byte{[]byte(createBody), nil} {
-		resp, err := c.Post(ctx, "/o/", body)
+		resp, err := c.Do(ctx, "POST", "/o/", body)
 		if err != nil {
 			t.Fatal(err)
 		}

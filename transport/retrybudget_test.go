@@ -86,7 +86,7 @@ func TestRetryBudgetBoundsAnOutage(t *testing.T) {
 	// Writes never spend the budget, and a success never fills it past
 	// its size.
 	for i := 0; i < 600; i++ {
-		if _, err := c.Post(ctx, pathOrders, []byte("{}")); err != nil {
+		if _, err := c.Do(ctx, "POST", pathOrders, []byte("{}")); err != nil {
 			t.Fatal(err)
 		}
 	}

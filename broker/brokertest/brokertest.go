@@ -19,7 +19,7 @@ import (
 )
 
 // InMemoryURL is the base URL of a Server made by New: it exists only
-// inside the RoundTripper returned by Transport. It is https so that a
+// inside the RoundTripper of Client's Transport. It is https so that a
 // client insisting on https for non-loopback hosts accepts it.
 const InMemoryURL = "https://venue.brokertest.invalid"
 
@@ -52,7 +52,7 @@ type Server struct {
 }
 
 // New returns a Server for the venue cfg configures, reachable only
-// through Transport (no sockets), at InMemoryURL. Use it inside
+// through Client's Transport (no sockets), at InMemoryURL. Use it inside
 // testing/synctest bubbles. It fails if venue.New does.
 func New(cfg venue.Config) (*Server, error) {
 	v, err := venue.New(cfg)
@@ -79,7 +79,7 @@ func NewServer(cfg venue.Config) *Server {
 // address, as the real venue is served (venue.Venue.Serve), and sets URL
 // to it (https://127.0.0.1:port). Its certificate is signed by a
 // certificate authority minted with it (CACertPEM, Certificate);
-// Transport speaks HTTP/2 to it and trusts only that authority. Only
+// Client's Transport speaks HTTP/2 to it and trusts only that authority. Only
 // there do the stream faults (venue.FaultRefusedStream,
 // FaultProtocolError, FaultGoAway) end the stream as they say. Like
 // httptest.NewTLSServer it panics if it cannot start, including on an
@@ -113,7 +113,7 @@ func mustNew(cfg venue.Config) *Server {
 }
 
 // Close shuts down the listener, if any, blocking until requests finish,
-// and closes the idle connections of Transport.
+// and closes the idle connections of Client's Transport.
 func (s *Server) Close() {
 	s.once.Do(func() {
 		if s.ts != nil {
@@ -134,16 +134,13 @@ func (s *Server) Inject(f ...venue.Fault) error {
 	return s.SetFaultPlan(venue.FaultPlan{Faults: f})
 }
 
-// Transport returns the http.RoundTripper that reaches the venue. For a
-// Server made by New or NewServer it serves requests in memory, without sockets,
-// whatever the request's host; a dropped-connection fault returns
+// Client returns an *http.Client that reaches the venue; give a tradewire
+// client its Transport (transport.Config.RoundTripper). For a Server made
+// by New or NewServer the Transport serves requests in memory, without
+// sockets, whatever the request's host; a dropped-connection fault returns
 // io.ErrUnexpectedEOF. For a NewTLSServer it speaks TLS + HTTP/2 to the
 // listener and trusts only the server's certificate authority. It is safe
-// for concurrent use; use it as transport.Config.RoundTripper
-// or &http.Client{Transport: srv.Transport()}.
-func (s *Server) Transport() http.RoundTripper { return s.rt }
-
-// Client returns an *http.Client whose Transport is Transport.
+// for concurrent use.
 func (s *Server) Client() *http.Client { return &http.Client{Transport: s.rt} }
 
 // CACertPEM returns the PEM of the certificate authority that signed the

@@ -203,7 +203,7 @@ func driveClient(t *testing.T) []sent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{next: srv.Transport()}
+	rec := &recorder{next: srv.Client().Transport}
 	// A bolt store vouches that an intent is new, so the first create
 	// goes out without a lookup before it (a memory store does not).
 	store, err := idempotency.Open(filepath.Join(t.TempDir(), "intents.db"), idempotency.Config{})

@@ -213,7 +213,7 @@ func botVenue(clk clockwork.Clock) (*brokertest.Server, *broker.Client, error) {
 		APIKey:     srv.APIKey,
 		PrivateKey: key,
 		BaseURL:    srv.URL,
-		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:  transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	return srv, c, err
 }

@@ -360,7 +360,7 @@ func TestContractV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vc := &venueClient{t: t, srv: srv, hc: &http.Client{Transport: srv.Transport()}, c: c}
+	vc := &venueClient{t: t, srv: srv, hc: &http.Client{Transport: srv.Client().Transport}, c: c}
 	acct := "?account_number=" + srv.AccountNumber
 	const (
 		pathAccounts = "/api/v2/crypto/trading/accounts/"
@@ -613,7 +613,7 @@ func TestContractV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vc := &venueClient{t: t, srv: srv, hc: &http.Client{Transport: srv.Transport()}, c: c}
+	vc := &venueClient{t: t, srv: srv, hc: &http.Client{Transport: srv.Client().Transport}, c: c}
 	const (
 		pathAccounts = "/api/v1/crypto/trading/accounts/"
 		pathPairs    = "/api/v1/crypto/trading/trading_pairs/"

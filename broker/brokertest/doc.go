@@ -10,7 +10,7 @@
 //		Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 //	defer srv.Close()
 //	// configure the client with srv.URL, srv.APIKey, srv.PrivateKey and
-//	// srv.Transport()
+//	// srv.Client().Transport
 //	if dups := srv.Ledger().DuplicateClientIDs(); len(dups) > 0 {
 //		t.Fatalf("orders placed twice: %v", dups)
 //	}

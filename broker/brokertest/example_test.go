@@ -28,7 +28,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	client := &http.Client{Transport: srv.Transport()}
+	client := &http.Client{Transport: srv.Client().Transport}
 
 	seed, _ := base64.StdEncoding.DecodeString(srv.PrivateKeyBase64)
 	key := ed25519.NewKeyFromSeed(seed)
@@ -82,7 +82,7 @@ func ExampleNewClock() {
 		APIKey:     srv.APIKey,
 		PrivateKey: key,
 		BaseURL:    srv.URL,
-		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:  transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	if err != nil {
 		panic(err)
@@ -163,7 +163,7 @@ func Example_account() {
 		APIKey:     srv.APIKey,
 		PrivateKey: key,
 		BaseURL:    srv.URL,
-		Transport:  transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:  transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	if err != nil {
 		panic(err)

@@ -45,7 +45,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	c, err := broker.New(broker.Config{
 		Getenv:          func(k string) string { return env[k] },         // os.Getenv for real
-		Transport:       transport.Config{RoundTripper: srv.Transport()}, // the in-memory venue; leave out for the real one
+		Transport:       transport.Config{RoundTripper: srv.Client().Transport}, // the in-memory venue; leave out for the real one
 		IntentStoreFile: filepath.Join(dir, "intents.db"),                // default: $XDG_STATE_HOME/tradewire
 	})
 	if err != nil {

@@ -36,7 +36,7 @@ func run(ctx context.Context, out io.Writer) error {
 		"TRADEWIRE_PRIVATE_KEY": srv.PrivateKeyBase64}
 	c, err := broker.New(broker.Config{
 		Getenv:    func(k string) string { return env[k] },         // os.Getenv for real
-		Transport: transport.Config{RoundTripper: srv.Transport()}, // the in-memory venue; leave out for the real one
+		Transport: transport.Config{RoundTripper: srv.Client().Transport}, // the in-memory venue; leave out for the real one
 	})
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func TestBotPlacesOnce(t *testing.T) {
 		PrivateKey:      key,
 		BaseURL:         srv.URL,
 		IntentStoreFile: t.TempDir() + "/intents.db",
-		Transport:       transport.Config{RoundTripper: srv.Transport(), Clock: clk},
+		Transport:       transport.Config{RoundTripper: srv.Client().Transport, Clock: clk},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestBotPlacesOnceInABubble(t *testing.T) {
 			PrivateKey:  key,
 			BaseURL:     srv.URL,
 			IntentStore: idempotency.NewMemoryStore(),
-			Transport:   transport.Config{RoundTripper: srv.Transport()},
+			Transport:   transport.Config{RoundTripper: srv.Client().Transport},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -165,7 +165,7 @@ func (d *demoRun) newBroker(srv *brokertest.Server, tweak func(*transport.Config
 	if err != nil {
 		return nil, err
 	}
-	t := transport.Config{RoundTripper: srv.Transport(), Clock: d.clock, RatePerMinute: demoPerMinute, Burst: demoBurst, Observer: d.record}
+	t := transport.Config{RoundTripper: srv.Client().Transport, Clock: d.clock, RatePerMinute: demoPerMinute, Burst: demoBurst, Observer: d.record}
 	if tweak != nil {
 		tweak(&t)
 	}

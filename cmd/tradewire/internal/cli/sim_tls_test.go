@@ -142,7 +142,7 @@ func TestSimServe_TLSFaultsCommitTheCreate(t *testing.T) {
 	}
 	c := demoClient(t, env, trustingTransport(t, caFile))
 	create := []byte(`{"client_order_id":"3b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"limit","symbol":"DOGE-USD","limit_order_config":{"asset_quantity":"10","limit_price":"0.01"}}`)
-	if _, err := c.Post(context.Background(), "/api/v2/crypto/trading/orders/?account_number=TW0000000001", create); err == nil {
+	if _, err := c.Do(context.Background(), "POST", "/api/v2/crypto/trading/orders/?account_number=TW0000000001", create); err == nil {
 		t.Error("the create was answered; want its stream ended after the commit")
 	}
 	res := stop()

@@ -159,7 +159,7 @@ func (a *app) simVenue() (*venueConfig, error) {
 		apiKey:  srv.APIKey,
 		key:     key,
 		signer:  signer,
-		opts:    transport.Config{RoundTripper: srv.Transport()},
+		opts:    transport.Config{RoundTripper: srv.Client().Transport},
 	}, nil
 }
 
