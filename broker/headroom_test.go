@@ -25,7 +25,7 @@ func burstThenLate(t *testing.T, reads int, tcfg transport.Config) int {
 	var throttled int
 	synctest.Test(t, func(t *testing.T) {
 		srv, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{
-			Kind: venue.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Times: adaptive.Burst,
+			Kind: "latency", Path: "/api/v2/crypto/marketdata/best_bid_ask/", Times: adaptive.Burst,
 			Delay: adaptive.MaxGrantDelay}}}})
 		if err != nil {
 			t.Fatal(err)

@@ -85,7 +85,7 @@ func Example() {
 // a new key.
 func ExamplePlacer_Place_errors() {
 	venue, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{
-		Kind: venue.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
+		Kind: "respond", Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 	if err != nil {
 		panic(err)
 	}

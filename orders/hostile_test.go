@@ -261,7 +261,7 @@ func TestTwoXXIsNeverResent(t *testing.T) {
 // re-sends forbidden (MaxSends 1), is an honest unknown and never a
 // second create.
 func TestListLag(t *testing.T) {
-	lost := venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503}
+	lost := venue.Fault{Kind: "lose_response", Method: http.MethodPost, Path: ordersTarget, Status: 503}
 	t.Run("outwaited", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newEnvWith(t, envConfig{venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{lost}}}, wrap: lagging(20 * time.Second)})
@@ -278,7 +278,7 @@ func TestListLag(t *testing.T) {
 		f := lost
 		if !committed {
 			name = "never re-send/refused before commit"
-			f = venue.Fault{Kind: venue.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}
+			f = venue.Fault{Kind: "respond", Method: http.MethodPost, Path: ordersTarget, Status: 503}
 		}
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -315,7 +315,7 @@ func TestListLag(t *testing.T) {
 // never concludes "not found": it neither re-sends nor says not placed.
 // The store vouches, so no lookup precedes the first send.
 func TestIncompleteLookup(t *testing.T) {
-	refused := venue.Fault{Kind: venue.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 1}
+	refused := venue.Fault{Kind: "respond", Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 1}
 	cases := []struct {
 		name   string
 		others int // other orders placed first, so the list has pages
@@ -406,8 +406,8 @@ func (s *claimStore) Update(ctx context.Context, rec idempotency.Record) error {
 // over, Place says in progress (which is also unknown), never not placed
 // or rejected, and sends nothing more.
 func TestLostClaim(t *testing.T) {
-	refused := venue.Fault{Kind: venue.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 3}
-	lostAnswer := venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503}
+	refused := venue.Fault{Kind: "respond", Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 3}
+	lostAnswer := venue.Fault{Kind: "lose_response", Method: http.MethodPost, Path: ordersTarget, Status: 503}
 	cases := []struct {
 		name    string
 		fault   *venue.Fault
@@ -464,7 +464,7 @@ func TestLostClaim(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			store := idempotency.NewMemoryStore()
 			e := newEnvWith(t, envConfig{store: store, venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{
-				{Kind: venue.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}}}})
+				{Kind: "respond", Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}}}})
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
 			e.checkTruth(t, cid, o, err)
@@ -484,7 +484,7 @@ func TestLostClaim(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			store := &claimStore{Store: idempotency.NewMemoryStore(), lose: func(int, idempotency.Record) bool { return false }}
 			e := newEnvWith(t, envConfig{store: store, venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{
-				{Kind: venue.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}}}}})
+				{Kind: "respond", Method: http.MethodPost, Path: ordersTarget, Status: 503}}}}})
 			// Ends while Place waits for the signature to expire (40 s).
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			_, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
@@ -584,7 +584,7 @@ func TestFailedStoreWrite(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newEnvWith(t, envConfig{store: &failingStore{Store: idempotency.NewMemoryStore(),
 				fail: func(r idempotency.Record) bool { return r.State == idempotency.NotPlaced }},
-				venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 3}}}}})
+				venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: "respond", Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 3}}}}})
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(context.Background(), "k", limitBuy("0.001"))
 			e.checkTruth(t, cid, o, err)
@@ -626,7 +626,7 @@ func TestStoreThatCannotVouch(t *testing.T) {
 	})
 	t.Run("the lookup before the first send fails", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}}})
+			e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: "respond", Method: http.MethodGet, Path: ordersTarget, Status: 503, Times: 4}}}})
 			ctx := context.Background()
 			cid := e.placer.ClientOrderID("k")
 			o, err := e.placer.Place(ctx, "k", limitBuy("0.001"))
@@ -684,7 +684,7 @@ func TestLookupWindows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := newEnvWith(t, envConfig{wrap: tc.wrap, venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}}}}})
+				e := newEnvWith(t, envConfig{wrap: tc.wrap, venue: venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: "respond", Method: http.MethodPost, Path: ordersTarget, Status: 503}}}}})
 				start := time.Now()
 				if _, err := e.placer.Place(context.Background(), "k", limitBuy("0.001")); err != nil {
 					t.Fatal(err)
@@ -738,7 +738,7 @@ func TestLookupWindows(t *testing.T) {
 // placed: the other may be about to place it.
 func TestWaitingBehindAnotherPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: http.MethodPost, Path: ordersTarget, Status: 503}}}})
+		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: "respond", Method: http.MethodPost, Path: ordersTarget, Status: 503}}}})
 		cid := e.placer.ClientOrderID("k")
 		done := make(chan error, 1)
 		go func() {

@@ -181,13 +181,13 @@ func TestCreateFailures(t *testing.T) {
 	var failures []failure
 	for _, st := range []int{429, 500, 502, 503, 504} {
 		failures = append(failures,
-			failure{fmt.Sprintf("%d before commit", st), post(venue.Fault{Kind: venue.FaultRespond, Status: st, Body: `{"type":"server_error","errors":[]}`}), false},
-			failure{fmt.Sprintf("%d after commit", st), post(venue.Fault{Kind: venue.FaultLoseResponse, Status: st}), true})
+			failure{fmt.Sprintf("%d before commit", st), post(venue.Fault{Kind: "respond", Status: st, Body: `{"type":"server_error","errors":[]}`}), false},
+			failure{fmt.Sprintf("%d after commit", st), post(venue.Fault{Kind: "lose_response", Status: st}), true})
 	}
 	failures = append(failures,
-		failure{"connection lost after commit", post(venue.Fault{Kind: venue.FaultLoseResponse}), true},
-		failure{"timeout before commit", post(venue.Fault{Kind: venue.FaultLatency, Delay: 15 * time.Second}), false},
-		failure{"timeout after commit", post(venue.Fault{Kind: venue.FaultLatency, Delay: 15 * time.Second, AfterCommit: true}), true})
+		failure{"connection lost after commit", post(venue.Fault{Kind: "lose_response"}), true},
+		failure{"timeout before commit", post(venue.Fault{Kind: "latency", Delay: 15 * time.Second}), false},
+		failure{"timeout after commit", post(venue.Fault{Kind: "latency", Delay: 15 * time.Second, AfterCommit: true}), true})
 
 	for _, dup := range []venue.DuplicateMode{venue.CreateSecond} {
 		for _, f := range failures {
@@ -233,7 +233,7 @@ func TestCreateFailures(t *testing.T) {
 
 func TestRandomIDIsSentOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
+		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: "respond", Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 		ctx := context.Background()
 		_, err := e.placer.Place(ctx, "", limitBuy("0.001"))
 		var unknown *orders.Error
@@ -257,7 +257,7 @@ func TestRandomIDIsSentOnce(t *testing.T) {
 
 func TestCancelledContextDuringReconcile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
+		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: "respond", Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // bubble time
 		defer cancel()
 		_, err := e.placer.Place(ctx, "k-1", limitBuy("0.001"))
@@ -291,7 +291,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 					t.Fatal(err)
 				}
 				e := newEnv(t, &crashingStore{Store: store, afterWrites: 2}, venue.Config{Faults: venue.FaultPlan{Duplicate: mode,
-					Faults: []venue.Fault{{Kind: venue.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/"}}}})
+					Faults: []venue.Fault{{Kind: "lose_response", Method: "POST", Path: "/api/v2/crypto/trading/orders/"}}}})
 				ctx := context.Background()
 				cid := e.placer.ClientOrderID("k-1")
 				_, _ = e.placer.Place(ctx, "k-1", limitBuy("0.001")) // "crashes" after the send
@@ -404,7 +404,7 @@ func (s *crashingStore) Update(ctx context.Context, r idempotency.Record) error 
 func TestConcurrentPlaceSameKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, nil, venue.Config{Faults: venue.FaultPlan{Duplicate: venue.CreateSecond,
-			Faults: []venue.Fault{{Kind: venue.FaultLoseResponse, Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
+			Faults: []venue.Fault{{Kind: "lose_response", Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}}}})
 		ctx := context.Background()
 		var wg sync.WaitGroup
 		ids := make(chan string, 8)

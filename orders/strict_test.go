@@ -163,7 +163,7 @@ func TestFailedCreateConfirmed(t *testing.T) {
 // order. Place acknowledges the live order, never rejected.
 func TestListedTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lost := venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 1}
+		lost := venue.Fault{Kind: "lose_response", Method: http.MethodPost, Path: ordersTarget, Status: 503, Times: 1}
 		var cid string
 		e := newEnvWith(t, envConfig{store: boltStore(t), wrap: editLists(func(_ int, pg *listPage) []byte {
 			for i, row := range pg.Results {

@@ -61,7 +61,7 @@ type HostileMode struct {
 //     committed, then its HTTP/2 stream is refused, reset with
 //     PROTOCOL_ERROR, or a GOAWAY claims it unprocessed (WireTLS only).
 func HostileModes() []HostileMode {
-	create := func(k venue.FaultKind) []venue.Fault { return []venue.Fault{{Kind: k}} }
+	create := func(k string) []venue.Fault { return []venue.Fault{{Kind: k}} }
 	return []HostileMode{
 		{Name: "list-lag-20s", Hostile: venue.Hostile{ListLag: 20 * time.Second}},
 		{Name: "list-lag-90s", Hostile: venue.Hostile{ListLag: 90 * time.Second}, NoResend: true},
@@ -73,14 +73,14 @@ func HostileModes() []HostileMode {
 		{Name: "omit-some-client-order-ids", Hostile: venue.Hostile{OmitClientOrderID: 0.5}},
 		{Name: "drop-next", Hostile: venue.Hostile{DropNext: 1}, PageSize: 1, NoResend: true},
 		{Name: "drop-next-list-lag-20s", Hostile: venue.Hostile{DropNext: 1, ListLag: 20 * time.Second}, PageSize: 1, NoResend: true},
-		{Name: "2xx-truncated", CreateFaults: create(venue.FaultTruncatedBody)},
-		{Name: "2xx-other-order", CreateFaults: create(venue.FaultOtherOrderBody)},
-		{Name: "2xx-wrong-client-id", CreateFaults: create(venue.FaultWrongClientOrderID)},
+		{Name: "2xx-truncated", CreateFaults: create("truncated_body")},
+		{Name: "2xx-other-order", CreateFaults: create("other_order_body")},
+		{Name: "2xx-wrong-client-id", CreateFaults: create("wrong_client_order_id")},
 		{Name: "2xx-truncated-list-lag-90s", Hostile: venue.Hostile{ListLag: 90 * time.Second},
-			CreateFaults: create(venue.FaultTruncatedBody), NoResend: true},
-		{Name: "h2-refused-stream", CreateFaults: create(venue.FaultRefusedStream), Wire: WireTLS},
-		{Name: "h2-protocol-error", CreateFaults: create(venue.FaultProtocolError), Wire: WireTLS},
-		{Name: "h2-goaway", CreateFaults: create(venue.FaultGoAway), Wire: WireTLS},
+			CreateFaults: create("truncated_body"), NoResend: true},
+		{Name: "h2-refused-stream", CreateFaults: create("refused_stream"), Wire: WireTLS},
+		{Name: "h2-protocol-error", CreateFaults: create("protocol_error"), Wire: WireTLS},
+		{Name: "h2-goaway", CreateFaults: create("goaway"), Wire: WireTLS},
 	}
 }
 

@@ -199,7 +199,7 @@ func TestOverTLSWithTimeouts(t *testing.T) {
 	all := StandardMixes()[len(StandardMixes())-1]
 	sc := placementScenario(3, all, venue.CreateSecond, 2*time.Minute, time.Minute)
 	sc.Wire = WireTLS
-	sc.Placement.CreateFaults = []venue.Fault{{Kind: venue.FaultLatency, Delay: 12 * time.Second, AfterCommit: true}}
+	sc.Placement.CreateFaults = []venue.Fault{{Kind: "latency", Delay: 12 * time.Second, AfterCommit: true}}
 	a, b := run(t, sc), run(t, sc)
 	if err := a.Err(); err != nil {
 		t.Error(err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/transport"
-	"github.com/tradewire/tradewire/venue"
 )
 
 // Invariant is a property every run must keep. Check looks at the whole
@@ -248,8 +247,8 @@ func checkSignaturesFresh(r *Run) error {
 // injected429 reports whether a 429 was put there by the fault machinery
 // rather than earned by the client's rate.
 func injected429(e Event) bool {
-	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string(venue.FaultRespond)) ||
-		strings.Contains(e.Fault, string(venue.FaultLoseResponse))
+	return strings.Contains(e.Fault, "mix_429") || strings.Contains(e.Fault, string("respond")) ||
+		strings.Contains(e.Fault, string("lose_response"))
 }
 
 func checkRateBudget(r *Run) error {

@@ -52,8 +52,8 @@ type Placement struct {
 	CommitFaults float64
 	// CreateFaults, if set, are the faults CommitFaults draws from instead
 	// of the lost answers: for a hostile mode, a 2xx with a bad body
-	// (venue.FaultTruncatedBody, ...) or an HTTP/2 stream ended after
-	// the commit (venue.FaultRefusedStream, ...). Method and Path are
+	// ("truncated_body", ...) or an HTTP/2 stream ended after
+	// the commit ("refused_stream", ...). Method and Path are
 	// set to the create's.
 	CreateFaults []venue.Fault
 	// RestartEvery is the mean time between restarts of the process: at a
@@ -524,13 +524,13 @@ func isLimit(body []byte) bool {
 // commitFaults are what CommitFaults scripts: answers lost after the
 // create was committed.
 var commitFaults = []venue.Fault{
-	{Kind: venue.FaultLoseResponse, Status: http.StatusTooManyRequests},
-	{Kind: venue.FaultLoseResponse, Status: http.StatusInternalServerError},
-	{Kind: venue.FaultLoseResponse, Status: http.StatusBadGateway},
-	{Kind: venue.FaultLoseResponse, Status: http.StatusServiceUnavailable},
-	{Kind: venue.FaultLoseResponse, Status: http.StatusGatewayTimeout},
-	{Kind: venue.FaultLoseResponse, Status: 0},
-	{Kind: venue.FaultLatency, Delay: 12 * time.Second, AfterCommit: true},
+	{Kind: "lose_response", Status: http.StatusTooManyRequests},
+	{Kind: "lose_response", Status: http.StatusInternalServerError},
+	{Kind: "lose_response", Status: http.StatusBadGateway},
+	{Kind: "lose_response", Status: http.StatusServiceUnavailable},
+	{Kind: "lose_response", Status: http.StatusGatewayTimeout},
+	{Kind: "lose_response", Status: 0},
+	{Kind: "latency", Delay: 12 * time.Second, AfterCommit: true},
 }
 
 // createPath matches the create's path only (not a cancel's).

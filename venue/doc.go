@@ -247,25 +247,25 @@
 //
 // A FaultPlan is everything the venue does wrong: Config.Faults sets it up
 // from the start, and Venue.SetFaultPlan changes a running Venue by it. A Fault scripts the next N
-// matching requests: a canned status (FaultRespond), a committed create
-// whose answer is lost (FaultLoseResponse: 429, 500, 502, 503, 504 or a
-// dropped connection), latency on the venue's clock (FaultLatency), a
-// redirect to another host (FaultRedirect) or a "next" link to another
-// host (FaultForeignNext). A Mix adds a seeded random mix of 429s, 5xx,
+// matching requests: a canned status ("respond"), a committed create
+// whose answer is lost ("lose_response": 429, 500, 502, 503, 504 or a
+// dropped connection), latency on the venue's clock ("latency"), a
+// redirect to another host ("redirect") or a "next" link to another
+// host ("foreign_next"). A Mix adds a seeded random mix of 429s, 5xx,
 // lost responses and latency for simulation runs. Some faults commit a
 // create and then lie about it: a 2xx with a body cut short
-// (FaultTruncatedBody), with another order's JSON (FaultOtherOrderBody) or
-// under another client_order_id (FaultWrongClientOrderID); or an HTTP/2
+// ("truncated_body"), with another order's JSON ("other_order_body") or
+// under another client_order_id ("wrong_client_order_id"); or an HTTP/2
 // stream ended after the commit with RST_STREAM REFUSED_STREAM
-// (FaultRefusedStream), RST_STREAM PROTOCOL_ERROR (FaultProtocolError) or a
-// GOAWAY that claims the request unprocessed (FaultGoAway), which Go's
+// ("refused_stream"), RST_STREAM PROTOCOL_ERROR ("protocol_error") or a
+// GOAWAY that claims the request unprocessed ("goaway"), which Go's
 // HTTP/2 client would replay by itself if the request let it. A plan's
 // DuplicateMode picks what a reused client_order_id does: ReturnOriginal
 // (the default), Reject400 or CreateSecond (the dangerous venue):
 //
 //	v, err := venue.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{
 //		Duplicate: venue.CreateSecond,
-//		Faults: []venue.Fault{{Kind: venue.FaultLoseResponse,
+//		Faults: []venue.Fault{{Kind: "lose_response",
 //			Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
 //	}})
 //

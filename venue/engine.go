@@ -134,8 +134,8 @@ type engineConfig struct {
 	// LedgerLimit, when positive, is how many recent requests the Ledger
 	// keeps (default: all).
 	LedgerLimit int
-	// StreamAbort, if set, is how the HTTP/2 stream faults (FaultRefusedStream,
-	// FaultProtocolError, FaultGoAway) end a stream. Without it, or when it
+	// StreamAbort, if set, is how the HTTP/2 stream faults (faultRefusedStream,
+	// faultProtocolError, faultGoAway) end a stream. Without it, or when it
 	// answers false, they drop the connection like lose_response status 0.
 	StreamAbort streamAbortFunc
 }

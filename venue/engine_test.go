@@ -735,7 +735,7 @@ func TestFaults(t *testing.T) {
 	t.Run("respond N times", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t, engineConfig{})
-		if err := h.v.inject(Fault{Kind: FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/", Times: 2,
+		if err := h.v.inject(Fault{Kind: faultRespond, Method: "GET", Path: "/api/v2/crypto/trading/", Times: 2,
 			Status: 503, Header: map[string]string{"Retry-After": "2"}, Body: `{"type":"server_error","errors":[]}`}); err != nil {
 			t.Fatal(err)
 		}
@@ -759,7 +759,7 @@ func TestFaults(t *testing.T) {
 		t.Parallel()
 		for _, st := range []int{500, 503} {
 			h := setup(t, engineConfig{})
-			h.v.inject(Fault{Kind: FaultLoseResponse, Method: "POST", Path: pathOrders, Status: st})
+			h.v.inject(Fault{Kind: faultLoseResponse, Method: "POST", Path: pathOrders, Status: st})
 			cid := "a1111111-2222-4333-8444-555555555555"
 			resp, b := h.do("POST", ordersTarget, orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"0.001"}`))
 			mustStatus(t, resp, b, st)
@@ -777,7 +777,7 @@ func TestFaults(t *testing.T) {
 		h := setup(t, engineConfig{})
 		srv := httptest.NewServer(h.v)
 		defer srv.Close()
-		h.v.inject(Fault{Kind: FaultLoseResponse, Method: "POST", Path: pathOrders})
+		h.v.inject(Fault{Kind: faultLoseResponse, Method: "POST", Path: pathOrders})
 		cid := "b1111111-2222-4333-8444-555555555555"
 		body := orderBody(cid, "buy", "market", "BTC-USD", `{"asset_quantity":"0.001"}`)
 		req, _ := http.NewRequest("POST", srv.URL+ordersTarget, strings.NewReader(string(body)))
@@ -797,7 +797,7 @@ func TestFaults(t *testing.T) {
 	t.Run("latency uses the venue clock", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t, engineConfig{})
-		h.v.inject(Fault{Kind: FaultLatency, Path: pathAccounts, Delay: 5 * time.Second})
+		h.v.inject(Fault{Kind: faultLatency, Path: pathAccounts, Delay: 5 * time.Second})
 		done := make(chan int)
 		go func() {
 			resp, _ := h.do("GET", pathAccounts, nil)
@@ -822,7 +822,7 @@ func TestFaults(t *testing.T) {
 	t.Run("redirect to another host", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t, engineConfig{})
-		h.v.inject(Fault{Kind: FaultRedirect, Location: "https://elsewhere.example", Status: 302})
+		h.v.inject(Fault{Kind: faultRedirect, Location: "https://elsewhere.example", Status: 302})
 		resp, _ := h.do("GET", pathPairs+"?symbol=BTC-USD", nil)
 		if resp.StatusCode != 302 || resp.Header.Get("Location") != "https://elsewhere.example"+pathPairs+"?symbol=BTC-USD" {
 			t.Errorf("%d %q", resp.StatusCode, resp.Header.Get("Location"))
@@ -831,7 +831,7 @@ func TestFaults(t *testing.T) {
 	t.Run("foreign next link", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t, engineConfig{PageSize: 2})
-		h.v.inject(Fault{Kind: FaultForeignNext, Path: pathPairs, Location: "https://evil.example"})
+		h.v.inject(Fault{Kind: faultForeignNext, Path: pathPairs, Location: "https://evil.example"})
 		_, b := h.do("GET", pathPairs, nil)
 		if n := decode(t, b)["next"].(string); !strings.HasPrefix(n, "https://evil.example/api/v2/") {
 			t.Errorf("next %s", n)
@@ -867,8 +867,8 @@ func TestFaults(t *testing.T) {
 	t.Run("invalid faults refused", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t, engineConfig{})
-		for _, f := range []Fault{{}, {Kind: FaultRespond}, {Kind: FaultLatency}, {Kind: FaultRedirect, Location: "evil"},
-			{Kind: FaultLoseResponse, Status: 404}} {
+		for _, f := range []Fault{{}, {Kind: faultRespond}, {Kind: faultLatency}, {Kind: faultRedirect, Location: "evil"},
+			{Kind: faultLoseResponse, Status: 404}} {
 			if err := h.v.inject(f); err == nil {
 				t.Errorf("Inject(%+v) accepted", f)
 			}

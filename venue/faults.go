@@ -11,59 +11,59 @@ import (
 	"time"
 )
 
-// FaultKind names what an injected Fault does to a matching request. Its
-// values are the "kind" strings of a fault plan's JSON.
-type FaultKind string
+// faultKind is a Fault's Kind: the "kind" strings of a fault plan's JSON.
+type faultKind = string
 
-// The kinds of Fault.
+// The kinds of Fault (see Fault.Kind).
 const (
-	// FaultRespond answers Status with Header and Body instead of serving
-	// the request. Nothing is executed: no auth, no rate limit, no create.
-	FaultRespond FaultKind = "respond"
-	// FaultLoseResponse serves the request (a create is committed) and then
-	// loses the answer: Status 429, 500, 502, 503 or 504 answers that status
-	// instead, Status 0 drops the connection without any answer.
-	FaultLoseResponse FaultKind = "lose_response"
-	// FaultLatency waits Delay on the venue's clock, then serves normally
-	// (or, with AfterCommit, serves first and delays only the answer).
-	FaultLatency FaultKind = "latency"
-	// FaultRedirect answers Status (default 307) with a Location on
-	// another host: Location + the request-target.
-	FaultRedirect FaultKind = "redirect"
-	// FaultForeignNext serves normally but points the page's "next" link
-	// at Location (scheme and host) instead of the venue.
-	FaultForeignNext FaultKind = "foreign_next"
-
-	// FaultTruncatedBody serves the request (a create is committed) and
-	// answers its 2xx with the body cut to half its length.
-	FaultTruncatedBody FaultKind = "truncated_body"
-	// FaultOtherOrderBody serves the request (a create is committed) and
-	// answers its 2xx with another order's JSON: the account's newest other
-	// order, or, when it has none, an order the venue does not hold.
-	FaultOtherOrderBody FaultKind = "other_order_body"
-	// FaultWrongClientOrderID serves the request (a create is committed)
-	// and answers its 2xx with the new order's JSON under another
-	// client_order_id.
-	FaultWrongClientOrderID FaultKind = "wrong_client_order_id"
-
-	// FaultRefusedStream serves the request (a create is committed), then
-	// resets its HTTP/2 stream with RST_STREAM REFUSED_STREAM, which tells
-	// the client the request was not processed: Go's HTTP/2 client replays
-	// such a request by itself. Only a TLS Server (Venue.Serve) can; elsewhere the
-	// connection is dropped, as by FaultLoseResponse with Status 0.
-	FaultRefusedStream FaultKind = "refused_stream"
-	// FaultProtocolError is FaultRefusedStream with RST_STREAM PROTOCOL_ERROR.
-	FaultProtocolError FaultKind = "protocol_error"
-	// FaultGoAway is FaultRefusedStream with a GOAWAY whose last stream id
-	// is below the request's: the server claims it never processed it.
-	FaultGoAway FaultKind = "goaway"
+	faultRespond            faultKind = "respond"
+	faultLoseResponse       faultKind = "lose_response"
+	faultLatency            faultKind = "latency"
+	faultRedirect           faultKind = "redirect"
+	faultForeignNext        faultKind = "foreign_next"
+	faultTruncatedBody      faultKind = "truncated_body"
+	faultOtherOrderBody     faultKind = "other_order_body"
+	faultWrongClientOrderID faultKind = "wrong_client_order_id"
+	faultRefusedStream      faultKind = "refused_stream"
+	faultProtocolError      faultKind = "protocol_error"
+	faultGoAway             faultKind = "goaway"
 )
 
 // Fault is one scripted misbehaviour: the next Times requests that match
 // Method and Path get Kind. The zero value matches every request once and
 // is refused by Inject because it has no Kind.
 type Fault struct {
-	Kind FaultKind `json:"kind"`
+	// Kind is what the fault does, one of:
+	//   - "respond": answer Status with Header and Body instead of serving
+	//     the request. Nothing is executed: no auth, no rate limit, no create.
+	//   - "lose_response": serve the request (a create is committed), then
+	//     lose the answer: Status 429, 500, 502, 503 or 504 answers that
+	//     status instead, Status 0 drops the connection without any answer.
+	//   - "latency": wait Delay on the venue's clock, then serve normally
+	//     (or, with AfterCommit, serve first and delay only the answer).
+	//   - "redirect": answer Status (default 307) with a Location on
+	//     another host: Location + the request-target.
+	//   - "foreign_next": serve normally but point the page's "next" link
+	//     at Location (scheme and host) instead of the venue.
+	//   - "truncated_body": serve the request (a create is committed) and
+	//     answer its 2xx with the body cut to half its length.
+	//   - "other_order_body": serve the request (a create is committed) and
+	//     answer its 2xx with another order's JSON: the account's newest
+	//     other order, or, when it has none, an order the venue does not hold.
+	//   - "wrong_client_order_id": serve the request (a create is committed)
+	//     and answer its 2xx with the new order's JSON under another
+	//     client_order_id.
+	//   - "refused_stream": serve the request (a create is committed), then
+	//     reset its HTTP/2 stream with RST_STREAM REFUSED_STREAM, which tells
+	//     the client the request was not processed: Go's HTTP/2 client
+	//     replays such a request by itself. Only a TLS Server (Venue.Serve)
+	//     can; elsewhere the connection is dropped, as by "lose_response"
+	//     with Status 0.
+	//   - "protocol_error": "refused_stream" with RST_STREAM PROTOCOL_ERROR.
+	//   - "goaway": "refused_stream" with a GOAWAY whose last stream id is
+	//     below the request's: the server claims it never processed it.
+	// Any other value is refused by New, Inject and SetFaultPlan.
+	Kind string `json:"kind"`
 	// Method matches the request method; empty matches any.
 	Method string `json:"method,omitempty"`
 	// Path matches the URL path: a prefix, or a path.Match pattern when it
@@ -71,44 +71,44 @@ type Fault struct {
 	Path string `json:"path,omitempty"`
 	// Times is how many matching requests are affected (0 means 1).
 	Times int `json:"times,omitempty"`
-	// Status, Header and Body are the answer (FaultRespond, FaultRedirect,
-	// FaultLoseResponse's status).
+	// Status, Header and Body are the answer (faultRespond, faultRedirect,
+	// faultLoseResponse's status).
 	Status int               `json:"status,omitempty"`
 	Header map[string]string `json:"headers,omitempty"`
 	Body   string            `json:"body,omitempty"`
-	// Delay is the latency of FaultLatency, on the venue's clock. In a
+	// Delay is the latency of faultLatency, on the venue's clock. In a
 	// fault plan's JSON, "delay" is a Go duration string.
 	Delay time.Duration `json:"-"`
-	// AfterCommit makes FaultLatency serve the request first (a create is
+	// AfterCommit makes faultLatency serve the request first (a create is
 	// committed) and delay only the answer, which is lost if the client
 	// gives up waiting: a timeout after commit.
 	AfterCommit bool `json:"after_commit,omitempty"`
 	// Location is the foreign scheme and host, e.g. "https://evil.example",
-	// for FaultRedirect and FaultForeignNext.
+	// for faultRedirect and faultForeignNext.
 	Location string `json:"location,omitempty"`
 }
 
 func (f *Fault) validate() error {
 	switch f.Kind {
-	case FaultRespond:
+	case faultRespond:
 		if f.Status < 100 || f.Status > 599 {
 			return fmt.Errorf("venue: respond fault needs a status, got %d", f.Status)
 		}
-	case FaultLoseResponse:
+	case faultLoseResponse:
 		if f.Status != 0 && f.Status != 429 && f.Status != 500 && f.Status != 502 && f.Status != 503 && f.Status != 504 {
 			return fmt.Errorf("venue: lose_response status must be 0 (drop), 429, 500, 502, 503 or 504, got %d", f.Status)
 		}
-	case FaultLatency:
+	case faultLatency:
 		if f.Delay <= 0 {
 			return fmt.Errorf("venue: latency fault needs a positive delay")
 		}
-	case FaultTruncatedBody, FaultOtherOrderBody, FaultWrongClientOrderID,
-		FaultRefusedStream, FaultProtocolError, FaultGoAway:
-	case FaultRedirect, FaultForeignNext:
+	case faultTruncatedBody, faultOtherOrderBody, faultWrongClientOrderID,
+		faultRefusedStream, faultProtocolError, faultGoAway:
+	case faultRedirect, faultForeignNext:
 		if !strings.HasPrefix(f.Location, "http://") && !strings.HasPrefix(f.Location, "https://") {
 			return fmt.Errorf("venue: %s fault needs an absolute http(s) location, got %q", f.Kind, f.Location)
 		}
-		if f.Kind == FaultRedirect && f.Status != 0 && (f.Status < 300 || f.Status > 399) {
+		if f.Kind == faultRedirect && f.Status != 0 && (f.Status < 300 || f.Status > 399) {
 			return fmt.Errorf("venue: redirect status must be 3xx, got %d", f.Status)
 		}
 	default:
@@ -210,8 +210,8 @@ type action struct {
 	lose        bool
 	loseStatus  int
 	foreignNext string
-	badBody     FaultKind // a 2xx create answered with a bad body
-	stream      FaultKind // the stream ended after the commit
+	badBody     faultKind // a 2xx create answered with a bad body
+	stream      faultKind // the stream ended after the commit
 }
 
 // matchFault consumes the first scripted fault matching the request (and
@@ -233,14 +233,14 @@ func (v *engine) matchFault(method, p, target string) action {
 		}
 		act.name += string(f.Kind)
 		switch f.Kind {
-		case FaultLatency:
+		case faultLatency:
 			if f.AfterCommit {
 				act.delayAnswer += f.Delay
 			} else {
 				act.delay += f.Delay
 			}
 			continue // latency combines with a later fault
-		case FaultRespond:
+		case faultRespond:
 			h := http.Header{}
 			for k, s := range f.Header {
 				h.Set(k, s)
@@ -249,19 +249,19 @@ func (v *engine) matchFault(method, p, target string) action {
 			if f.Body != "" && !json.Valid([]byte(f.Body)) && h.Get("Content-Type") == "" {
 				act.respond.text = true
 			}
-		case FaultRedirect:
+		case faultRedirect:
 			st := f.Status
 			if st == 0 {
 				st = http.StatusTemporaryRedirect
 			}
 			act.respond = &reply{status: st, header: http.Header{"Location": {strings.TrimRight(f.Location, "/") + target}}}
-		case FaultLoseResponse:
+		case faultLoseResponse:
 			act.lose, act.loseStatus = true, f.Status
-		case FaultForeignNext:
+		case faultForeignNext:
 			act.foreignNext = strings.TrimRight(f.Location, "/")
-		case FaultTruncatedBody, FaultOtherOrderBody, FaultWrongClientOrderID:
+		case faultTruncatedBody, faultOtherOrderBody, faultWrongClientOrderID:
 			act.badBody = f.Kind
-		case FaultRefusedStream, FaultProtocolError, FaultGoAway:
+		case faultRefusedStream, faultProtocolError, faultGoAway:
 			act.stream = f.Kind
 		}
 		return act

@@ -100,11 +100,11 @@ func withoutClientOrderID(o orderJSON) json.RawMessage {
 // badBody rewrites the 2xx answer to a committed create as the fault
 // says: cut short, another order's JSON, or the order's own JSON under
 // another client_order_id. Caller holds mu.
-func (v *engine) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
+func (v *engine) badBody(kind faultKind, rep *reply, o *order, now time.Time) {
 	switch kind {
-	case FaultTruncatedBody:
+	case faultTruncatedBody:
 		rep.body = rep.body[:len(rep.body)/2]
-	case FaultOtherOrderBody:
+	case faultOtherOrderBody:
 		// The newest other order of the account, or, if it has none, a
 		// made-up one that the venue does not hold.
 		var other orderJSON
@@ -121,7 +121,7 @@ func (v *engine) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
 			other.ClientOrderID = newID(v.seed, 0x636c69656e74, uint64(o.seq))
 		}
 		rep.body = v1OrderBody(other, rep.v1)
-	case FaultWrongClientOrderID:
+	case faultWrongClientOrderID:
 		j := v.orderJSON(o, now)
 		j.ClientOrderID = newID(v.seed, 0x636c69656e74, uint64(o.seq))
 		rep.body = v1OrderBody(j, rep.v1)
@@ -129,7 +129,7 @@ func (v *engine) badBody(kind FaultKind, rep *reply, o *order, now time.Time) {
 }
 
 // streamAbortFunc ends the HTTP/2 stream of r the way kind says
-// (FaultRefusedStream, FaultProtocolError or FaultGoAway) once the
+// (faultRefusedStream, faultProtocolError or faultGoAway) once the
 // handler returns, and reports whether it could: false when r was not
 // served by a server that can. engineConfig.StreamAbort installs one.
-type streamAbortFunc func(r *http.Request, kind FaultKind) bool
+type streamAbortFunc func(r *http.Request, kind faultKind) bool

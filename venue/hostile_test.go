@@ -66,7 +66,7 @@ func TestHostileClockOffset(t *testing.T) {
 func TestDateHeaderOnEveryAnswer(t *testing.T) {
 	t.Parallel()
 	h := setup(t, engineConfig{})
-	h.v.inject(Fault{Kind: FaultRespond, Path: pathBBA, Status: 503})
+	h.v.inject(Fault{Kind: faultRespond, Path: pathBBA, Status: 503})
 	want := epoch.Format(http.TimeFormat)
 	for _, tc := range []struct {
 		target string
@@ -191,26 +191,26 @@ func TestBadBodyFaults(t *testing.T) {
 	t.Parallel()
 	const cidB = "b1111111-2222-4333-8444-555555555555"
 	tests := []struct {
-		kind  FaultKind
+		kind  faultKind
 		prior bool // another order exists first
 		check func(t *testing.T, body []byte, id string)
 	}{
-		{FaultTruncatedBody, false, func(t *testing.T, body []byte, _ string) {
+		{faultTruncatedBody, false, func(t *testing.T, body []byte, _ string) {
 			if json.Valid(body) || len(body) == 0 {
 				t.Errorf("body is whole: %s", body)
 			}
 		}},
-		{FaultOtherOrderBody, true, func(t *testing.T, body []byte, _ string) {
+		{faultOtherOrderBody, true, func(t *testing.T, body []byte, _ string) {
 			if m := decode(t, body); m["client_order_id"] != cidB {
 				t.Errorf("want the other order: %s", body)
 			}
 		}},
-		{FaultOtherOrderBody, false, func(t *testing.T, body []byte, id string) {
+		{faultOtherOrderBody, false, func(t *testing.T, body []byte, id string) {
 			if m := decode(t, body); m["client_order_id"] == cidA || m["id"] == id {
 				t.Errorf("want an order the venue does not hold: %s", body)
 			}
 		}},
-		{FaultWrongClientOrderID, false, func(t *testing.T, body []byte, id string) {
+		{faultWrongClientOrderID, false, func(t *testing.T, body []byte, id string) {
 			if m := decode(t, body); m["client_order_id"] == cidA || m["id"] != id {
 				t.Errorf("want this order under another client_order_id: %s", body)
 			}
@@ -239,12 +239,12 @@ func TestBadBodyFaults(t *testing.T) {
 
 func TestStreamFaults(t *testing.T) {
 	t.Parallel()
-	for _, k := range []FaultKind{FaultRefusedStream, FaultProtocolError, FaultGoAway} {
+	for _, k := range []faultKind{faultRefusedStream, faultProtocolError, faultGoAway} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
-			var got FaultKind
+			var got faultKind
 			for _, aborts := range []bool{true, false} {
-				h := setup(t, engineConfig{StreamAbort: func(r *http.Request, kind FaultKind) bool { got = kind; return aborts }})
+				h := setup(t, engineConfig{StreamAbort: func(r *http.Request, kind faultKind) bool { got = kind; return aborts }})
 				h.v.inject(Fault{Kind: k, Method: "POST", Path: pathOrders})
 				resp, _ := h.do("POST", ordersTarget, limitBody(cidA))
 				if aborts && (resp.StatusCode != 200 || got != k) {

@@ -291,7 +291,7 @@ func TestForeignNextLeavesPrevious(t *testing.T) {
 	acct := "?account_number=" + demoAccountNumber
 	for _, target := range []string{pathPairs + "?limit=1", pathOrders + acct + "&limit=2"} {
 		second := rel(t, *h.page(target).Next)
-		h.v.inject(Fault{Kind: FaultForeignNext, Path: target[:strings.Index(target, "?")], Location: "https://evil.example"})
+		h.v.inject(Fault{Kind: faultForeignNext, Path: target[:strings.Index(target, "?")], Location: "https://evil.example"})
 		p := h.page(second)
 		if p.Next == nil || !strings.HasPrefix(*p.Next, "https://evil.example/") {
 			t.Errorf("%s: next %v, want it on the foreign host", second, p.Next)

@@ -45,7 +45,7 @@ const (
 // and a server certificate it signs, for 127.0.0.1, ::1 and localhost,
 // and serves HTTP/2, as the real venue is served, or HTTP/1.1 to a client
 // that cannot speak HTTP/2; it controls HTTP/2 at the frame level, so the
-// stream faults (FaultRefusedStream, FaultProtocolError, FaultGoAway) end
+// stream faults (faultRefusedStream, faultProtocolError, faultGoAway) end
 // the stream as they say. Either way a request's headers are checked
 // before its body is read, a body must arrive within Config.BodyTimeout,
 // and a body the venue leaves unread is not read at all. Serve panics if
@@ -96,11 +96,11 @@ func (s *Server) Close() {
 // streamAbort ends a request's HTTP/2 stream for the venue's stream
 // faults when h2front serves it; false otherwise (in memory, HTTP/1.1),
 // and the venue drops the connection instead.
-func streamAbort(r *http.Request, k FaultKind) bool {
-	kinds := map[FaultKind]h2front.Kind{
-		FaultRefusedStream: h2front.RefusedStream,
-		FaultProtocolError: h2front.ProtocolError,
-		FaultGoAway:        h2front.GoAway,
+func streamAbort(r *http.Request, k faultKind) bool {
+	kinds := map[faultKind]h2front.Kind{
+		faultRefusedStream: h2front.RefusedStream,
+		faultProtocolError: h2front.ProtocolError,
+		faultGoAway:        h2front.GoAway,
 	}
 	hk, ok := kinds[k]
 	return ok && h2front.Abort(r, hk)

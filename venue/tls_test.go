@@ -52,7 +52,7 @@ func TestTLSServerSpeaksHTTP2(t *testing.T) {
 
 func TestTLSServerStreamFaultsCommit(t *testing.T) {
 	t.Parallel()
-	for _, k := range []venue.FaultKind{venue.FaultRefusedStream, venue.FaultProtocolError, venue.FaultGoAway} {
+	for _, k := range []string{"refused_stream", "protocol_error", "goaway"} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
 			s := newTLSServer(venue.Config{})
@@ -78,7 +78,7 @@ func TestTLSServerStreamFaultsCommit(t *testing.T) {
 // reused client_order_id holds two. tradewire's transport must not allow it.
 func TestTLSServerStreamFaultsInviteReplays(t *testing.T) {
 	t.Parallel()
-	for _, k := range []venue.FaultKind{venue.FaultRefusedStream, venue.FaultProtocolError, venue.FaultGoAway} {
+	for _, k := range []string{"refused_stream", "protocol_error", "goaway"} {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
 			s := newTLSServer(venue.Config{Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})

@@ -250,18 +250,18 @@ func TestV1MinOrderSize(t *testing.T) {
 
 func TestV1Faults(t *testing.T) {
 	h := setup(t, engineConfig{RatePerMinute: -1})
-	if err := h.v.inject(Fault{Kind: FaultRespond, Path: pathV1Accounts, Status: 503}); err != nil {
+	if err := h.v.inject(Fault{Kind: faultRespond, Path: pathV1Accounts, Status: 503}); err != nil {
 		t.Fatal(err)
 	}
 	mustDo(t, h, "GET", pathAccounts, nil, 200) // a v2 request does not match
 	mustDo(t, h, "GET", pathV1Accounts, nil, 503)
 	mustDo(t, h, "GET", pathV1Accounts, nil, 200)
 	rec := h.v.ledger.Requests()
-	if rec[1].Target != pathV1Accounts || rec[1].Fault != string(FaultRespond) || rec[1].Status != 503 {
+	if rec[1].Target != pathV1Accounts || rec[1].Fault != string(faultRespond) || rec[1].Status != 503 {
 		t.Errorf("ledger: %+v", rec[1])
 	}
 
-	if err := h.v.inject(Fault{Kind: FaultWrongClientOrderID, Method: "POST", Path: pathV1Orders}); err != nil {
+	if err := h.v.inject(Fault{Kind: faultWrongClientOrderID, Method: "POST", Path: pathV1Orders}); err != nil {
 		t.Fatal(err)
 	}
 	cid := "0c6a3f0e-2b1d-4c59-9e0c-1f2a3b4c5d05"
@@ -273,7 +273,7 @@ func TestV1Faults(t *testing.T) {
 		t.Errorf("the create was not committed once: %v", got)
 	}
 
-	if err := h.v.inject(Fault{Kind: FaultLoseResponse, Method: "POST", Path: pathV1Orders}); err != nil {
+	if err := h.v.inject(Fault{Kind: faultLoseResponse, Method: "POST", Path: pathV1Orders}); err != nil {
 		t.Fatal(err)
 	}
 	resp, _ := h.do("POST", pathV1Orders, orderBody("0c6a3f0e-2b1d-4c59-9e0c-1f2a3b4c5d06", "buy", "market", "BTC-USD", `{"asset_quantity":"0.0001"}`))

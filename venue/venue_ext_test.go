@@ -64,7 +64,7 @@ func TestLoopbackServer(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	// Dropped connection over a real socket: a transport error, order committed.
-	s.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST"})
+	s.Inject(venue.Fault{Kind: "lose_response", Method: "POST"})
 	body := `{"client_order_id":"0b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"BTC-USD","market_order_config":{"asset_quantity":"0.0001"}}`
 	if resp, err := http.DefaultClient.Do(signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, body)); err == nil {
 		resp.Body.Close()
@@ -102,8 +102,8 @@ func TestInMemoryTransport(t *testing.T) {
 	// Lost responses: dropped connection is io.ErrUnexpectedEOF; 503 is an answer.
 	body := `{"client_order_id":"1b8e1f0e-2b61-4a52-9a56-1b2b3c4d5e6f","side":"buy","type":"market","symbol":"ETH-USD","market_order_config":{"asset_quantity":"0.001"}}`
 	target := "/api/v2/crypto/trading/orders/?account_number=" + s.AccountNumber
-	if err := s.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST"},
-		venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Status: 503}); err != nil {
+	if err := s.Inject(venue.Fault{Kind: "lose_response", Method: "POST"},
+		venue.Fault{Kind: "lose_response", Method: "POST", Status: 503}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Do(signedRequest(t, s, "POST", target, body))
@@ -170,7 +170,7 @@ func TestAccountRateLimit(t *testing.T) {
 func TestConfigFaults(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
-	respond := venue.Fault{Kind: venue.FaultRespond, Method: "GET", Status: 418}
+	respond := venue.Fault{Kind: "respond", Method: "GET", Status: 418}
 	s, err := newServer(venue.Config{Clock: clk, Faults: venue.FaultPlan{Faults: []venue.Fault{respond, respond}, Duplicate: venue.CreateSecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -203,14 +203,14 @@ func TestSetFaultPlan(t *testing.T) {
 	t.Parallel()
 	clk := clockwork.NewFakeClockAt(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
 	s, err := newServer(venue.Config{Clock: clk, Faults: venue.FaultPlan{
-		Faults:    []venue.Fault{{Kind: venue.FaultRespond, Method: "DELETE", Status: 418}},
+		Faults:    []venue.Fault{{Kind: "respond", Method: "DELETE", Status: 418}},
 		Duplicate: venue.CreateSecond,
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := venue.FaultPlan{
-		Faults:    []venue.Fault{{Kind: venue.FaultRespond, Status: 503}},
+		Faults:    []venue.Fault{{Kind: "respond", Status: 503}},
 		Duplicate: venue.Reject400,
 		Hostile:   &venue.Hostile{DropNext: 2},
 	}
@@ -222,7 +222,7 @@ func TestSetFaultPlan(t *testing.T) {
 	}
 	offset := -20 * time.Second
 	if err := s.SetFaultPlan(venue.FaultPlan{
-		Faults:  []venue.Fault{{Kind: venue.FaultRespond, Method: "DELETE", Status: 418, Times: 2}},
+		Faults:  []venue.Fault{{Kind: "respond", Method: "DELETE", Status: 418, Times: 2}},
 		Hostile: &venue.Hostile{ClockOffset: offset},
 	}); err != nil {
 		t.Fatal(err)

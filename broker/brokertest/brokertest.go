@@ -80,7 +80,7 @@ func NewServer(cfg venue.Config) *Server {
 // to it (https://127.0.0.1:port). Its certificate is signed by a
 // certificate authority minted with it (CACertPEM, Certificate);
 // Client's Transport speaks HTTP/2 to it and trusts only that authority. Only
-// there do the stream faults (venue.FaultRefusedStream,
+// there do the stream faults ("refused_stream",
 // FaultProtocolError, FaultGoAway) end the stream as they say. Like
 // httptest.NewTLSServer it panics if it cannot start, including on an
 // invalid cfg. Call Close when done.

@@ -58,7 +58,7 @@ func TestServers(t *testing.T) {
 			if resp := get(t, s, c); resp.StatusCode != http.StatusOK || resp.Proto != tc.proto {
 				t.Fatalf("answered %s over %s, want 200 over %s", resp.Status, resp.Proto, tc.proto)
 			}
-			if err := s.Inject(venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet, Status: http.StatusTeapot}); err != nil {
+			if err := s.Inject(venue.Fault{Kind: "respond", Method: http.MethodGet, Status: http.StatusTeapot}); err != nil {
 				t.Fatal(err)
 			}
 			if resp := get(t, s, c); resp.StatusCode != http.StatusTeapot {

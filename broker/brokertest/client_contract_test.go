@@ -285,8 +285,8 @@ func driveClient(t *testing.T) []sent {
 	must(err)
 	// A create whose answer is lost while the orders list fails: Place
 	// cannot know, and Recover on a new client settles it by lookup.
-	must(srv.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: "/api/v2/crypto/trading/orders/", Status: 503},
-		venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet, Path: "/api/v2/crypto/trading/orders/", Times: 4, Status: 503}))
+	must(srv.Inject(venue.Fault{Kind: "lose_response", Method: http.MethodPost, Path: "/api/v2/crypto/trading/orders/", Status: 503},
+		venue.Fault{Kind: "respond", Method: http.MethodGet, Path: "/api/v2/crypto/trading/orders/", Times: 4, Status: 503}))
 	if _, err := b.Place(ctx, "contract-lost", resting); !errors.Is(err, broker.ErrUnknownOutcome) {
 		t.Fatalf("Place with its answer and lookup lost: %v, want ErrUnknownOutcome", err)
 	}

@@ -199,8 +199,8 @@ func TestBotOnClockWithTheUsualIdiom(t *testing.T) {
 // botVenue is the bot's venue and client on clk.
 func botVenue(clk clockwork.Clock) (*brokertest.Server, *broker.Client, error) {
 	srv, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{Faults: []venue.Fault{
-		{Kind: venue.FaultRespond, Method: "GET", Path: "/api/v2/crypto/trading/holdings/", Status: 503},
-		{Kind: venue.FaultLatency, Path: "/api/v2/crypto/marketdata/best_bid_ask/", Delay: 1500 * time.Millisecond, Times: 2},
+		{Kind: "respond", Method: "GET", Path: "/api/v2/crypto/trading/holdings/", Status: 503},
+		{Kind: "latency", Path: "/api/v2/crypto/marketdata/best_bid_ask/", Delay: 1500 * time.Millisecond, Times: 2},
 	}}})
 	if err != nil {
 		return nil, nil, err

@@ -132,14 +132,14 @@ func Example_faultPlan() {
 	// Two more lost answers, queued after the first; a resent
 	// client_order_id now returns the original order.
 	err = srv.SetFaultPlan(venue.FaultPlan{
-		Faults:    []venue.Fault{{Kind: venue.FaultLoseResponse, Method: "POST", Times: 2}},
+		Faults:    []venue.Fault{{Kind: "lose_response", Method: "POST", Times: 2}},
 		Duplicate: venue.ReturnOriginal,
 	})
 	fmt.Println("pending:", srv.PendingFaults(), err)
 
 	// A plan with an invalid part changes nothing.
 	err = srv.SetFaultPlan(venue.FaultPlan{
-		Faults: []venue.Fault{{Kind: venue.FaultRespond, Status: 503}},
+		Faults: []venue.Fault{{Kind: "respond", Status: 503}},
 		Mix:    &venue.Mix{Rate5xx: 2},
 	})
 	fmt.Println("pending:", srv.PendingFaults(), err)

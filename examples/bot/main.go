@@ -44,9 +44,9 @@ func run(ctx context.Context, out io.Writer) error {
 		"TRADEWIRE_PRIVATE_KEY": srv.PrivateKeyBase64}
 
 	c, err := broker.New(broker.Config{
-		Getenv:          func(k string) string { return env[k] },         // os.Getenv for real
+		Getenv:          func(k string) string { return env[k] },                // os.Getenv for real
 		Transport:       transport.Config{RoundTripper: srv.Client().Transport}, // the in-memory venue; leave out for the real one
-		IntentStoreFile: filepath.Join(dir, "intents.db"),                // default: $XDG_STATE_HOME/tradewire
+		IntentStoreFile: filepath.Join(dir, "intents.db"),                       // default: $XDG_STATE_HOME/tradewire
 	})
 	if err != nil {
 		return err // names the missing variable, never a secret

@@ -35,7 +35,7 @@ func run(ctx context.Context, out io.Writer) error {
 	env := map[string]string{"TRADEWIRE_BASE_URL": srv.URL, "TRADEWIRE_API_KEY": srv.APIKey,
 		"TRADEWIRE_PRIVATE_KEY": srv.PrivateKeyBase64}
 	c, err := broker.New(broker.Config{
-		Getenv:    func(k string) string { return env[k] },         // os.Getenv for real
+		Getenv:    func(k string) string { return env[k] },                // os.Getenv for real
 		Transport: transport.Config{RoundTripper: srv.Client().Transport}, // the in-memory venue; leave out for the real one
 	})
 	if err != nil {

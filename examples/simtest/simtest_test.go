@@ -26,7 +26,7 @@ func TestBotPlacesOnce(t *testing.T) {
 	clk := venue.NewClock(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
 	srv, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{
 		Duplicate: venue.CreateSecond, // a reused client_order_id makes a second order
-		Faults: []venue.Fault{{Kind: venue.FaultLoseResponse, // committed, answer lost
+		Faults: []venue.Fault{{Kind: "lose_response", // committed, answer lost
 			Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
 	}})
 	if err != nil {
@@ -98,7 +98,7 @@ func TestBotPlacesOnceInABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv, err := brokertest.New(venue.Config{Faults: venue.FaultPlan{
 			Duplicate: venue.CreateSecond,
-			Faults: []venue.Fault{{Kind: venue.FaultLoseResponse,
+			Faults: []venue.Fault{{Kind: "lose_response",
 				Method: "POST", Path: "/api/v2/crypto/trading/orders/", Status: 503}},
 		}})
 		if err != nil {

@@ -191,7 +191,7 @@ func TestFleetRedisWipe(t *testing.T) {
 			// anyway); A finds those orders by lookup. B gets them all
 			// from the store.
 			for _, st := range []int{0, 500} {
-				srv.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Status: st})
+				srv.Inject(venue.Fault{Kind: "lose_response", Method: "POST", Status: st})
 			}
 			answers["A before"] = a.placeAll(ctx, keys)
 			answers["B before"] = b.placeAll(ctx, keys)
@@ -199,7 +199,7 @@ func TestFleetRedisWipe(t *testing.T) {
 			// One more key is in flight when Redis loses everything: its
 			// create is committed and its answer held back.
 			inflight := "inflight"
-			srv.Inject(venue.Fault{Kind: venue.FaultLatency, Method: "POST", Delay: 2 * time.Second, AfterCommit: true})
+			srv.Inject(venue.Fault{Kind: "latency", Method: "POST", Delay: 2 * time.Second, AfterCommit: true})
 			done := make(chan placeResult, 1)
 			go func() { o, err := a.p.Place(ctx, inflight, buy); done <- result(inflight, o, err) }()
 			for deadline := time.Now().Add(10 * time.Second); len(srv.Ledger().OrdersByClientID(a.p.ClientOrderID(inflight))) == 0; {
@@ -358,7 +358,7 @@ func TestFleetHolderPaused(t *testing.T) {
 	b := mustWorker(t, "B", srv, url, ns, redisstore.Config{})
 	cid := b.p.ClientOrderID("k")
 	forgetIntents(t, url, srv.AccountNumber, []string{cid})
-	if err := srv.Inject(venue.Fault{Kind: venue.FaultLatency, Method: "POST", Delay: 2 * time.Second, AfterCommit: true}); err != nil {
+	if err := srv.Inject(venue.Fault{Kind: "latency", Method: "POST", Delay: 2 * time.Second, AfterCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	ps := redistest.StartProcesses(t, 1, helperEnv+"=place",

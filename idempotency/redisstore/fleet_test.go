@@ -167,7 +167,7 @@ func TestFleetPlaceSameKey(t *testing.T) {
 	}
 	forgetIntents(t, url, srv.AccountNumber, all)
 	for _, status := range []int{0, 500, 503, 429} {
-		if err := srv.Inject(venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Status: status}); err != nil {
+		if err := srv.Inject(venue.Fault{Kind: "lose_response", Method: "POST", Status: status}); err != nil {
 			t.Fatal(err)
 		}
 	}

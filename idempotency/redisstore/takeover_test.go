@@ -69,7 +69,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	// A's create is committed, and its answer held back on the venue's
 	// clock; A dies while waiting: its connection to Redis goes first, so
 	// it cannot release its claim, then its work ends.
-	if err := srv.Inject(venue.Fault{Kind: venue.FaultLatency, Method: "POST", Delay: time.Minute, AfterCommit: true}); err != nil {
+	if err := srv.Inject(venue.Fault{Kind: "latency", Method: "POST", Delay: time.Minute, AfterCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	actx, kill := context.WithCancel(ctx)

@@ -238,7 +238,7 @@ func demoSignedReads(ctx context.Context, d *demoRun) {
 func demoServerErrorStorm(ctx context.Context, d *demoRun) {
 	d.chapter("A 5xx storm, ridden out by retries")
 	d.say("The venue is told to answer the next two market-data reads with 503 Service Unavailable.")
-	check(d.venue.Inject(venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet,
+	check(d.venue.Inject(venue.Fault{Kind: "respond", Method: http.MethodGet,
 		Path: wire.PathBestBidAsk, Times: 2, Status: http.StatusServiceUnavailable}))
 	before := d.clock.Now()
 	must(d.b.BestBidAsk(ctx, demoSymbol))
@@ -261,7 +261,7 @@ func demoThrottle(ctx context.Context, d *demoRun) {
 	d.say("The bucket spaced the burst out itself. The same burst with the bucket off, on a second venue:")
 	d.detail("client: 25 reads took %d attempts, %d answered 429 and retried after a backoff", len(seen), count(seen, "", "", 429))
 	d.say("Next, the venue answers an accounts read with 429 and \"Retry-After: 120\".")
-	check(d.venue.Inject(venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet, Path: wire.PathAccounts,
+	check(d.venue.Inject(venue.Fault{Kind: "respond", Method: http.MethodGet, Path: wire.PathAccounts,
 		Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "120"}}))
 	before := d.clock.Now()
 	must(d.b.Account(ctx))
@@ -308,13 +308,13 @@ func demoLostAnswer(ctx context.Context, d *demoRun) {
 	d.say("Place(ctx, key, req) derives the client_order_id from the key, records the intent, and after an ambiguous "+
 		"answer looks the order up before any resend. A limit buy of %s %s at %s, half the bid: the venue commits it "+
 		"and loses its answer, replying 503.", req.AssetQuantity, demoSymbol, req.LimitPrice)
-	lost := venue.Fault{Kind: venue.FaultLoseResponse, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}
+	lost := venue.Fault{Kind: "lose_response", Method: http.MethodPost, Path: wire.PathOrders, Status: 503}
 	check(d.venue.Inject(lost))
 	o := must(d.b.Place(ctx, "entry-1", req))
 	d.placed("entry-1", "Place(key %q) -> order %s, state %s", "entry-1", o.ID, o.State)
 	d.say("A 5xx on a create is not a refusal. The transport never sends a POST twice; Place listed the orders created " +
 		"since the send and found this one. Now key \"entry-2\", and the venue's order list answers 503 too.")
-	check(d.venue.Inject(lost, venue.Fault{Kind: venue.FaultRespond, Method: http.MethodGet, Path: wire.PathOrders,
+	check(d.venue.Inject(lost, venue.Fault{Kind: "respond", Method: http.MethodGet, Path: wire.PathOrders,
 		Times: 4, Status: http.StatusServiceUnavailable}))
 	_, err := d.b.Place(ctx, "entry-2", req)
 	d.placed("entry-2", "Place(key %q) -> unknown outcome: %t; %v", "entry-2", errors.Is(err, broker.ErrUnknownOutcome), err)
@@ -331,7 +331,7 @@ func demoRefusedCreate(ctx context.Context, d *demoRun) {
 	d.chapter("A refused create, sent again only once it cannot land")
 	d.say("The venue refuses the next create with 503 before committing it, and would create a second order on a resend.")
 	check(d.venue.SetFaultPlan(venue.FaultPlan{Duplicate: venue.CreateSecond,
-		Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: http.MethodPost, Path: wire.PathOrders, Status: 503}}}))
+		Faults: []venue.Fault{{Kind: "respond", Method: http.MethodPost, Path: wire.PathOrders, Status: 503}}}))
 	defer d.venue.SetFaultPlan(venue.FaultPlan{Duplicate: venue.ReturnOriginal})
 	o := must(d.b.Place(ctx, "entry-3", d.restingBuy()))
 	creates := d.placed("entry-3", "Place(key %q) -> order %s, state %s", "entry-3", o.ID, o.State)

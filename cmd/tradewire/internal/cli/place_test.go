@@ -76,7 +76,7 @@ func TestOrderPlace_KeyMakesItIdempotent(t *testing.T) {
 
 func TestOrderPlace_WithoutKeyWarnsAndUnknownExits5(t *testing.T) {
 	t.Parallel()
-	srv, env := placeVenue(t, venue.Fault{Kind: venue.FaultRespond, Method: "POST", Path: pathCreate, Status: 503})
+	srv, env := placeVenue(t, venue.Fault{Kind: "respond", Method: "POST", Path: pathCreate, Status: 503})
 	r := runCLI(t, env, "", placeArgs...)
 	if r.code != exitUnknown {
 		t.Fatalf("exit %d, stderr %q; want 5", r.code, r.stderr)
@@ -103,7 +103,7 @@ func TestOrderPlace_WithoutKeyWarnsAndUnknownExits5(t *testing.T) {
 func TestOrderPlace_KeyedUnknownWhenStopped(t *testing.T) {
 	t.Parallel()
 	clock := clockwork.NewFakeClock()
-	srv := brokertest.NewServer(venue.Config{Seed: simSeed, Clock: clock, Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: venue.FaultRespond, Method: "POST", Path: pathCreate, Status: 503}}}})
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed, Clock: clock, Faults: venue.FaultPlan{Faults: []venue.Fault{{Kind: "respond", Method: "POST", Path: pathCreate, Status: 503}}}})
 	t.Cleanup(srv.Close)
 	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64,
 		envStore: filepath.Join(t.TempDir(), "intents.db")}
@@ -149,7 +149,7 @@ func lookedUp(srv *brokertest.Server) bool {
 
 func TestRecover_SettlesByLookup(t *testing.T) {
 	t.Parallel()
-	srv, env := placeVenue(t, venue.Fault{Kind: venue.FaultLoseResponse, Method: "POST", Path: pathCreate, Status: 502})
+	srv, env := placeVenue(t, venue.Fault{Kind: "lose_response", Method: "POST", Path: pathCreate, Status: 502})
 	if r := runCLI(t, env, "", placeArgs...); r.code != exitUnknown {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
