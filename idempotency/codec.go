@@ -175,18 +175,14 @@ func (d *decoder) bytes(n uint64) []byte {
 	return p
 }
 
-func (d *decoder) uvarint() uint64 {
-	n, k := binary.Uvarint(d.b)
-	if k <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[k:]
-	return n
-}
+func (d *decoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *decoder) varint() int64 {
-	n, k := binary.Varint(d.b)
+func (d *decoder) varint() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or binary.Varint),
+// failing d, and giving 0, when d's bytes do not start with one.
+func readVarint[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
+	n, k := read(d.b)
 	if k <= 0 {
 		d.fail()
 		return 0

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -19,46 +20,50 @@ import (
 // This is an output shape: package broker decodes the venue's answers
 // itself.
 
-// jsonShape returns v, a report's JSON value, with every broker read
-// type in it (a value, a pointer or a slice of them) in its printed shape.
+// jsonShape returns v, a report's JSON value, in its printed shape when
+// it is one of the broker read types in printShapes, a non-nil pointer to
+// one, or a slice of them (never nil); any other value as it is.
 func jsonShape(v any) any {
-	switch v := v.(type) {
-	case broker.Account:
-		return accountJSON(v)
-	case *broker.Account:
-		return accountJSON(*v)
-	case broker.Holding:
-		return holdingJSON(v)
-	case []broker.Holding:
-		return each(v, holdingJSON)
-	case broker.TradingPair:
-		return tradingPairJSON(v)
-	case []broker.TradingPair:
-		return each(v, tradingPairJSON)
-	case broker.Quote:
-		return quoteJSON(v)
-	case []broker.Quote:
-		return each(v, quoteJSON)
-	case broker.PriceEstimate:
-		return priceEstimateJSON(v)
-	case []broker.PriceEstimate:
-		return each(v, priceEstimateJSON)
-	case broker.FeeReport:
-		return feeReportJSON(v)
-	case *broker.FeeReport:
-		return feeReportJSON(*v)
-	case broker.Preview:
-		return previewJSON(v)
-	case *broker.Preview:
-		return previewJSON(*v)
-	case broker.Order:
-		return orderJSON(v)
-	case *broker.Order:
-		return orderJSON(*v)
-	case []broker.Order:
-		return each(v, orderJSON)
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return v
+	}
+	if f, ok := printShapes[rv.Type()]; ok {
+		return f(v)
+	}
+	switch rv.Kind() {
+	case reflect.Pointer:
+		if f, ok := printShapes[rv.Type().Elem()]; ok && !rv.IsNil() {
+			return f(rv.Elem().Interface())
+		}
+	case reflect.Slice:
+		if f, ok := printShapes[rv.Type().Elem()]; ok {
+			out := make([]any, rv.Len())
+			for i := range out {
+				out[i] = f(rv.Index(i).Interface())
+			}
+			return out
+		}
 	}
 	return v
+}
+
+// printShapes maps each broker read type to the function giving its
+// printed shape.
+var printShapes = map[reflect.Type]func(any) any{
+	reflect.TypeFor[broker.Account]():       shapeOf(accountJSON),
+	reflect.TypeFor[broker.Holding]():       shapeOf(holdingJSON),
+	reflect.TypeFor[broker.TradingPair]():   shapeOf(tradingPairJSON),
+	reflect.TypeFor[broker.Quote]():         shapeOf(quoteJSON),
+	reflect.TypeFor[broker.PriceEstimate](): shapeOf(priceEstimateJSON),
+	reflect.TypeFor[broker.FeeReport]():     shapeOf(feeReportJSON),
+	reflect.TypeFor[broker.Preview]():       shapeOf(previewJSON),
+	reflect.TypeFor[broker.Order]():         shapeOf(orderJSON),
+}
+
+// shapeOf is f taking its argument as an any holding a T.
+func shapeOf[T any](f func(T) any) func(any) any {
+	return func(v any) any { return f(v.(T)) }
 }
 
 // each is f of every item, in order; never nil.

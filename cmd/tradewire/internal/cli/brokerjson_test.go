@@ -55,3 +55,35 @@ func TestBrokerJSONShapes(t *testing.T) {
 		})
 	}
 }
+
+// A pointer to a broker read type prints as the value, a slice of them as
+// a list of their shapes (empty, never null), and anything else as it is.
+func TestBrokerJSONPointersAndSlices(t *testing.T) {
+	t.Parallel()
+	d := decimal.RequireFromString
+	q := broker.Quote{Symbol: "BTC-USD", Bid: d("1"), Ask: d("2")}
+	tests := []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"pointer", &q, `{"symbol":"BTC-USD","bid":"1","ask":"2","crossed":false,"timestamp":""}`},
+		{"slice", []broker.Quote{q}, `[{"symbol":"BTC-USD","bid":"1","ask":"2","crossed":false,"timestamp":""}]`},
+		{"nil slice", []broker.Order(nil), `[]`},
+		{"nil pointer", (*broker.Order)(nil), `null`},
+		{"other slice", []string{"a"}, `["a"]`},
+		{"nil", nil, `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.Marshal(jsonShape(tt.v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tt.want {
+				t.Errorf("got  %s\nwant %s", b, tt.want)
+			}
+		})
+	}
+}

@@ -119,8 +119,6 @@ venue.`,
 	a.addGlobalFlags(root)
 	a.addSimFlag(root)
 	a.addOutputFlag(root)
-	a.addStoreFlag(root)
-	a.addRedisFlag(root)
 	root.AddCommand(
 		newAPICmd(a),
 		newAccountCmd(a),

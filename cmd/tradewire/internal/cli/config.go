@@ -32,6 +32,8 @@ const (
 	flagLogLevel       = "log-level"
 	flagAccountNumber  = "account-number"
 	flagCACert         = "ca-cert"
+	flagStore          = "store"     // see place.go
+	flagRedisURL       = "redis-url" // see fleet.go
 
 	envBaseURL        = "TRADEWIRE_BASE_URL"
 	envAPIKey         = "TRADEWIRE_API_KEY"
@@ -42,6 +44,8 @@ const (
 	envLogLevel       = "TRADEWIRE_LOG_LEVEL"
 	envAccountNumber  = "TRADEWIRE_ACCOUNT_NUMBER"
 	envCACert         = "TRADEWIRE_CA_CERT"
+	envStore          = "TRADEWIRE_STORE"
+	envRedisURL       = "TRADEWIRE_REDIS_URL"
 
 	defaultBaseURL  = "https://trading.robinhood.com"
 	defaultLogLevel = "disabled"
@@ -78,6 +82,9 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 	fs.StringVar(&a.flags.logLevel, flagLogLevel, defaultLogLevel, "log level on stderr: "+strings.Join(logLevels, ", ")+" (env "+envLogLevel+")")
 	fs.StringVar(&a.flags.accountNumber, flagAccountNumber, "", "the account to act on, instead of reading the accounts list for it (env "+envAccountNumber+")")
 	fs.StringVar(&a.flags.caCert, flagCACert, "", "PEM file of a CA to trust for the venue's TLS besides the system's, such as a simulated venue's (env "+envCACert+")")
+	fs.StringVar(&a.flags.store, flagStore, "", "intent store file for order placement (env "+envStore+"; default "+defaultStoreHint+"; in memory with --sim)")
+	fs.StringVar(&a.flags.redisURL, flagRedisURL, "",
+		"Redis shared by a fleet of processes on one account: the rate budget and the intent store live there (env "+envRedisURL+")")
 }
 
 // maxCACertFile bounds a --ca-cert file: a bundle of a few hundred CAs.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/spf13/cobra"
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
@@ -15,17 +14,8 @@ import (
 	"github.com/tradewire/tradewire/transport"
 )
 
-// A fleet: processes sharing one Redis share the rate budget and the
-// intent store.
-const (
-	flagRedisURL = "redis-url"
-	envRedisURL  = "TRADEWIRE_REDIS_URL"
-)
-
-func (a *app) addRedisFlag(root *cobra.Command) {
-	root.PersistentFlags().StringVar(&a.flags.redisURL, flagRedisURL, "",
-		"Redis shared by a fleet of processes on one account: the rate budget and the intent store live there (env "+envRedisURL+")")
-}
+// A fleet: processes sharing one Redis (--redis-url) share the rate
+// budget and the intent store.
 
 // redisURL returns the fleet's Redis, or "" for a process on its own.
 // --sim runs alone: its venue lives inside the command.

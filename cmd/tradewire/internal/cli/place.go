@@ -15,17 +15,8 @@ import (
 	"github.com/tradewire/tradewire/orders"
 )
 
-// The intent store: where order placement records what it is about to do.
-const (
-	flagStore = "store"
-	envStore  = "TRADEWIRE_STORE"
-)
-
-func (a *app) addStoreFlag(root *cobra.Command) {
-	root.PersistentFlags().StringVar(&a.flags.store, flagStore, "",
-		"intent store file for order placement (env "+envStore+"; default "+defaultStoreHint+"; in memory with --sim)")
-}
-
+// The intent store (--store): where order placement records what it is
+// about to do.
 const defaultStoreHint = "$XDG_STATE_HOME/tradewire/intents.db"
 
 // intentStore opens the intent store: the fleet's in Redis with
