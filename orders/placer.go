@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -729,14 +730,7 @@ func (p *Placer) wasAnswered(rec *idempotency.Record) bool {
 }
 
 func (p *Placer) sleep(ctx context.Context, d time.Duration) error {
-	t := p.clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.Chan():
-		return nil
-	}
+	return adaptive.Sleep(ctx, p.clock, d)
 }
 
 func (p *Placer) facts(b []byte) (*Facts, error) {

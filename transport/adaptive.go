@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -200,17 +199,9 @@ func (l *adaptiveLimiter) wait(ctx context.Context, cb *classBudget) error {
 	}
 	l.mu.Unlock()
 	for d > 0 {
-		if dl, ok := ctx.Deadline(); ok && now.Add(d).After(dl) {
+		if err := adaptive.WaitToken(ctx, l.clock, now, d, "transport"); err != nil {
 			l.unreserve(cb, gen)
-			return fmt.Errorf("transport: rate budget: a token is %v away, past the context deadline: %w", d, context.DeadlineExceeded)
-		}
-		t := l.clock.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			l.unreserve(cb, gen)
-			return ctx.Err()
-		case <-t.Chan():
+			return err
 		}
 		l.mu.Lock()
 		now = l.clock.Now()

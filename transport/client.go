@@ -96,7 +96,7 @@ type Config struct {
 	RetryBudget int
 	// AttemptTimeout bounds each attempt, from sending to the end of the
 	// body: a deadline on Clock, not a wait. An AfterFunc on Clock cancels
-	// the attempt's context, on every clock alike (a brokertest.Clock does
+	// the attempt's context, on every clock alike (a venue.Clock does
 	// not count it as a waiter; a clockwork.FakeClock does). Zero means
 	// 10 s.
 	AttemptTimeout time.Duration
@@ -458,12 +458,8 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 			}
 			return resp, err
 		}
-		t := c.clock.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.Chan():
+		if err := adaptive.Sleep(ctx, c.clock, delay); err != nil {
+			return nil, err
 		}
 	}
 }

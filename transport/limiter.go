@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -93,17 +92,9 @@ func (b *tokenBucket) Wait(ctx context.Context) error {
 	d := b.reserve(now)
 	b.mu.Unlock()
 	for d > 0 {
-		if dl, ok := ctx.Deadline(); ok && now.Add(d).After(dl) {
+		if err := adaptive.WaitToken(ctx, b.clock, now, d, "transport"); err != nil {
 			b.unreserve()
-			return fmt.Errorf("transport: rate budget: a token is %v away, past the context deadline: %w", d, context.DeadlineExceeded)
-		}
-		t := b.clock.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			b.unreserve()
-			return ctx.Err()
-		case <-t.Chan():
+			return err
 		}
 		// A pause may have begun while this caller slept.
 		now = b.clock.Now()

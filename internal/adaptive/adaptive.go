@@ -1,7 +1,9 @@
 // Package adaptive is the one statement of how tradewire's adaptive rate
 // budgets learn the venue's rate, shared by transport's adaptive limiter
 // and package redisbudget's adaptive budget (which computes the same in
-// Redis, from these constants).
+// Redis, from these constants). It also holds what every rate budget
+// shares: the pause a 429 starts (Pause) and the wait on the injected
+// clock (Sleep, WaitToken), which the retry and reconcile waits use too.
 //
 // # What a 429 tells
 //

@@ -222,17 +222,7 @@ func (b *Budget) pauseLeft(ctx context.Context) (time.Duration, error) {
 }
 
 func (b *Budget) sleep(ctx context.Context, d time.Duration) error {
-	if dl, ok := ctx.Deadline(); ok && b.clock.Now().Add(d).After(dl) {
-		return fmt.Errorf("redisbudget: rate budget: a token is %v away, past the context deadline: %w", d, context.DeadlineExceeded)
-	}
-	t := b.clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.Chan():
-		return nil
-	}
+	return adaptive.WaitToken(ctx, b.clock, b.clock.Now(), d, "redisbudget")
 }
 
 // Pause holds back every process on the account for d (clamped to the
