@@ -18,8 +18,13 @@ type Request struct {
 	SignatureValid bool
 	// Status is the status answered; 0 when the connection was dropped.
 	Status  int
-	Dropped bool   // the connection was closed without an answer
-	Fault   string // injected fault kinds applied, comma separated, or ""
+	Dropped bool // the connection was closed without an answer
+	// Fault is the injected fault kinds applied, comma separated, or "";
+	// or "refused_unserved" for an HTTP/2 stream a TLS Server refused
+	// before the venue saw it (one beyond Config.MaxConcurrentStreams, or
+	// on a connection going away): Dropped, with no status, signature or
+	// effect.
+	Fault   string
 	Created string // id of the order this request created, or ""
 	// Class is the endpoint class the venue rate-limits the request's
 	// method and path under (market_data, account_reads, order_reads,

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +58,11 @@ func (v *Venue) Serve(ln net.Listener, tls bool) *Server {
 	}
 	s := &Server{}
 	if tls {
-		s.h2 = h2front.NewServerListener(ln, v, h2front.WithClock(v.e.clock), h2front.WithHTTP1(), h2front.WithBodyTimeout(body))
+		opts := []h2front.Option{h2front.WithClock(v.e.clock), h2front.WithHTTP1(), h2front.WithBodyTimeout(body), h2front.WithRefused(v.e.refusedUnserved)}
+		if n := v.cfg.MaxConcurrentStreams; n != 0 {
+			opts = append(opts, h2front.WithMaxConcurrentStreams(uint32(max(n, 0))))
+		}
+		s.h2 = h2front.NewServerListener(ln, v, opts...)
 		s.URL, s.CACertPEM, s.CA = s.h2.URL, s.h2.CACertPEM(), s.h2.Certificate()
 		return s
 	}
@@ -91,6 +96,18 @@ func (s *Server) Close() {
 		_ = s.h1.Close()
 	}
 	s.served.Wait()
+}
+
+// faultRefusedUnserved is the Ledger's Fault for an HTTP/2 stream the
+// TLS server refused before the venue saw it.
+const faultRefusedUnserved = "refused_unserved"
+
+// refusedUnserved records a stream the TLS server refused before serving
+// it: a request that arrived and was neither judged nor answered.
+func (v *engine) refusedUnserved(method, target string) {
+	p, _, _ := strings.Cut(target, "?")
+	v.ledger.add(Request{Time: v.now(), Method: method, Target: target, Dropped: true,
+		Fault: faultRefusedUnserved, Class: classNames[classOf(method, p)]})
 }
 
 // streamAbort ends a request's HTTP/2 stream for the venue's stream

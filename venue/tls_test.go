@@ -1,6 +1,7 @@
 package venue_test
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -68,6 +69,39 @@ func TestTLSServerStreamFaultsCommit(t *testing.T) {
 				t.Errorf("%d orders, want the create committed once", n)
 			}
 		})
+	}
+}
+
+// TestTLSServerMaxConcurrentStreams: a venue whose Config.MaxConcurrentStreams
+// is negative refuses every HTTP/2 stream before serving it; the Ledger
+// records each one as refused_unserved, dropped, with no status and no
+// effect. The client, which net/http keeps re-sending, is stopped once
+// the venue has refused two.
+func TestTLSServerMaxConcurrentStreams(t *testing.T) {
+	t.Parallel()
+	s := newTLSServer(venue.Config{MaxConcurrentStreams: -1})
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		n := 0
+		s.Ledger().AwaitRequests(ctx, 0, func(venue.Request) bool { n++; return n == 2 })
+		cancel()
+	}()
+	req := signedRequest(t, s, "POST", "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber, createBody)
+	if resp, err := (&http.Client{Transport: s.Transport()}).Do(req.WithContext(ctx)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d, want every stream refused", resp.StatusCode)
+	}
+	reqs := s.Ledger().Requests()
+	if len(reqs) < 2 || len(s.Ledger().Orders()) != 0 {
+		t.Fatalf("ledger %+v with %d orders; want at least 2 requests and no order", reqs, len(s.Ledger().Orders()))
+	}
+	for _, r := range reqs {
+		if r.Fault != "refused_unserved" || !r.Dropped || r.Status != 0 || r.SignatureValid || r.Method != "POST" ||
+			r.Target != "/api/v2/crypto/trading/orders/?account_number="+s.AccountNumber || r.Class != "order_writes" {
+			t.Errorf("recorded %+v, want a refused_unserved POST of the order_writes class", r)
+		}
 	}
 }
 

@@ -90,6 +90,14 @@ type Config struct {
 	// BodyTimeout bounds how long Serve waits for a request's body, from
 	// the end of its headers (the venue answers 408); 0 is 10 seconds.
 	BodyTimeout time.Duration
+	// MaxConcurrentStreams is the SETTINGS_MAX_CONCURRENT_STREAMS a TLS
+	// Server advertises and enforces on every HTTP/2 connection: a stream
+	// opened beyond it is refused with RST_STREAM(REFUSED_STREAM) before
+	// the venue sees it. 0 is 100; a negative value advertises 0, so that
+	// every stream is refused, as a server shedding load may advertise (a
+	// client can still open one before it reads the server's SETTINGS).
+	// The Ledger records each stream refused unserved (see Request.Fault).
+	MaxConcurrentStreams int
 }
 
 // Venue is the simulated Robinhood Crypto Trading API, v1 and v2: an

@@ -101,6 +101,10 @@ type Server struct {
 	// clock: network time, whatever clock the handler's own time runs on).
 	bodyTimeout time.Duration
 	netClock    clockwork.Clock
+
+	// refused, if set, is told of every stream refused before a handler
+	// saw it (WithRefused).
+	refused func(method, target string)
 }
 
 // defaultBodyTimeout is how long a request's body may take to arrive,
@@ -153,6 +157,15 @@ func WithBodyTimeout(d time.Duration) Option { return func(s *Server) { s.bodyTi
 // stream, as a server shedding load may advertise; a client can still
 // open one before it reads the server's SETTINGS.
 func WithMaxConcurrentStreams(n uint32) Option { return func(s *Server) { s.maxStreams = n } }
+
+// WithRefused makes the server call f with the method and
+// request-target of every stream it refuses before a handler sees it: one
+// opened beyond the concurrent streams allowed (WithMaxConcurrentStreams)
+// or on a connection going away. f runs on the connection's read loop
+// and must not block.
+func WithRefused(f func(method, target string)) Option {
+	return func(s *Server) { s.refused = f }
+}
 
 type policy struct {
 	kind      Kind
@@ -635,6 +648,9 @@ func (c *conn) handleHeaders(f *http2.MetaHeadersFrame) error {
 	c.srv.mu.Unlock()
 	if goingAway || full {
 		// Truthfully never processed.
+		if c.srv.refused != nil {
+			c.srv.refused(f.PseudoValue("method"), f.PseudoValue("path"))
+		}
 		return c.resetStream(id, http2.ErrCodeRefusedStream)
 	}
 

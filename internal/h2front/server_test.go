@@ -584,11 +584,14 @@ func TestResponseInOneWrite(t *testing.T) {
 
 // TestMaxConcurrentStreamsZero: a server advertising 0 refuses a stream a
 // client opens before reading its SETTINGS, with REFUSED_STREAM and
-// without running the handler, and counts the connection and the stream.
+// without running the handler, counts the connection and the stream, and
+// tells WithRefused's function of it before the refusal is sent.
 func TestMaxConcurrentStreamsZero(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
-	s := NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls.Add(1) }), WithMaxConcurrentStreams(0))
+	var told atomic.Value
+	s := NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls.Add(1) }), WithMaxConcurrentStreams(0),
+		WithRefused(func(method, target string) { told.Store(method + " " + target) }))
 	t.Cleanup(s.Close)
 	pool := x509.NewCertPool()
 	pool.AddCert(s.Certificate())
@@ -638,5 +641,8 @@ func TestMaxConcurrentStreamsZero(t *testing.T) {
 	}
 	if calls.Load() != 0 || s.Streams() != 1 || s.Conns() != 1 {
 		t.Errorf("handler ran %d times, %d streams, %d connections; want 0, 1, 1", calls.Load(), s.Streams(), s.Conns())
+	}
+	if got, _ := told.Load().(string); got != "GET /" {
+		t.Errorf("WithRefused was told %q, want \"GET /\"", got)
 	}
 }
