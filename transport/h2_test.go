@@ -3,19 +3,25 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/tradewire/tradewire/internal/h2front"
+	simvenue "github.com/tradewire/tradewire/venue"
 )
 
 // countingLimiter is a Limiter that never waits and counts the tokens taken.
@@ -123,40 +129,162 @@ func TestHTTP2WithHTTPTest(t *testing.T) {
 	}
 }
 
-var abortKinds = []h2front.Kind{h2front.RefusedStream, h2front.ProtocolError, h2front.GoAway}
+// h2Venue is the simulated venue served over TLS + HTTP/2 on a loopback
+// listener, on a fake clock, accepting testSigner's credentials with no
+// rate limit of its own (the client's budget is what is measured), and
+// creating a second order for a reused client_order_id. Its Ledger
+// records every stream a client opened on it: each request the venue
+// served, and each stream its HTTP/2 front refused unserved.
+type h2Venue struct {
+	*simvenue.Venue
+	srv   *simvenue.Server
+	clock *clockwork.FakeClock
+	// conns counts the TCP connections the venue accepted.
+	conns atomic.Int32
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int32
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// newH2Venue serves a venue configured by cfg (its clock, credentials,
+// rate limits and duplicate mode set as h2Venue says) over TLS + HTTP/2
+// until the test ends.
+func newH2Venue(t *testing.T, cfg simvenue.Config) *h2Venue {
+	t.Helper()
+	seed, err := base64.StdEncoding.DecodeString(testSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &h2Venue{clock: clockwork.NewFakeClockAt(t0)}
+	cfg.Clock = v.clock
+	cfg.APIKey, cfg.PrivateKey = testAPIKey, ed25519.NewKeyFromSeed(seed)
+	cfg.RateLimits = simvenue.RateLimits{Account: simvenue.RateLimit{PerMinute: math.Inf(1)}}
+	cfg.Faults.Duplicate = simvenue.CreateSecond
+	v.Venue, err = simvenue.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.srv = v.Serve(countingListener{ln, &v.conns}, true)
+	t.Cleanup(v.srv.Close)
+	return v
+}
+
+// fault makes the venue end the stream of the next times requests with
+// method the way kind says ("refused_stream", "protocol_error",
+// "goaway"), after serving them: a create is committed.
+func (v *h2Venue) fault(t *testing.T, kind, method string, times int) {
+	t.Helper()
+	if err := v.SetFaultPlan(simvenue.FaultPlan{Faults: []simvenue.Fault{{Kind: kind, Method: method, Times: times}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// transport returns an HTTP/2-only transport that trusts the venue's
+// certificate authority and uses no proxy.
+func (v *h2Venue) transport(t *testing.T) *http.Transport {
+	pool := x509.NewCertPool()
+	pool.AddCert(v.srv.CA)
+	var protos http.Protocols
+	protos.SetHTTP2(true)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true, Protocols: &protos}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// seen returns how many requests with method reached the venue: streams
+// it served or refused.
+func (v *h2Venue) seen(method string) int {
+	n := 0
+	for _, r := range v.Ledger().Requests() {
+		if r.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// served returns how many requests the venue served (a handler ran):
+// every stream but those its HTTP/2 front refused unserved.
+func (v *h2Venue) served() int {
+	n := 0
+	for _, r := range v.Ledger().Requests() {
+		if r.Fault != "refused_unserved" {
+			n++
+		}
+	}
+	return n
+}
+
+// streams returns how many HTTP/2 streams clients opened on the venue.
+func (v *h2Venue) streams() int { return v.Ledger().Counts().Total }
+
+// ordersTarget is the create target on v's account.
+func (v *h2Venue) ordersTarget() string {
+	return "/api/v2/crypto/trading/orders/?account_number=" + v.Config().AccountNumber
+}
+
+// venueCreateID and venueCreate are a create the venue commits: a limit
+// buy far below the market, which rests.
+const (
+	venueCreateID = "131de903-5a9c-4260-abc1-28d562a5dcf0"
+	venueCreate   = `{"client_order_id":"` + venueCreateID + `","side":"buy","type":"limit","symbol":"DOGE-USD","limit_order_config":{"asset_quantity":"10","limit_price":"0.01"}}`
+	accountsPath  = "/api/v2/crypto/trading/accounts/"
+)
+
+var abortKinds = []string{"refused_stream", "protocol_error", "goaway"}
 
 // TestWriteNeverReplayedOverHTTP2: a venue that commits a create and then
 // ends the stream the way Go's HTTP/2 client takes as "not processed, send
-// it again" sees exactly one POST, and the caller learns the outcome is
-// unknown: not success, not "not sent". The hook ran once, one token was
-// spent. An empty-bodied POST (a cancel) is held to the same.
+// it again", and that creates a second order for a reused
+// client_order_id, sees exactly one POST and holds one order, and the
+// caller learns the outcome is unknown: not success, not "not sent". The
+// hook ran once, one token was spent. An empty-bodied POST (a cancel) is
+// held to the same.
 func TestWriteNeverReplayedOverHTTP2(t *testing.T) {
 	t.Parallel()
 	for _, k := range abortKinds {
-		for _, body := range []string{createBody, ""} {
-			name := k.String() + "/create"
+		for _, body := range []string{venueCreate, ""} {
+			name := k + "/create"
 			if body == "" {
-				name = k.String() + "/empty body"
+				name = k + "/empty body"
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				ctx := testContext(t)
-				clock := clockwork.NewFakeClockAt(t0)
-				v := newWireVenue(clock)
-				srv := h2front.NewServer(v)
-				t.Cleanup(srv.Close)
-				srv.AbortMethod(http.MethodPost, k, 1)
+				v := newH2Venue(t, simvenue.Config{})
+				v.fault(t, k, http.MethodPost, 1)
 				lim := &countingLimiter{}
-				c := wireClient(t, srv.URL, srv.Client(), clock, lim)
+				c := wireClient(t, v.srv.URL, &http.Client{Transport: v.transport(t)}, v.clock, lim)
 
 				hooks := 0
+				target, wantOrders := v.ordersTarget(), 1
 				var sendBody []byte
 				if body != "" {
 					sendBody = []byte(body)
+				} else {
+					target, wantOrders = "/api/v2/crypto/trading/orders/"+venueCreateID+"/cancel/", 0
 				}
-				resp, err := c.Send(ctx, http.MethodPost, "/api/v2/crypto/trading/orders/", sendBody, func(time.Time) error { hooks++; return nil })
+				resp, err := c.Send(ctx, http.MethodPost, target, sendBody, func(time.Time) error { hooks++; return nil })
 				if n := v.seen(http.MethodPost); n != 1 {
 					t.Errorf("venue saw %d POSTs, want exactly 1", n)
+				}
+				if n := len(v.Ledger().Orders()); n != wantOrders {
+					t.Errorf("venue holds %d orders, want %d", n, wantOrders)
 				}
 				var uo *unknownOutcomeError
 				var ns *notSentError
@@ -175,44 +303,47 @@ func TestWriteNeverReplayedOverHTTP2(t *testing.T) {
 }
 
 // TestOldRequestIsReplayedOverHTTP2 is the negative control: the same
-// venue, the same POST built the way the transport used to build it
-// (http.NewRequest with a bytes.Reader, which sets GetBody) and sent
+// venue, the same signed create built the way the transport used to build
+// it (http.NewRequest with a bytes.Reader, which sets GetBody) and sent
 // through plain net/http, is re-sent by net/http itself and "succeeds":
-// the venue sees 2 POSTs. The same request built by newRequest is not.
+// the venue sees 2 POSTs and holds two orders for one client_order_id.
+// The same request built by newRequest is not re-sent.
 func TestOldRequestIsReplayedOverHTTP2(t *testing.T) {
 	t.Parallel()
 	for _, k := range abortKinds {
-		t.Run(k.String(), func(t *testing.T) {
+		t.Run(k, func(t *testing.T) {
 			t.Parallel()
 			ctx := testContext(t)
-			v := newWireVenue(clockwork.NewFakeClockAt(t0))
-			srv := h2front.NewServer(v)
-			t.Cleanup(srv.Close)
-			hc := srv.Client()
+			v := newH2Venue(t, simvenue.Config{})
+			hc := &http.Client{Transport: v.transport(t)}
+			signer := testSigner(t)
+			target := v.ordersTarget()
 
-			srv.AbortMethod(http.MethodPost, k, 1)
-			old, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/o/", bytes.NewReader([]byte(createBody)))
+			v.fault(t, k, http.MethodPost, 1)
+			old, _ := http.NewRequestWithContext(ctx, http.MethodPost, v.srv.URL+target, bytes.NewReader([]byte(venueCreate)))
+			signer.SetHeaders(old.Header, v.clock.Now(), http.MethodPost, target, []byte(venueCreate))
 			resp, err := hc.Do(old)
 			if err != nil {
 				t.Fatalf("old request: %v", err)
 			}
 			resp.Body.Close()
-			if n := v.seen(http.MethodPost); n != 2 {
-				t.Fatalf("old request: venue saw %d POSTs, want 2 (the replay this package must prevent)", n)
+			if n, dups := v.seen(http.MethodPost), v.Ledger().DuplicateClientIDs(); n != 2 || len(dups) != 1 {
+				t.Fatalf("old request: venue saw %d POSTs, duplicates %v; want 2 and the id twice (the replay this package must prevent)", n, dups)
 			}
 
-			srv.AbortMethod(http.MethodPost, k, 1)
-			u, err := url.Parse(srv.URL + "/o/")
+			v.fault(t, k, http.MethodPost, 1)
+			u, err := url.Parse(v.srv.URL + target)
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := newRequest(ctx, http.MethodPost, u, []byte(createBody))
+			req := newRequest(ctx, http.MethodPost, u, []byte(venueCreate))
+			signer.SetHeaders(req.Header, v.clock.Now(), http.MethodPost, target, []byte(venueCreate))
 			if resp, err := hc.Do(req); err == nil {
 				resp.Body.Close()
 				t.Fatalf("newRequest: got %d, want the abort to reach the caller", resp.StatusCode)
 			}
-			if n := v.seen(http.MethodPost); n != 3 {
-				t.Fatalf("newRequest: venue saw %d more POSTs, want 1", n-2)
+			if n, orders := v.seen(http.MethodPost), len(v.Ledger().Orders()); n != 3 || orders != 3 {
+				t.Fatalf("newRequest: venue saw %d more POSTs and holds %d more orders, want 1 and 1", n-2, orders-2)
 			}
 		})
 	}
@@ -225,18 +356,15 @@ func TestOldRequestIsReplayedOverHTTP2(t *testing.T) {
 func TestGETMayBeReplayedOverHTTP2(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	clock := clockwork.NewFakeClockAt(t0)
-	v := newWireVenue(clock)
-	srv := h2front.NewServer(v)
-	t.Cleanup(srv.Close)
-	srv.AbortMethod(http.MethodGet, h2front.RefusedStream, 1)
+	v := newH2Venue(t, simvenue.Config{})
+	v.fault(t, "refused_stream", http.MethodGet, 1)
 	lim := &countingLimiter{}
 	var seen []Attempt
-	c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RoundTripper: srv.Client().Transport, Limiter: lim, Observer: func(a Attempt) { seen = append(seen, a) }})
+	c, err := New(v.srv.URL, testSigner(t), Config{Clock: v.clock, RoundTripper: v.transport(t), Limiter: lim, Observer: func(a Attempt) { seen = append(seen, a) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.Get(ctx, "/api/v2/crypto/trading/accounts/")
+	resp, err := c.Get(ctx, accountsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,30 +453,32 @@ func TestHTTP1OverTLS(t *testing.T) {
 
 // TestRootCAs: the client's own transport trusts the pool it is given
 // (and still speaks HTTP/2 with no proxy); without it, the venue's
-// self-signed certificate is refused before anything is sent.
+// certificate, signed by an authority of its own, is refused before
+// anything is sent.
 func TestRootCAs(t *testing.T) {
 	t.Parallel()
-	clock := clockwork.NewFakeClockAt(t0)
-	v := newWireVenue(clock)
-	srv := h2front.NewServer(v)
-	t.Cleanup(srv.Close)
+	v := newH2Venue(t, simvenue.Config{})
 	pool := x509.NewCertPool()
-	pool.AddCert(srv.Certificate())
+	pool.AddCert(v.srv.CA)
 	for _, tc := range []struct {
 		name  string
 		roots *x509.CertPool
 		trust bool
 	}{{"trusted", pool, true}, {"system roots", nil, false}} {
-		c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RatePerMinute: -1, Retry: &RetryPolicy{MaxAttempts: 1}, RootCAs: tc.roots})
+		c, err := New(v.srv.URL, testSigner(t), Config{Clock: v.clock, RatePerMinute: -1, Retry: &RetryPolicy{MaxAttempts: 1}, RootCAs: tc.roots})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := c.Get(testContext(t), "/api/v2/crypto/trading/accounts/")
+		t.Cleanup(c.rt.(*http.Transport).CloseIdleConnections)
+		resp, err := c.Get(testContext(t), accountsPath)
 		switch {
 		case tc.trust && (err != nil || resp.Proto != "HTTP/2.0"):
 			t.Errorf("%s: %v, %+v; want an answer over HTTP/2", tc.name, err, resp)
 		case !tc.trust && err == nil:
 			t.Errorf("%s: answered; want the certificate refused", tc.name)
 		}
+	}
+	if n := v.seen(http.MethodGet); n != 1 {
+		t.Errorf("venue saw %d GETs, want 1: the trusted one", n)
 	}
 }

@@ -15,59 +15,68 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/tradewire/tradewire/internal/h2front"
+	simvenue "github.com/tradewire/tradewire/venue"
 )
 
 const replayTarget = "/api/v2/crypto/trading/orders/"
 
-// refusingCase is a TLS + HTTP/2 server that never answers a GET, and the
-// tokens the client's budget holds against it.
+// refusingCase is a venue, served over TLS + HTTP/2, that never answers
+// a GET, and the tokens the client's budget holds against it.
 type refusingCase struct {
 	name   string
 	tokens int
-	opts   []h2front.Option
-	abort  h2front.Kind
+	cfg    simvenue.Config
+	abort  string // the stream fault on every GET; "" for none
 }
+
+// everyTime is a fault's Times that outlasts any test.
+const everyTime = 1 << 30
 
 var refusingCases = []refusingCase{
-	{name: "MAX_CONCURRENT_STREAMS 0", tokens: 3, opts: []h2front.Option{h2front.WithMaxConcurrentStreams(0)}},
-	{name: "GOAWAY on every GET", tokens: 3, abort: h2front.GoAway},
+	{name: "MAX_CONCURRENT_STREAMS 0", tokens: 3, cfg: simvenue.Config{MaxConcurrentStreams: -1}},
+	{name: "GOAWAY on every GET", tokens: 3, abort: "goaway"},
 	// net/http waits 1 s, 2 s, … (real time) before its second, third, …
 	// retry on one connection: one token keeps the test off them.
-	{name: "REFUSED_STREAM on every GET", tokens: 1, abort: h2front.RefusedStream},
-	{name: "PROTOCOL_ERROR on every GET", tokens: 1, abort: h2front.ProtocolError},
+	{name: "REFUSED_STREAM on every GET", tokens: 1, abort: "refused_stream"},
+	{name: "PROTOCOL_ERROR on every GET", tokens: 1, abort: "protocol_error"},
 }
 
-// refusing is one run against a refusingCase's server.
+// refusing is one run against a refusingCase's venue.
 type refusing struct {
-	srv      *h2front.Server
-	venue    *wireVenue
-	clock    *clockwork.FakeClock
+	venue    *h2Venue
 	client   *Client
 	attempts []Attempt
 }
 
-// newRefusing starts tc's server and a client on a fake clock whose token
-// bucket holds tc.tokens tokens, the next a minute away, with one attempt
-// per request (net/http's own replays are what is measured). stop, when
-// set, is called once the server has run its handler for more GETs than
-// tc.tokens or the client is dialing its (tc.tokens+4)th connection.
+// newRefusing starts tc's venue and a client on the venue's fake clock
+// whose token bucket holds tc.tokens tokens, the next a minute away, with
+// one attempt per request (net/http's own replays are what is measured).
+// stop, when set, is called once more GETs than tc.tokens have reached the
+// venue or the client is dialing its (tc.tokens+4)th connection.
 func newRefusing(t *testing.T, tc refusingCase, stop func()) *refusing {
 	t.Helper()
-	r := &refusing{clock: clockwork.NewFakeClockAt(t0)}
-	r.venue = newWireVenue(r.clock)
-	var once sync.Once
-	r.srv = h2front.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.venue.ServeHTTP(w, req)
-		if stop != nil && r.venue.seen(http.MethodGet) > tc.tokens {
-			once.Do(stop)
-		}
-	}), tc.opts...)
-	t.Cleanup(r.srv.Close)
-	if tc.abort != h2front.Deliver {
-		r.srv.AbortMethod(http.MethodGet, tc.abort, -1)
+	r := &refusing{venue: newH2Venue(t, tc.cfg)}
+	if tc.abort != "" {
+		r.venue.fault(t, tc.abort, http.MethodGet, everyTime)
 	}
-	tr := r.srv.Client().Transport.(*http.Transport)
+	var once sync.Once
+	if stop != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go func() {
+			gets := 0
+			_, err := r.venue.Ledger().AwaitRequests(ctx, 0, func(req simvenue.Request) bool {
+				if req.Method == http.MethodGet {
+					gets++
+				}
+				return gets > tc.tokens
+			})
+			if err == nil {
+				once.Do(stop)
+			}
+		}()
+	}
+	tr := r.venue.transport(t)
 	var d net.Dialer
 	var dials atomic.Int32
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -77,8 +86,8 @@ func newRefusing(t *testing.T, tc refusingCase, stop func()) *refusing {
 		return d.DialContext(ctx, network, addr)
 	}
 	// At 1 a minute, Headroom holds one token of the burst back.
-	lim := NewTokenBucket(r.clock, 1, tc.tokens+1)
-	c, err := New(r.srv.URL, testSigner(t), Config{Clock: r.clock, RoundTripper: tr, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 1}, Observer: func(a Attempt) { r.attempts = append(r.attempts, a) }})
+	lim := NewTokenBucket(r.venue.clock, 1, tc.tokens+1)
+	c, err := New(r.venue.srv.URL, testSigner(t), Config{Clock: r.venue.clock, RoundTripper: tr, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 1}, Observer: func(a Attempt) { r.attempts = append(r.attempts, a) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,17 +98,24 @@ func newRefusing(t *testing.T, tc refusingCase, stop func()) *refusing {
 // deadline is ctx with a deadline 30 s away on r's clock: a token a
 // minute away is refused at once.
 func (r *refusing) deadline(t *testing.T, ctx context.Context) context.Context {
-	ctx, cancel := clockwork.WithTimeout(ctx, r.clock, 30*time.Second)
+	ctx, cancel := clockwork.WithTimeout(ctx, r.venue.clock, 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-// TestGETAgainstARefusingServerCostsItsBudget: against a server that
-// refuses every stream, a GET under a budget of N tokens opens at most N
-// streams at the server (and N+1 connections: the last is dialed, and
-// sends nothing), then fails with an error that says net/http would have
-// sent it again and the budget refused, matching ErrUnavailable. The
-// observer counts the N-1 replays the budget admitted.
+// counts closes the venue, which waits for every stream it was reading,
+// and returns the streams and connections clients opened on it.
+func (r *refusing) counts() (streams, conns int) {
+	r.venue.srv.Close()
+	return r.venue.streams(), int(r.venue.conns.Load())
+}
+
+// TestGETAgainstARefusingServerCostsItsBudget: against a venue whose
+// HTTP/2 front refuses every stream, a GET under a budget of N tokens
+// opens at most N streams at the venue (and N+1 connections: the last is
+// dialed, and sends nothing), then fails with an error that says
+// net/http would have sent it again and the budget refused, matching
+// ErrUnavailable. The observer counts the N-1 replays the budget admitted.
 func TestGETAgainstARefusingServerCostsItsBudget(t *testing.T) {
 	t.Parallel()
 	for _, tc := range refusingCases {
@@ -107,10 +123,10 @@ func TestGETAgainstARefusingServerCostsItsBudget(t *testing.T) {
 			t.Parallel()
 			r := newRefusing(t, tc, nil)
 			_, err := r.client.Get(r.deadline(t, testContext(t)), replayTarget)
-			streams, conns := r.srv.Streams(), r.srv.Conns()
+			streams, conns := r.counts()
 			t.Logf("%d tokens: %d streams on %d connections; %v", tc.tokens, streams, conns, err)
 			if streams > tc.tokens || conns > tc.tokens+1 {
-				t.Errorf("the server saw %d streams on %d connections, want at most %d and %d", streams, conns, tc.tokens, tc.tokens+1)
+				t.Errorf("the venue saw %d streams on %d connections, want at most %d and %d", streams, conns, tc.tokens, tc.tokens+1)
 			}
 			if err == nil {
 				t.Fatal("success, want an error")
@@ -128,18 +144,18 @@ func TestGETAgainstARefusingServerCostsItsBudget(t *testing.T) {
 			if len(r.attempts) != 1 || r.attempts[0].Replays != tc.tokens-1 || r.attempts[0].Err == nil {
 				t.Errorf("observed %+v, want one failed attempt with %d replays", r.attempts, tc.tokens-1)
 			}
-			if tc.abort == h2front.Deliver && r.venue.seen(http.MethodGet) != 0 {
-				t.Errorf("a handler ran %d times behind MAX_CONCURRENT_STREAMS 0", r.venue.seen(http.MethodGet))
+			if tc.abort == "" && r.venue.served() != 0 {
+				t.Errorf("the venue served %d requests behind MAX_CONCURRENT_STREAMS 0", r.venue.served())
 			}
 		})
 	}
 }
 
-// TestRefusingServerWithoutTheGuard is the control: the same servers and
+// TestRefusingServerWithoutTheGuard is the control: the same venues and
 // budgets with the replay guard off. net/http keeps sending the GET,
-// beneath the budget, until the test stops it (once the server has run its
-// handler for more GETs than tokens, or the client dials a connection more
-// than tokens+3): what TestGETAgainstARefusingServerCostsItsBudget forbids
+// beneath the budget, until the test stops it (once more GETs than tokens
+// have reached the venue, or the client dials a connection more than
+// tokens+3): what TestGETAgainstARefusingServerCostsItsBudget forbids
 // happens.
 func TestRefusingServerWithoutTheGuard(t *testing.T) {
 	t.Parallel()
@@ -151,10 +167,10 @@ func TestRefusingServerWithoutTheGuard(t *testing.T) {
 			r := newRefusing(t, tc, cancel)
 			r.client.unguarded = true
 			_, err := r.client.Get(r.deadline(t, ctx), replayTarget)
-			streams, conns := r.srv.Streams(), r.srv.Conns()
+			streams, conns := r.counts()
 			t.Logf("guard off, %d tokens: %d streams on %d connections; %v", tc.tokens, streams, conns, err)
 			if streams <= tc.tokens && conns <= tc.tokens+1 {
-				t.Errorf("the server saw %d streams on %d connections; without the guard it should see more than %d or %d", streams, conns, tc.tokens, tc.tokens+1)
+				t.Errorf("the venue saw %d streams on %d connections; without the guard it should see more than %d or %d", streams, conns, tc.tokens, tc.tokens+1)
 			}
 		})
 	}
@@ -429,8 +445,8 @@ func TestHTTP1RefusedReplayIsNotWritten(t *testing.T) {
 }
 
 // TestCallersTraceStillFires: a trace the caller put on the context is
-// composed with the attempt's own: over HTTP/2 (a refused stream, then an
-// answer) and HTTP/1.1 (a dead kept-alive connection, then an answer), the
+// composed with the attempt's own: over HTTP/2 (the venue refuses a
+// stream, then answers) and HTTP/1.1 (a dead kept-alive connection, then an answer), the
 // caller's GetConn, GotConn and GotFirstResponseByte see every try, and
 // the replay still took its own token.
 func TestCallersTraceStillFires(t *testing.T) {
@@ -439,17 +455,16 @@ func TestCallersTraceStillFires(t *testing.T) {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()
 			clock := clockwork.NewFakeClockAt(t0)
-			var url string
+			var url, path string
 			var rt http.RoundTripper
 			var warm bool
 			if proto == "HTTP/2.0" {
-				srv := h2front.NewServer(newWireVenue(clock))
-				t.Cleanup(srv.Close)
-				srv.AbortMethod(http.MethodGet, h2front.RefusedStream, 1)
-				url, rt = srv.URL, srv.Client().Transport
+				v := newH2Venue(t, simvenue.Config{})
+				v.fault(t, "refused_stream", http.MethodGet, 1)
+				url, path, rt, clock = v.srv.URL, accountsPath, v.transport(t), v.clock
 			} else {
 				d := newDeadConnServer(t, true)
-				url, rt, warm = d.srv.URL, d.srv.Client().Transport, true
+				url, path, rt, warm = d.srv.URL, "/b", d.srv.Client().Transport, true
 			}
 			lim := &countingLimiter{}
 			c, err := New(url, testSigner(t), Config{Clock: clock, RoundTripper: rt, Limiter: lim})
@@ -473,7 +488,7 @@ func TestCallersTraceStillFires(t *testing.T) {
 				GotFirstResponseByte: func() { firstBytes++ },
 			})
 			before := lim.taken()
-			resp, err := c.Get(ctx, "/b")
+			resp, err := c.Get(ctx, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -524,53 +539,50 @@ func (a *adaptiveCounter) Answered(_, _ string, grantedAt time.Time, _ int) {
 // is reported as granted when the replay was.
 func TestReplayDrawsOnTheAdaptiveBudget(t *testing.T) {
 	t.Parallel()
-	clock := clockwork.NewFakeClockAt(t0)
-	srv := h2front.NewServer(newWireVenue(clock))
-	t.Cleanup(srv.Close)
-	srv.AbortMethod(http.MethodGet, h2front.RefusedStream, 1)
+	v := newH2Venue(t, simvenue.Config{})
+	v.fault(t, "refused_stream", http.MethodGet, 1)
 	lim := &adaptiveCounter{}
-	c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RoundTripper: srv.Client().Transport, Limiter: lim})
+	c, err := New(v.srv.URL, testSigner(t), Config{Clock: v.clock, RoundTripper: v.transport(t), Limiter: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(testContext(t), replayTarget); err != nil {
+	if _, err := c.Get(testContext(t), v.ordersTarget()); err != nil {
 		t.Fatal(err)
 	}
-	if lim.waitFor != 2 || len(lim.answered) != 1 || !lim.answered[0].Equal(t0) {
-		t.Errorf("WaitFor %d times, answered %v; want 2 and one answer granted at %v", lim.waitFor, lim.answered, t0)
+	if lim.waitFor != 2 || len(lim.answered) != 1 || !lim.answered[0].Equal(t0) || v.seen(http.MethodGet) != 2 {
+		t.Errorf("WaitFor %d times, answered %v, venue saw %d GETs; want 2, one answer granted at %v, 2", lim.waitFor, lim.answered, v.seen(http.MethodGet), t0)
 	}
 }
 
 // TestReplaysPerAttemptAreCapped: however large the budget, net/http sends
 // one attempt at most 1+maxReplays times; then the attempt fails and the
 // client's own retries (here 3 attempts, with no delay) take over. Against
-// servers that refuse every stream, a GET costs at most 3×(1+maxReplays)
+// venues that refuse every stream, a GET costs at most 3×(1+maxReplays)
 // tokens and streams.
 func TestReplaysPerAttemptAreCapped(t *testing.T) {
 	t.Parallel()
 	for _, tc := range refusingCases[:2] { // MAX_CONCURRENT_STREAMS 0, GOAWAY: no real waits in net/http
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clock := clockwork.NewFakeClockAt(t0)
-			srv := h2front.NewServer(newWireVenue(clock), tc.opts...)
-			t.Cleanup(srv.Close)
-			if tc.abort != h2front.Deliver {
-				srv.AbortMethod(http.MethodGet, tc.abort, -1)
+			v := newH2Venue(t, tc.cfg)
+			if tc.abort != "" {
+				v.fault(t, tc.abort, http.MethodGet, everyTime)
 			}
 			lim := &countingLimiter{}
 			var seen []Attempt
-			c, err := New(srv.URL, testSigner(t), Config{Clock: clock, RoundTripper: srv.Client().Transport, Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 3}, Observer: func(a Attempt) { seen = append(seen, a) }})
+			c, err := New(v.srv.URL, testSigner(t), Config{Clock: v.clock, RoundTripper: v.transport(t), Limiter: lim, Retry: &RetryPolicy{MaxAttempts: 3}, Observer: func(a Attempt) { seen = append(seen, a) }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, err = c.Get(testContext(t), replayTarget)
+			v.srv.Close() // waits for every stream the venue was reading
 			const perAttempt = 1 + maxReplays
-			t.Logf("%d tokens, %d streams on %d connections; %v", lim.taken(), srv.Streams(), srv.Conns(), err)
+			t.Logf("%d tokens, %d streams on %d connections; %v", lim.taken(), v.streams(), v.conns.Load(), err)
 			if !errors.Is(err, errReplayLimit) || !errors.Is(err, ErrUnavailable) {
 				t.Fatalf("err = %v, want the replay limit, matching ErrUnavailable", err)
 			}
-			if lim.taken() != 3*perAttempt || srv.Streams() > 3*perAttempt {
-				t.Errorf("%d tokens, %d streams; want %d tokens and at most as many streams", lim.taken(), srv.Streams(), 3*perAttempt)
+			if lim.taken() != 3*perAttempt || v.streams() > 3*perAttempt {
+				t.Errorf("%d tokens, %d streams; want %d tokens and at most as many streams", lim.taken(), v.streams(), 3*perAttempt)
 			}
 			for _, a := range seen {
 				if a.Replays != maxReplays {
