@@ -160,10 +160,9 @@
 // Scenario.Wire picks how the client reaches the venue: WireMemory (the
 // default) calls its handler in memory; WireHTTP serves it over plain
 // HTTP/1.1 on a loopback listener (brokertest.NewServer); WireTLS serves it
-// over TLS + HTTP/2
-// on a loopback listener (brokertest.NewTLSServer, on internal/h2front,
-// which can refuse a stream or send GOAWAY) and hands the client the
-// the Server's Transport, so requests cross the protocol the real
+// over TLS + HTTP/2 on a loopback listener (brokertest.NewTLSServer, on the
+// venue's own HTTP/2 front, which can refuse a stream or send GOAWAY) and
+// hands the client the Server's Transport, so requests cross the protocol the real
 // venue speaks (Event.Proto is "HTTP/2.0"). The lockstep holds over the
 // socket, since the venue's handler waits on the same clock on behalf of
 // the bot that sent the request; a request the client gave up on (latency

@@ -167,9 +167,9 @@
 //     for. The client calls its RoundTrip itself, one attempt at a time, so
 //     nothing above it follows a redirect.
 //
-// The tests hold this to a real TLS + HTTP/2 venue that answers a POST
-// with each of those resets after committing it, and count one POST at
-// the venue (internal/h2front). Response.Proto says which protocol an
+// The tests hold this to the simulated venue (package venue) served over
+// TLS + HTTP/2, which answers a POST with each of those resets after
+// committing it, and count one POST and one order in its Ledger. Response.Proto says which protocol an
 // answer came over.
 //
 // A GET is built the ordinary way, so net/http may send it again by itself

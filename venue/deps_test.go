@@ -33,40 +33,28 @@ func goListLines(t *testing.T, args ...string) []string {
 	return strings.Split(strings.TrimSpace(string(out)), "\n")
 }
 
-// sharedServer is the one package outside venue/ the venue may use: its
-// HTTP/2 front, a frame-level server that knows nothing of the venue or
-// the client, shared with transport's tests (which play the same stream
-// faults on handlers of their own). The test checks it stays a leaf. Once
-// those tests use the venue instead, it moves to venue/internal/h2front
-// and this exception goes.
-const sharedServer = "internal/h2front"
-
 // TestVenueImportsNothingOfTradewire keeps the simulated venue an
 // independent oracle: a bug shared with the client cannot pass on both
-// sides if the venue, its tests included, depends on no tradewire package
-// outside venue/ (no signing, transport, orders, broker, internal/wire),
-// directly or through another; sharedServer alone is allowed, and only
-// while it imports no tradewire package itself.
+// sides if the venue, its tests and its HTTP/2 front (venue/internal/...)
+// included, depends on no tradewire package outside venue/ (no signing,
+// transport, orders, broker, internal/...), directly or through another.
 func TestVenueImportsNothingOfTradewire(t *testing.T) {
-	for _, dep := range goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+sharedServer) {
-		if rel, ok := strings.CutPrefix(dep, module+"/"); ok && rel != sharedServer {
-			t.Errorf("%s depends on %s: the venue's HTTP/2 front must import no tradewire package", sharedServer, dep)
-		}
-	}
 	for _, args := range [][]string{
 		{"-deps", "./venue/..."},
 		{"-deps", "-test", "./venue/..."},
 	} {
 		deps := goList(t, append([]string{"-f", "{{.ImportPath}}"}, args...)...)
-		if !slices.Contains(deps, module+"/venue") {
-			t.Fatalf("go list %v listed %q, want the venue among them", args, deps)
+		for _, want := range []string{module + "/venue", module + "/venue/internal/h2front"} {
+			if !slices.Contains(deps, want) {
+				t.Fatalf("go list %v listed %q, want %s among them", args, deps, want)
+			}
 		}
 		for _, dep := range deps {
 			// -test adds "pkg [pkg.test]" variants, "pkg.test" mains and
 			// "pkg_test" external test packages.
 			p := strings.TrimSuffix(strings.TrimSuffix(dep, ".test"), "_test")
 			rel, ok := strings.CutPrefix(p, module+"/")
-			if !ok || rel == "venue" || strings.HasPrefix(rel, "venue/") || rel == sharedServer {
+			if !ok || rel == "venue" || strings.HasPrefix(rel, "venue/") {
 				continue
 			}
 			if strings.HasPrefix(dep, "[") { // the bracketed half of "pkg [pkg.test]"

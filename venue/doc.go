@@ -6,11 +6,11 @@
 // a test double, as net/http/httptest wraps a handler.
 //
 // It is an independent oracle: it imports none of tradewire's client code
-// (signing, transport, orders, idempotency, broker, internal/wire); outside
-// venue/ it uses only its HTTP/2 front, internal/h2front, which imports
-// nothing of tradewire. It checks signatures with crypto/ed25519
+// (signing, transport, orders, idempotency, broker, internal/wire) and
+// nothing of tradewire outside venue/: its HTTP/2 front is its own
+// (venue/internal/h2front). It checks signatures with crypto/ed25519
 // directly, so a bug shared with the client cannot pass on both sides. A
-// test enforces it.
+// test enforces it, for the venue's tests too.
 //
 // # Serving
 //

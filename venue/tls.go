@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tradewire/tradewire/internal/h2front"
+	"github.com/tradewire/tradewire/venue/internal/h2front"
 )
 
 // Server is a Venue served on a listener by Serve. It is safe for

@@ -1,7 +1,8 @@
-// Package h2front serves an http.Handler over TLS and HTTP/2 on a loopback
-// listener, with the frames under its control, so that a test (or the
-// simulated venue's `sim serve --tls`) can end a stream the way a hostile or
-// overloaded venue would: after the handler has done its work.
+// Package h2front is the simulated venue's HTTP/2 front (Venue.Serve with
+// TLS, and so `sim serve --tls`): it serves an http.Handler over TLS and
+// HTTP/2 on a listener, with the frames under its control, so that the
+// venue can end a stream the way a hostile or overloaded venue would:
+// after the handler has done its work.
 //
 // It exists because net/http's own HTTP/2 server gives no way to answer a
 // request with RST_STREAM(REFUSED_STREAM), RST_STREAM(PROTOCOL_ERROR) or a
@@ -10,8 +11,9 @@
 // A handler calls Abort to choose one of them for its request; a test can
 // instead set a policy for a whole server with Server.AbortMethod.
 // WithMaxConcurrentStreams(0) makes a server that refuses every stream,
-// as one shedding load may advertise; Server.Conns and Server.Streams
-// count what clients opened.
+// as one shedding load may advertise; WithRefused tells of every stream
+// refused before a handler saw it; Server.Conns and Server.Streams count
+// what clients opened.
 //
 // Its certificate, for 127.0.0.1, ::1 and localhost, is an end entity
 // (CA:FALSE, serverAuth) signed by a certificate authority minted with it,

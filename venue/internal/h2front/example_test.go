@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/tradewire/tradewire/internal/h2front"
+	"github.com/tradewire/tradewire/venue/internal/h2front"
 )
 
 // A venue that commits a create, then resets the stream as if it had never
