@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -60,7 +61,7 @@ func (v *Venue) Serve(ln net.Listener, tls bool) *Server {
 	if tls {
 		opts := []h2front.Option{h2front.WithClock(v.e.clock), h2front.WithHTTP1(), h2front.WithBodyTimeout(body), h2front.WithRefused(v.e.refusedUnserved)}
 		if n := v.cfg.MaxConcurrentStreams; n != 0 {
-			opts = append(opts, h2front.WithMaxConcurrentStreams(uint32(max(n, 0))))
+			opts = append(opts, h2front.WithMaxConcurrentStreams(uint32(min(max(n, 0), math.MaxUint32))))
 		}
 		s.h2 = h2front.NewServerListener(ln, v, opts...)
 		s.URL, s.CACertPEM, s.CA = s.h2.URL, s.h2.CACertPEM(), s.h2.Certificate()
