@@ -161,12 +161,7 @@ func New(baseURL string, signer *signing.Signer, cfg Config) (*Client, error) {
 		p := defaultRetryPolicy()
 		cfg.Retry = &p
 	}
-	if cfg.RatePerMinute == 0 {
-		cfg.RatePerMinute = adaptive.PerMinute
-	}
-	if cfg.Burst == 0 {
-		cfg.Burst = adaptive.Burst
-	}
+	cfg.RatePerMinute, cfg.Burst = adaptive.Defaults(cfg.RatePerMinute, cfg.Burst)
 	if cfg.RetryBudget == 0 {
 		cfg.RetryBudget = defaultRetryBudget
 	}

@@ -1,8 +1,12 @@
 package venue
 
 import (
+	_ "embed"
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,99 +39,107 @@ type pair struct {
 	symHash                                            uint64
 }
 
-// pairSpec is one row of the catalogue.
-type pairSpec struct {
-	symbol, assetInc, quoteInc, maxSize, minAmount string
-	base, halfSpread, depth                        float64
-	status                                         string // "" is tradable
-}
-
-// catalogue is the venue's list of pairs, in symbol order: a list shaped
-// like the live one (tens of USD pairs; a few untradable or sell-only;
-// some without min_order_amount). Statuses and parameters are the
-// simulation's own, not a record of the live venue. BTC-USD, DOGE-USD,
-// ETH-USD and SOL-USD keep the parameters they always had (core): seeded
-// history trades only those.
-var catalogue = []pairSpec{
-	{"AAVE-USD", "0.000001", "0.01", "500.0000000000000000", "1.0", 180, 0.0003, 8000, ""},
-	{"ADA-USD", "0.01", "0.000001", "1000000.0000000000000000", "1.0", 0.45, 0.0003, 10000, ""},
-	{"ARB-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.8, 0.0005, 6000, ""},
-	{"AVAX-USD", "0.000001", "0.01", "10000.0000000000000000", "0.1", 30, 0.0003, 10000, ""},
-	{"BCH-USD", "0.00000001", "0.01", "500.0000000000000000", "0.1", 380, 0.0003, 12000, ""},
-	{"BONK-USD", "1", "0.00000001", "5000000000.0000000000000000", "", 0.00002, 0.001, 4000, ""},
-	{"BSV-USD", "0.00000001", "0.01", "2000.0000000000000000", "0.1", 50, 0.001, 3000, pairUntradable},
-	{"BTC-USD", "0.00000001", "0.01", "20.0000000000000000", "0.1", 65000, 0.00004, 150000, ""},
-	{"COMP-USD", "0.000001", "0.01", "2000.0000000000000000", "1.0", 55, 0.0006, 4000, pairSellOnly},
-	{"CRV-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.35, 0.0008, 5000, ""},
-	{"DOGE-USD", "0.01", "0.000001", "2000000.0000000000000000", "0.1", 0.15, 0.0002, 40000, ""},
-	{"ENA-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.5, 0.0008, 5000, ""},
-	{"ETC-USD", "0.000001", "0.01", "20000.0000000000000000", "0.1", 22, 0.0004, 6000, ""},
-	{"ETH-USD", "0.000001", "0.01", "400.0000000000000000", "0.1", 3200, 0.00006, 100000, ""},
-	{"FLOKI-USD", "1", "0.00000001", "2000000000.0000000000000000", "", 0.00015, 0.001, 4000, ""},
-	{"HBAR-USD", "0.01", "0.00001", "5000000.0000000000000000", "", 0.08, 0.0006, 6000, ""},
-	{"HYPE-USD", "0.001", "0.001", "20000.0000000000000000", "", 25, 0.0008, 6000, ""},
-	{"LINK-USD", "0.000001", "0.001", "50000.0000000000000000", "0.1", 14, 0.0003, 10000, ""},
-	{"LTC-USD", "0.00000001", "0.01", "5000.0000000000000000", "0.1", 75, 0.0003, 10000, ""},
-	{"MATIC-USD", "0.01", "0.0001", "1000000.0000000000000000", "0.1", 0.4, 0.0006, 3000, pairUntradable},
-	{"MEW-USD", "1", "0.000001", "20000000.0000000000000000", "", 0.005, 0.0015, 3000, ""},
-	{"MOODENG-USD", "0.01", "0.00001", "2000000.0000000000000000", "", 0.15, 0.0015, 3000, ""},
-	{"ONDO-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.9, 0.0006, 5000, ""},
-	{"OP-USD", "0.01", "0.0001", "200000.0000000000000000", "", 1.8, 0.0005, 6000, ""},
-	{"PENGU-USD", "1", "0.000001", "50000000.0000000000000000", "", 0.01, 0.0015, 3000, ""},
-	{"PEPE-USD", "1", "0.000000001", "20000000000.0000000000000000", "", 0.00001, 0.0008, 6000, ""},
-	{"PNUT-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.4, 0.0015, 3000, ""},
-	{"POL-USD", "0.01", "0.0001", "1000000.0000000000000000", "0.1", 0.4, 0.0006, 5000, ""},
-	{"POPCAT-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.6, 0.0015, 3000, ""},
-	{"RENDER-USD", "0.01", "0.001", "100000.0000000000000000", "", 5, 0.0008, 4000, ""},
-	{"SEI-USD", "0.01", "0.0001", "1000000.0000000000000000", "", 0.3, 0.0008, 4000, ""},
-	{"SHIB-USD", "1", "0.000000001", "50000000000.0000000000000000", "0.1", 0.00002, 0.0005, 8000, ""},
-	{"SOL-USD", "0.000001", "0.01", "10000.0000000000000000", "0.1", 150, 0.0001, 50000, ""},
-	{"SUI-USD", "0.01", "0.0001", "200000.0000000000000000", "", 1.9, 0.0005, 6000, ""},
-	{"TRUMP-USD", "0.001", "0.001", "50000.0000000000000000", "", 12, 0.001, 4000, ""},
-	{"UNI-USD", "0.000001", "0.001", "50000.0000000000000000", "0.1", 8, 0.0004, 6000, ""},
-	{"VIRTUAL-USD", "0.01", "0.0001", "500000.0000000000000000", "", 1.2, 0.0012, 3000, ""},
-	{"WIF-USD", "0.01", "0.0001", "500000.0000000000000000", "", 1.6, 0.001, 4000, ""},
-	{"XLM-USD", "0.01", "0.000001", "5000000.0000000000000000", "0.1", 0.11, 0.0004, 6000, ""},
-	{"XRP-USD", "0.01", "0.000001", "2000000.0000000000000000", "0.1", 0.55, 0.0003, 20000, ""},
-	{"XTZ-USD", "0.01", "0.0001", "500000.0000000000000000", "", 0.75, 0.0008, 3000, pairSellOnly},
-	{"ZEC-USD", "0.000001", "0.01", "5000.0000000000000000", "", 40, 0.0008, 4000, ""},
-}
-
 // corePairs are the pairs the venue has always listed, with their
 // parameters unchanged: seeded history trades them alone.
 var corePairs = map[string]bool{"BTC-USD": true, "DOGE-USD": true, "ETH-USD": true, "SOL-USD": true}
 
-func newPair(s pairSpec) *pair {
-	h := fnv.New64a()
-	h.Write([]byte(s.symbol))
-	asset, quote, _ := strings.Cut(s.symbol, "-")
-	p := &pair{
-		symbol: s.symbol, asset: asset, quote: quote,
-		assetInc: decimal.RequireFromString(s.assetInc), quoteInc: decimal.RequireFromString(s.quoteInc),
-		maxSize:     decimal.RequireFromString(s.maxSize),
-		assetIncStr: s.assetInc, quoteIncStr: s.quoteInc, maxSizeStr: s.maxSize, minAmountStr: s.minAmount,
-		status: s.status, core: corePairs[s.symbol],
-		base: s.base, halfSpread: s.halfSpread, depth: s.depth, symHash: h.Sum64(),
-	}
-	if p.status == "" {
-		p.status = pairTradable
-	}
-	if s.minAmount != "" {
-		p.minAmount = decimal.RequireFromString(s.minAmount)
-	}
-	return p
-}
+// pairsText is the catalogue, the venue's list of pairs in symbol order: a
+// list shaped like the live one (tens of USD pairs; a few untradable or
+// sell-only; some without min_order_amount). TestPairsFile holds it valid.
+//
+//go:embed pairs.txt
+var pairsText string
 
 // defaultPairs are the markets every venue lists, in symbol order. Pairs
 // are never changed once built, so every venue shares one parse of the
 // catalogue.
 var defaultPairs = sync.OnceValue(func() []*pair {
-	out := make([]*pair, len(catalogue))
-	for i, s := range catalogue {
-		out[i] = newPair(s)
+	ps, err := parsePairs(pairsText)
+	if err != nil {
+		panic(err)
 	}
-	return out
+	return ps
 })
+
+// pairsHeader names the columns of a catalogue.
+const pairsHeader = "symbol asset_increment quote_increment max_order_size min_order_amount base half_spread depth status"
+
+// parsePairs reads a catalogue: lines starting with # and blank lines
+// aside, the header, then one pair a line, in symbol order.
+func parsePairs(text string) ([]*pair, error) {
+	var out []*pair
+	header := false
+	for i, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
+			continue
+		case !header:
+			if strings.Join(f, " ") != pairsHeader {
+				return nil, fmt.Errorf("venue: pairs line %d: %q, want the header %q", i+1, line, pairsHeader)
+			}
+			header = true
+			continue
+		}
+		p, err := parsePair(f)
+		if err == nil && len(out) > 0 && p.symbol <= out[len(out)-1].symbol {
+			err = fmt.Errorf("%s after %s: not in symbol order", p.symbol, out[len(out)-1].symbol)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("venue: pairs line %d: %w", i+1, err)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("venue: pairs: no pair")
+	}
+	return out, nil
+}
+
+// parsePair reads one catalogue line's columns (see pairsHeader): every
+// number positive, min_order_amount "-" for none.
+func parsePair(f []string) (*pair, error) {
+	if len(f) != 9 {
+		return nil, fmt.Errorf("%d columns, want 9", len(f))
+	}
+	var bad error
+	dec := func(s string) decimal.Decimal {
+		d, err := decimal.NewFromString(s)
+		if (err != nil || !d.IsPositive()) && bad == nil {
+			bad = fmt.Errorf("%q is not a positive decimal", s)
+		}
+		return d
+	}
+	num := func(s string) float64 {
+		x, err := strconv.ParseFloat(s, 64)
+		if (err != nil || !(x > 0) || math.IsInf(x, 0)) && bad == nil {
+			bad = fmt.Errorf("%q is not a positive number", s)
+		}
+		return x
+	}
+	asset, quote, _ := strings.Cut(f[0], "-")
+	if asset == "" || quote == "" {
+		return nil, fmt.Errorf("symbol %q is not ASSET-QUOTE", f[0])
+	}
+	h := fnv.New64a()
+	h.Write([]byte(f[0]))
+	p := &pair{
+		symbol: f[0], asset: asset, quote: quote,
+		assetInc: dec(f[1]), quoteInc: dec(f[2]), maxSize: dec(f[3]),
+		assetIncStr: f[1], quoteIncStr: f[2], maxSizeStr: f[3],
+		base: num(f[5]), halfSpread: num(f[6]), depth: num(f[7]),
+		status: f[8], core: corePairs[f[0]], symHash: h.Sum64(),
+	}
+	if f[4] != "-" {
+		p.minAmount, p.minAmountStr = dec(f[4]), f[4]
+	}
+	switch p.status {
+	case pairTradable, pairUntradable, pairSellOnly:
+	default:
+		return nil, fmt.Errorf("status %q", p.status)
+	}
+	return p, bad
+}
 
 // historyPairs are the pairs seeded history trades, in symbol order.
 func (v *engine) historyPairs() []*pair { return v.hist }

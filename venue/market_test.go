@@ -255,6 +255,51 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
+// TestPairsFile holds pairs.txt valid (the venue would not start
+// otherwise) and to what doc.go says of it, and parsePairs to refusing a
+// catalogue that is not one, naming the line.
+func TestPairsFile(t *testing.T) {
+	t.Parallel()
+	ps, err := parsePairs(pairsText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := 0
+	for _, p := range ps {
+		if p.quote != "USD" {
+			t.Errorf("%s: not a USD pair", p.symbol)
+		}
+		if p.core {
+			core++
+		}
+	}
+	if len(ps) != 42 || core != len(corePairs) {
+		t.Errorf("%d pairs, %d of them core; doc.go says 42, with the %d core pairs", len(ps), core, len(corePairs))
+	}
+	const head = "# a comment\n\n" + pairsHeader + "\n"
+	const good = "BTC-USD 0.00000001 0.01 20.0 0.1 65000 0.00004 150000 tradable\n"
+	if ps, err := parsePairs(head + good + "ETH-USD 0.000001 0.01 400.0 - 3200 0.00006 100000 sellonly\n"); err != nil ||
+		len(ps) != 2 || ps[1].minAmountStr != "" || !ps[1].minAmount.IsZero() || ps[1].status != pairSellOnly {
+		t.Errorf("a good catalogue: %v, %v", ps, err)
+	}
+	for _, c := range []struct{ name, text, want string }{
+		{"empty", head, "no pair"},
+		{"no header", good, "line 1: "},
+		{"a column short", head + "BTC-USD 0.00000001 0.01 20.0 0.1 65000 0.00004 150000\n", "line 4: 8 columns"},
+		{"not a decimal", head + "BTC-USD 0.00000001 0.01x 20.0 0.1 65000 0.00004 150000 tradable\n", `line 4: "0.01x"`},
+		{"a zero increment", head + "BTC-USD 0 0.01 20.0 0.1 65000 0.00004 150000 tradable\n", `line 4: "0" is not`},
+		{"a negative spread", head + "BTC-USD 0.00000001 0.01 20.0 0.1 65000 -0.00004 150000 tradable\n", `line 4: "-0.00004"`},
+		{"a bad symbol", head + "BTCUSD 0.00000001 0.01 20.0 0.1 65000 0.00004 150000 tradable\n", `line 4: symbol "BTCUSD"`},
+		{"an unknown status", head + "BTC-USD 0.00000001 0.01 20.0 0.1 65000 0.00004 150000 open\n", `line 4: status "open"`},
+		{"out of order", head + good + "AAVE-USD 0.000001 0.01 500.0 1.0 180 0.0003 8000 tradable\n", "line 5: AAVE-USD after BTC-USD"},
+		{"a repeat", head + good + good, "line 5: BTC-USD after BTC-USD"},
+	} {
+		if _, err := parsePairs(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
+
 func TestPairStatusRefusesCreates(t *testing.T) {
 	t.Parallel()
 	h := setup(t, engineConfig{})

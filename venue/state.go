@@ -61,6 +61,43 @@ type orderState struct {
 	Filled, Notional, Fee                     decimal.Decimal
 }
 
+// orderFields pairs each field of an order's saved form with the order's
+// own: the one statement of what a state file keeps of an order. state
+// copies each pair into the saved form, loadStateFile back into an order.
+func orderFields(s *orderState, o *order) []fieldPair {
+	return []fieldPair{
+		bind(&s.ID, &o.id), bind(&s.ClientID, &o.clientID), bind(&s.Account, &o.account),
+		bind(&s.Symbol, &o.symbol), bind(&s.Side, &o.side), bind(&s.Type, &o.typ),
+		bind(&s.Qty, &o.qty), bind(&s.QuoteAmount, &o.quoteAmt), bind(&s.Limit, &o.limit),
+		bind(&s.Stop, &o.stop), bind(&s.FeeRatio, &o.feeRatio),
+		bind(&s.HasQuote, &o.hasQuote), bind(&s.HasLimit, &o.hasLimit), bind(&s.HasStop, &o.hasStop),
+		bind(&s.Triggered, &o.triggered), bind(&s.State, &o.state),
+		bind(&s.Created, &o.created), bind(&s.Updated, &o.updated), bind(&s.LastEval, &o.lastEval),
+		bind(&s.CancelAt, &o.cancelAt), bind(&s.ExpiresAt, &o.expiresAt),
+		bind(&s.TimeInForce, &o.tif), bind(&s.Seq, &o.seq),
+		bind(&s.Filled, &o.filled), bind(&s.Notional, &o.notional), bind(&s.Fee, &o.fee),
+		{save: func() {
+			s.Executions = nil
+			for _, e := range o.execs {
+				s.Executions = append(s.Executions, execState{e.price, e.qty, e.at})
+			}
+		}, load: func() {
+			o.execs = nil
+			for _, e := range s.Executions {
+				o.execs = append(o.execs, execution{e.Price, e.Qty, e.At})
+			}
+		}},
+	}
+}
+
+// fieldPair copies one field of a saved form from (save) or to (load) the
+// field it keeps.
+type fieldPair struct{ save, load func() }
+
+func bind[T any](saved, live *T) fieldPair {
+	return fieldPair{save: func() { *saved = *live }, load: func() { *live = *saved }}
+}
+
 // SaveState writes the venue's book to path atomically (a temporary file
 // in the same directory, synced, then renamed over path), for
 // Config.StateFile to start a later venue from. It is safe to call while
@@ -101,14 +138,9 @@ func (v *engine) state() venueState {
 			Volume: volumeState{a.volume.carried, a.volume.until, a.volume.days}})
 	}
 	for _, o := range v.orders {
-		so := orderState{ID: o.id, ClientID: o.clientID, Account: o.account, Symbol: o.symbol, Side: o.side, Type: o.typ,
-			Qty: o.qty, QuoteAmount: o.quoteAmt, Limit: o.limit, Stop: o.stop, FeeRatio: o.feeRatio,
-			HasQuote: o.hasQuote, HasLimit: o.hasLimit, HasStop: o.hasStop, Triggered: o.triggered,
-			State: o.state, Created: o.created, Updated: o.updated, LastEval: o.lastEval,
-			CancelAt: o.cancelAt, ExpiresAt: o.expiresAt, TimeInForce: o.tif, Seq: o.seq,
-			Filled: o.filled, Notional: o.notional, Fee: o.fee}
-		for _, e := range o.execs {
-			so.Executions = append(so.Executions, execState{e.price, e.qty, e.at})
+		var so orderState
+		for _, f := range orderFields(&so, o) {
+			f.save()
 		}
 		st.Orders = append(st.Orders, so)
 	}
@@ -155,14 +187,9 @@ func (v *engine) loadStateFile(path string) error {
 		if p == nil || v.byNumber[s.Account] == nil || v.byID[s.ID] != nil {
 			return fmt.Errorf("venue: state file %s: order %s: unknown symbol or account, or a repeated id", path, s.ID)
 		}
-		o := &order{id: s.ID, clientID: s.ClientID, account: s.Account, symbol: s.Symbol, side: s.Side, typ: s.Type, pair: p,
-			qty: s.Qty, quoteAmt: s.QuoteAmount, limit: s.Limit, stop: s.Stop, feeRatio: s.FeeRatio,
-			hasQuote: s.HasQuote, hasLimit: s.HasLimit, hasStop: s.HasStop, triggered: s.Triggered,
-			state: s.State, created: s.Created, updated: s.Updated, lastEval: s.LastEval,
-			cancelAt: s.CancelAt, expiresAt: s.ExpiresAt, tif: s.TimeInForce, seq: s.Seq,
-			filled: s.Filled, notional: s.Notional, fee: s.Fee}
-		for _, e := range s.Executions {
-			o.execs = append(o.execs, execution{e.Price, e.Qty, e.At})
+		o := &order{pair: p}
+		for _, f := range orderFields(&s, o) {
+			f.load()
 		}
 		v.insertOrder(o)
 	}

@@ -15,6 +15,19 @@ const (
 	Burst     = 300
 )
 
+// Defaults returns perMinute and burst with a zero one replaced by the
+// venue's (PerMinute, Burst): what zero means in every client-side
+// budget's configuration. A negative rate (off) stays as it is.
+func Defaults(perMinute float64, burst int) (float64, int) {
+	if perMinute == 0 {
+		perMinute = PerMinute
+	}
+	if burst == 0 {
+		burst = Burst
+	}
+	return perMinute, burst
+}
+
 // RateMargin is how far below its configured rate a client-side budget
 // refills: 1 %. Refilling at exactly the venue's rate would spend each
 // token the instant the venue's own bucket regains it, so floating-point

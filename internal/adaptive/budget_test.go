@@ -25,6 +25,23 @@ func TestHeadroom(t *testing.T) {
 	}
 }
 
+func TestDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		perMinute, wantRate float64
+		burst, wantBurst    int
+	}{
+		{0, PerMinute, 0, Burst}, // zero: the venue's budget
+		{60, 60, 0, Burst},
+		{0, PerMinute, 5, 5},
+		{-1, -1, 7, 7}, // off stays off
+	} {
+		rate, burst := Defaults(tt.perMinute, tt.burst)
+		if rate != tt.wantRate || burst != tt.wantBurst {
+			t.Errorf("Defaults(%v, %d) = %v, %d; want %v, %d", tt.perMinute, tt.burst, rate, burst, tt.wantRate, tt.wantBurst)
+		}
+	}
+}
+
 // TestPauseNeverShortens: a pause lasts to the latest end asked for; a
 // shorter or non-positive one changes nothing.
 func TestPauseNeverShortens(t *testing.T) {

@@ -130,12 +130,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, c
 	if cfg.Clock == nil {
 		cfg.Clock = clockwork.NewRealClock()
 	}
-	if cfg.RatePerMinute == 0 {
-		cfg.RatePerMinute = adaptive.PerMinute
-	}
-	if cfg.Burst == 0 {
-		cfg.Burst = adaptive.Burst
-	}
+	cfg.RatePerMinute, cfg.Burst = adaptive.Defaults(cfg.RatePerMinute, cfg.Burst)
 	if cfg.MaxPause == 0 {
 		cfg.MaxPause = defaultMaxPause
 	}

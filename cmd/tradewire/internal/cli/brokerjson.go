@@ -252,6 +252,15 @@ func violationJSON(v broker.Violation) any {
 	}{v.Field, string(v.Code), jsonGiven(v.Limit), v.Detail}
 }
 
+// termsJSON is an order's size and prices as a preview and an order print
+// them, each null when the request or the order's config has none.
+type termsJSON struct {
+	AssetQuantity *string `json:"asset_quantity"`
+	QuoteAmount   *string `json:"quote_amount"`
+	LimitPrice    *string `json:"limit_price"`
+	StopPrice     *string `json:"stop_price"`
+}
+
 // The JSON of the preview flat: estimate (always true), valid (no
 // violation), the request as given (symbol, side, type, and
 // asset_quantity, quote_amount, limit_price, stop_price, null when not
@@ -262,15 +271,12 @@ func violationJSON(v broker.Violation) any {
 func previewJSON(p broker.Preview) any {
 	violations := each(p.Violations, violationJSON)
 	return struct {
-		Estimate               bool    `json:"estimate"`
-		Valid                  bool    `json:"valid"`
-		Symbol                 string  `json:"symbol"`
-		Side                   string  `json:"side"`
-		Type                   string  `json:"type"`
-		AssetQuantity          *string `json:"asset_quantity"`
-		QuoteAmount            *string `json:"quote_amount"`
-		LimitPrice             *string `json:"limit_price"`
-		StopPrice              *string `json:"stop_price"`
+		Estimate bool   `json:"estimate"`
+		Valid    bool   `json:"valid"`
+		Symbol   string `json:"symbol"`
+		Side     string `json:"side"`
+		Type     string `json:"type"`
+		termsJSON
 		EstimatedAssetQuantity string  `json:"estimated_asset_quantity"`
 		MarketPrice            string  `json:"market_price"`
 		Price                  string  `json:"price"`
@@ -283,8 +289,8 @@ func previewJSON(p broker.Preview) any {
 		EstimatedAt            string  `json:"estimated_at"`
 	}{
 		true, p.OK(), p.Request.Symbol, string(p.Request.Side), string(p.Request.Type),
-		jsonGiven(p.Request.AssetQuantity), jsonGiven(p.Request.QuoteAmount),
-		jsonGiven(p.Request.LimitPrice), jsonGiven(p.Request.StopPrice),
+		termsJSON{jsonGiven(p.Request.AssetQuantity), jsonGiven(p.Request.QuoteAmount),
+			jsonGiven(p.Request.LimitPrice), jsonGiven(p.Request.StopPrice)},
 		jsonDec(p.AssetQuantity), jsonDec(p.MarketPrice), jsonDec(p.Price), jsonDec(p.Notional),
 		jsonDec(p.FeeRatio), jsonDec(p.Fee), jsonDec(p.Total), jsonNull(p.SuggestedQuantity),
 		violations, jsonTime(p.EstimatedAt),
@@ -305,16 +311,13 @@ func orderJSON(o broker.Order) any {
 		Timestamp      string `json:"timestamp"`
 	}
 	v := struct {
-		ID                    string      `json:"id"`
-		ClientOrderID         string      `json:"client_order_id"`
-		Symbol                string      `json:"symbol"`
-		Side                  string      `json:"side"`
-		Type                  string      `json:"type"`
-		State                 string      `json:"state"`
-		AssetQuantity         *string     `json:"asset_quantity"`
-		QuoteAmount           *string     `json:"quote_amount"`
-		LimitPrice            *string     `json:"limit_price"`
-		StopPrice             *string     `json:"stop_price"`
+		ID            string `json:"id"`
+		ClientOrderID string `json:"client_order_id"`
+		Symbol        string `json:"symbol"`
+		Side          string `json:"side"`
+		Type          string `json:"type"`
+		State         string `json:"state"`
+		termsJSON
 		TimeInForce           string      `json:"time_in_force"`
 		FilledAssetQuantity   string      `json:"filled_asset_quantity"`
 		AveragePrice          *string     `json:"average_price"`
@@ -333,8 +336,8 @@ func orderJSON(o broker.Order) any {
 		Executions: make([]execution, 0, len(o.Executions)),
 	}
 	if cfg := o.Config(); cfg != nil {
-		v.AssetQuantity, v.QuoteAmount = jsonNull(cfg.AssetQuantity), jsonNull(cfg.QuoteAmount)
-		v.LimitPrice, v.StopPrice, v.TimeInForce = jsonNull(cfg.LimitPrice), jsonNull(cfg.StopPrice), cfg.TimeInForce
+		v.termsJSON = termsJSON{jsonNull(cfg.AssetQuantity), jsonNull(cfg.QuoteAmount), jsonNull(cfg.LimitPrice), jsonNull(cfg.StopPrice)}
+		v.TimeInForce = cfg.TimeInForce
 	}
 	for _, e := range o.Executions {
 		v.Executions = append(v.Executions, execution{jsonDec(e.EffectivePrice), jsonDec(e.Quantity), jsonTime(e.Timestamp)})
