@@ -173,7 +173,7 @@ func openBolt(path string) (db *bolt.DB, err error) {
 // ensureBuckets creates the buckets a store file needs, and moves the
 // intents of an older file (bucketLegacy) into them, once.
 func ensureBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketOpen, bucketSettled, bucketMeta} {
+	for _, name := range [][]byte{bucketOpen, bucketSettled, bucketMeta, bucketNamed} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}

@@ -55,3 +55,32 @@ func TestBoltClaimsEndWithTheProcess(t *testing.T) {
 		t.Fatalf("Create after reopening = %+v, %v, %v; want the open intent, held by the new holder", got, created, err)
 	}
 }
+
+func TestMetaMemory(t *testing.T) {
+	storetest.Meta(t, func(*testing.T) (idempotency.Store, string, func() idempotency.Store) {
+		s := idempotency.NewMemoryStore()
+		return s, "TW1", func() idempotency.Store { return s }
+	})
+}
+
+// TestMetaBolt: another holder of a bbolt file is the next process to
+// open it.
+func TestMetaBolt(t *testing.T) {
+	storetest.Meta(t, func(t *testing.T) (idempotency.Store, string, func() idempotency.Store) {
+		path := filepath.Join(t.TempDir(), "intents.db")
+		open := func() idempotency.Store {
+			s, err := idempotency.Open(path, idempotency.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		s := open()
+		t.Cleanup(func() { s.Close() })
+		return s, "TW1", func() idempotency.Store {
+			s.Close()
+			s = open()
+			return s
+		}
+	})
+}

@@ -18,6 +18,7 @@ type memoryStore struct {
 	next    uint64
 	settled []settledHint // in the order they settled: retention's queue
 	claims  claims
+	named   map[string][]byte // Meta's values
 	closed  bool
 }
 

@@ -61,6 +61,17 @@ func TestClaims(t *testing.T) {
 	})
 }
 
+// TestMeta: the named values every store keeps, on Redis; another holder
+// is a second Store on the account, as another process of the fleet has.
+func TestMeta(t *testing.T) {
+	storetest.Meta(t, func(t *testing.T) (idempotency.Store, string, func() idempotency.Store) {
+		rdb, acct := setup(t)
+		return newStore(t, rdb, acct, redisstore.Config{}), acct, func() idempotency.Store {
+			return newStore(t, rdb, acct, redisstore.Config{})
+		}
+	})
+}
+
 func TestCreateClaimsOnce(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
