@@ -92,6 +92,18 @@
 // placed; or an unsettled create, for Recover to settle. Placing that job
 // under a new key while its order may be live places a second order.
 //
+// # Kill switch
+//
+// Halt stops every create made through the intent store — by every
+// goroutine and Client of the process, and with a fleet's Redis by every
+// process — within a second, durably (a restart keeps it halted), and
+// then cancels every open order of the account, paging through the
+// orders list within the rate budget; its *HaltReport says what it
+// canceled and what stayed open. A refused Place sends nothing and
+// matches ErrHalted (and ErrNotSent: the same key later). Resume lifts
+// it. The Placer reads the halt record at most once a second, and again
+// just before each create leaves.
+//
 // # Errors
 //
 // Every error a bot branches on is named here, matched with errors.Is
@@ -107,7 +119,7 @@
 //	case errors.Is(err, broker.ErrUnknownOutcome): // may exist: same key later, or Recover
 //	case errors.Is(err, broker.ErrRejected): // the venue said no: nothing is live
 //	case errors.Is(err, broker.ErrNotPlaced): // nothing placed: same key is safe
-//	case errors.Is(err, broker.ErrNotSent): // nothing sent now: same key later only
+//	case errors.Is(err, broker.ErrNotSent): // nothing sent now (ErrHalted too): same key later only
 //	case errors.Is(err, broker.ErrInvalidRequest): // refused offline (# Restarts)
 //	default: // treat as unknown
 //	}

@@ -157,6 +157,9 @@ func (c *Client) closeStore() error {
 //
 // An empty key sends once under a random client_order_id, never again.
 //
+// While the intent store is halted (Halt) Place sends nothing and
+// returns an error matching ErrHalted, and ErrNotSent too.
+//
 // Errors, checked in this order (see # Errors): ErrInProgress,
 // ErrUnknownOutcome, ErrRejected, ErrNotPlaced, ErrNotSent,
 // ErrInvalidRequest; anything else is to be treated as unknown.

@@ -30,6 +30,10 @@
 //
 // Package idempotency/redisstore keeps intents in Redis for a fleet.
 //
+// All three keep small named values beside the intents (Meta), such as
+// the halt record of package orders: durable, shared by every holder of
+// the store, and never deleted by retention.
+//
 // # Retention
 //
 // A store's cost follows what is open, not its history. An intent stays

@@ -102,6 +102,15 @@
 // the Date headers of the venue's answers); until an answer has been
 // measured, the margins are the widest.
 //
+// # Halt
+//
+// Placer.Halt halts the intent store, durably, for every Placer sharing it
+// (for Redis, every process): each refuses a create with Kind ErrHalted
+// and nothing sent, within a second, until Placer.Resume. A Placer reads
+// the halt record (idempotency.Meta) at most once a second: before it
+// records an intent, and again in the send hook, just before a create
+// leaves.
+//
 // # Errors
 //
 // Every error Place returns falls in one category, matched with
@@ -131,6 +140,8 @@
 //	                             transport.ErrUnavailable     unavailable, context ended); an earlier
 //	                                                          create of the key is not ruled out: Place
 //	                                                          again later with the same key only
+//	ErrHalted                    transport.ErrNotSent         the store is halted (Placer.Halt): nothing
+//	                                                          sent by this call; the same key after Resume
 //	transport.ErrInvalidRequest                               the key names another request: refused
 //	                                                          offline, nothing sent; the *Error's
 //	                                                          State and OrderID say what the key

@@ -17,7 +17,9 @@ import (
 // ErrNotPlaced, transport.ErrRejected, transport.ErrUnknownOutcome,
 // transport.ErrNotSent and transport.ErrInvalidRequest, except one of
 // Kind idempotency.ErrInProgress, which matches idempotency.ErrInProgress
-// and transport.ErrUnknownOutcome (package broker names all of them). See
+// and transport.ErrUnknownOutcome, and one of Kind ErrHalted, which
+// matches ErrHalted and transport.ErrNotSent (package broker names all of
+// them). See
 // the package documentation for the switch to write.
 var ErrNotPlaced = errors.New("orders: not placed")
 
@@ -31,6 +33,7 @@ var ErrNotPlaced = errors.New("orders: not placed")
 //	transport.ErrRejected        the venue said no; nothing is live
 //	ErrNotPlaced                 nothing placed: the same key again is safe
 //	transport.ErrNotSent         nothing sent by this call
+//	ErrHalted                    the store is halted; nothing sent by this call
 //	transport.ErrInvalidRequest  the key names a different order
 //
 // An Error of Kind transport.ErrUnknownOutcome is a create whose outcome
@@ -67,6 +70,11 @@ var ErrNotPlaced = errors.New("orders: not placed")
 // whether an earlier call's create of the same key exists is not known
 // here: Place again later with the same key, never a new one.
 //
+// Kind ErrHalted: the intent store is halted (Placer.Halt), so the create
+// was refused before it was sent; it matches transport.ErrNotSent too,
+// with the same meaning. Place again with the same key once the store is
+// resumed.
+//
 // Kind transport.ErrInvalidRequest: the idempotency key was used for a
 // different request (a key names one order). Nothing was sent. State and
 // OrderID say what the key names, as the store knows it: an order the
@@ -77,8 +85,9 @@ var ErrNotPlaced = errors.New("orders: not placed")
 //
 // # Matching
 //
-// Each Kind matches itself only, and none unwraps to its cause, with two
-// exceptions. Kind idempotency.ErrInProgress matches
+// Each Kind matches itself only, and none unwraps to its cause, with
+// these exceptions. Kind ErrHalted matches transport.ErrNotSent too.
+// Kind idempotency.ErrInProgress matches
 // transport.ErrUnknownOutcome too, so that a bot that checks only that
 // treats it safely, and unwraps to Err, the store's refusal (an error
 // matching idempotency.ErrInProgress or idempotency.ErrClaimLost, or a
@@ -133,6 +142,8 @@ func (e *Error) Error() string {
 		return withCause(fmt.Sprintf("orders: %s not placed: %s", id, e.Reason), e.Err)
 	case transport.ErrNotSent:
 		return withCause(fmt.Sprintf("orders: %s: nothing was sent: %s", id, e.Reason), e.Err)
+	case ErrHalted:
+		return withCause(fmt.Sprintf("orders: %s not sent: %s", id, e.Reason), e.Err)
 	case transport.ErrInvalidRequest:
 		return fmt.Sprintf("orders: idempotency key %q already names a different request (client_order_id %s), %s; nothing was sent", e.Key, e.ClientOrderID, e.named())
 	}
@@ -172,9 +183,11 @@ func withCause(msg string, err error) string {
 }
 
 // Is matches Kind, and, for Kind idempotency.ErrInProgress,
-// transport.ErrUnknownOutcome too.
+// transport.ErrUnknownOutcome too, and for Kind ErrHalted,
+// transport.ErrNotSent too.
 func (e *Error) Is(target error) bool {
-	return target == e.Kind || (e.Kind == idempotency.ErrInProgress && target == transport.ErrUnknownOutcome)
+	return target == e.Kind || (e.Kind == idempotency.ErrInProgress && target == transport.ErrUnknownOutcome) ||
+		(e.Kind == ErrHalted && target == transport.ErrNotSent)
 }
 
 // Unwrap returns Err for Kind idempotency.ErrInProgress, and for Kind

@@ -59,6 +59,9 @@ type Placer struct {
 	amu      sync.Mutex
 	answered map[string]bool      // client_order_ids a 2xx answered, whatever the store recorded
 	signed   map[string]time.Time // client_order_id → when this Placer last signed its create, on its clock
+
+	hmu  sync.Mutex
+	halt haltCache // the store's halt record as last read
 }
 
 // Codec is what the engine needs of the package that owns the order
@@ -217,6 +220,9 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) (*Facts, error
 	body, err := c.Body(cid)
 	if err != nil {
 		return nil, err
+	}
+	if err := p.halted(ctx); err != nil {
+		return nil, haltError(cid, key, err) // nothing recorded, nothing sent
 	}
 	unlock, err := p.lock(ctx, cid)
 	if err != nil {
@@ -393,10 +399,13 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, f
 		}
 	}
 
-	var hookErr error
+	var hookErr, haltErr error
 	var held *idempotency.Record // fresh, and another holder recorded it first
 	stored := !fresh             // the store holds the intent
 	hook := func(at time.Time) error {
+		if haltErr = p.halted(ctx); haltErr != nil {
+			return haltErr
+		}
 		next := *rec
 		if next.FirstSentAt.IsZero() {
 			next.FirstSentAt = at
@@ -451,6 +460,15 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, f
 		// off): the venue made an order. The transport returns the
 		// answer with the unknown outcome in this case only.
 		return p.answered2xx(ctx, rec, err)
+	case haltErr != nil:
+		// Refused before this send left; earlier sends, if any, were
+		// resolved as not placed, as below.
+		if stored {
+			if serr := p.setState(ctx, rec, idempotency.NotPlaced, "not sent: "+haltErr.Error()); errors.Is(serr, idempotency.ErrClaimLost) {
+				return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: serr}
+			}
+		}
+		return nil, haltError(rec.ClientOrderID, rec.Key, haltErr)
 	case errors.Is(hookErr, idempotency.ErrInProgress):
 		return nil, &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: hookErr}
 	case errors.Is(hookErr, idempotency.ErrClaimLost):

@@ -125,6 +125,7 @@
 //	tradewire:{ACCOUNT}:open                       sorted set of the open intents, by CreatedAt
 //	tradewire:{ACCOUNT}:settled                    sorted set of the settled intents, by when they are due for deletion
 //	tradewire:{ACCOUNT}:generation                 hash: id (random, written once), seq (write counter), indexed
+//	tradewire:{ACCOUNT}:meta                       hash: the named values of idempotency.Meta, by name
 //
 // # Retention
 //
