@@ -14,9 +14,11 @@ import (
 // again with the same key after Resume.
 var ErrHalted = orders.ErrHalted
 
-// haltSettle is how long Halt waits, after its last cancel, for the
-// cancels to settle (the venue settles one about a second after it
-// accepts it) before it reports what is still open.
+// haltSettle is how long Halt goes on listing the open orders after the
+// halt and after its last cancel: for the cancels to settle (the venue
+// settles one about a second after it accepts it), and for a create that
+// another holder let through before the halt reached it (within a
+// second) to land, before it reports what is still open.
 const haltSettle = 5 * time.Second
 
 // haltCancelTries is how many cancels Halt sends one order at most.
@@ -51,10 +53,11 @@ type CancelFailure struct {
 // halted until Resume. Then it cancels every open order of the account,
 // placed by tradewire or not: it lists the open orders page by page (the
 // venue has no cancel-all), cancels each within the rate budget (retrying
-// a failed cancel up to 3 times), lists again until none is open or 5 s
-// have passed after its last cancel, and reports what it canceled and
-// what stayed open. An order created before the halt took effect
-// everywhere is found by a later listing and canceled too.
+// a failed cancel up to 3 times), and lists again, once a second, until
+// 5 s after the halt and after its last cancel, and then until none is
+// open or its cancels are spent; it reports what it canceled and what
+// stayed open. An order created before the halt reached every holder is
+// found by a later listing and canceled too.
 //
 // Its error is set when the store could not be halted (then nothing was
 // canceled; the store must implement idempotency.Meta) or when the
@@ -122,10 +125,13 @@ func (s *haltSweep) report() *HaltReport {
 	return rep
 }
 
-// cancelOpen cancels every open order of the account, as Halt says.
+// cancelOpen cancels every open order of the account, as Halt says. It
+// lists until none is open, and in any case until haltSettle after the
+// halt and after its last cancel: a create another holder let through in
+// the second before the halt reached it lands by then.
 func (c *Client) cancelOpen(ctx context.Context) (*HaltReport, error) {
 	s := &haltSweep{tries: map[string]*haltTry{}}
-	var lastCancel time.Time
+	settled := c.clock.Now().Add(haltSettle)
 	for {
 		open, err := c.openOrders(ctx)
 		if err != nil {
@@ -148,22 +154,20 @@ func (c *Client) cancelOpen(ctx context.Context) (*HaltReport, error) {
 				todo = append(todo, t)
 			}
 		}
-		switch {
-		case len(open) == 0:
+		if len(todo) == 0 && !c.clock.Now().Before(settled) {
 			return s.report(), nil
-		case len(todo) > 0:
-			for _, t := range todo {
-				t.tries++
-				_, t.err = c.CancelOrder(ctx, t.order.ID)
-				lastCancel = c.clock.Now()
-				if ctx.Err() != nil {
-					return s.report(), fmt.Errorf("broker: halt: the store is halted; canceling the open orders: %w", ctx.Err())
-				}
+		}
+		for _, t := range todo {
+			t.tries++
+			_, t.err = c.CancelOrder(ctx, t.order.ID)
+			settled = c.clock.Now().Add(haltSettle)
+			if ctx.Err() != nil {
+				return s.report(), fmt.Errorf("broker: halt: the store is halted; canceling the open orders: %w", ctx.Err())
 			}
-		case !c.clock.Now().Before(lastCancel.Add(haltSettle)):
-			return s.report(), nil
-		default:
-			// Every open order has its cancel: wait for them to settle.
+		}
+		if len(todo) == 0 {
+			// Every open order has its cancel: wait for them to settle,
+			// and for any create let through before the halt.
 			select {
 			case <-ctx.Done():
 				return s.report(), fmt.Errorf("broker: halt: the store is halted; waiting for the cancels to settle: %w", ctx.Err())

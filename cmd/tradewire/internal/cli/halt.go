@@ -58,8 +58,8 @@ until "tradewire resume". The halt is durable: it survives restarts.
 
 Then cancel every open order of the account (whoever placed it), paging
 through the orders list since the venue has no cancel-all, within the rate
-budget, and wait up to 5 s after the last cancel for them to settle. It
-prints one row per order: canceled, or still open with why. It exits 0 when
+budget, listing again once a second until 5 s after the halt and after the
+last cancel, for the cancels to settle. It prints one row per order: canceled, or still open with why. It exits 0 when
 nothing is left open, 1 when an order stayed open (run it again, or cancel
 it by hand), and with the usual codes when the store or the venue failed.`,
 		Args: noArgs,
