@@ -9,6 +9,8 @@ import (
 
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -19,8 +21,28 @@ import (
 // halt record (not halted) at the instant another Placer sharing the
 // store halted it refuses its next create one second later, with nothing
 // sent, on a venue that creates a second order for a reused
-// client_order_id; Resume lets it place again a second later.
+// client_order_id; Resume lets it place again a second later. In memory
+// the Placers share one store; on Redis each has a Store of its own, as
+// two processes of a fleet do.
 func TestHaltReachesEveryPlacerWithinASecond(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		s := idempotency.NewMemoryStore()
+		haltReaches(t, func(string) idempotency.Store { return s })
+	})
+	t.Run("redis, two processes", func(t *testing.T) {
+		url := redistest.URL(t)
+		haltReaches(t, func(account string) idempotency.Store {
+			s, err := redisstore.Open(context.Background(), url, account, redisstore.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+}
+
+func haltReaches(t *testing.T, open func(account string) idempotency.Store) {
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	clk.SkipWaits(1)
 	srv, err := brokertest.New(venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}},
@@ -35,11 +57,11 @@ func TestHaltReachesEveryPlacerWithinASecond(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := idempotency.NewMemoryStore()
-	a, err := orders.New(tc, store, srv.AccountNumber, codec{}, orders.Config{})
+	a, err := orders.New(tc, open(srv.AccountNumber), srv.AccountNumber, codec{}, orders.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	store := open(srv.AccountNumber)
 	b, err := orders.New(tc, store, srv.AccountNumber, codec{}, orders.Config{})
 	if err != nil {
 		t.Fatal(err)
