@@ -28,11 +28,15 @@ const haltBudget = 100
 // haltVenue is a simulated venue that creates a second order for a
 // reused client_order_id, on a clock that skips every wait of the one
 // goroutine that uses it.
-func haltVenue(t *testing.T) (*brokertest.Server, venue.Clock) {
+func haltVenue(t *testing.T, account ...string) (*brokertest.Server, venue.Clock) {
 	t.Helper()
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	clk.SkipWaits(1)
-	srv, err := brokertest.New(venue.Config{Clock: clk, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
+	cfg := venue.Config{Clock: clk, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}}
+	if len(account) > 0 {
+		cfg.AccountNumber = account[0] // an account of its own in a shared Redis: a halt there stops no other test
+	}
+	srv, err := brokertest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +100,15 @@ func wantHalted(t *testing.T, srv *brokertest.Server, c *broker.Client, key stri
 // TestHaltReachesEveryPlacerWithinASecond, in package orders.)
 func TestHaltStopsEveryHolder(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		open func(t *testing.T, account string) idempotency.Store // one holder's store
+		name  string
+		redis bool
+		open  func(t *testing.T, account string) idempotency.Store // one holder's store
 	}{
-		{"memory", func() func(*testing.T, string) idempotency.Store {
+		{"memory", false, func() func(*testing.T, string) idempotency.Store {
 			shared := idempotency.NewMemoryStore()
 			return func(*testing.T, string) idempotency.Store { return shared }
 		}()},
-		{"redis, two processes", func(t *testing.T, account string) idempotency.Store {
+		{"redis, two processes", true, func(t *testing.T, account string) idempotency.Store {
 			s, err := redisstore.Open(context.Background(), redistest.URL(t), account, redisstore.Config{})
 			if err != nil {
 				t.Fatal(err)
@@ -113,7 +118,11 @@ func TestHaltStopsEveryHolder(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, clk := haltVenue(t)
+			var account []string
+			if tc.redis {
+				account = append(account, redistest.Account(t, redistest.URL(t)))
+			}
+			srv, clk := haltVenue(t, account...)
 			ctx := context.Background()
 			a := haltClient(t, srv, clk, broker.Config{IntentStore: tc.open(t, srv.AccountNumber)})
 			b := haltClient(t, srv, clk, broker.Config{IntentStore: tc.open(t, srv.AccountNumber)})

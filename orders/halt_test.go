@@ -27,11 +27,12 @@ import (
 func TestHaltReachesEveryPlacerWithinASecond(t *testing.T) {
 	t.Run("memory", func(t *testing.T) {
 		s := idempotency.NewMemoryStore()
-		haltReaches(t, func(string) idempotency.Store { return s })
+		haltReaches(t, "", func(string) idempotency.Store { return s })
 	})
 	t.Run("redis, two processes", func(t *testing.T) {
 		url := redistest.URL(t)
-		haltReaches(t, func(account string) idempotency.Store {
+		// An account of its own: a halt in a shared Redis stops no other test.
+		haltReaches(t, redistest.Account(t, url), func(account string) idempotency.Store {
 			s, err := redisstore.Open(context.Background(), url, account, redisstore.Config{})
 			if err != nil {
 				t.Fatal(err)
@@ -42,10 +43,10 @@ func TestHaltReachesEveryPlacerWithinASecond(t *testing.T) {
 	})
 }
 
-func haltReaches(t *testing.T, open func(account string) idempotency.Store) {
+func haltReaches(t *testing.T, account string, open func(account string) idempotency.Store) {
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	clk.SkipWaits(1)
-	srv, err := brokertest.New(venue.Config{Clock: clk, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}},
+	srv, err := brokertest.New(venue.Config{Clock: clk, AccountNumber: account, RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}},
 		Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 	if err != nil {
 		t.Fatal(err)

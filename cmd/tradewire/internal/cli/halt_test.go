@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
@@ -15,10 +16,16 @@ import (
 // creates-twice venue: a reused client_order_id makes a second order), and
 // the options and environment that point the CLI at it with a store file.
 func haltVenue(t *testing.T, faults ...venue.Fault) (*brokertest.Server, Options, map[string]string) {
+	return haltVenueOn(t, "", faults...)
+}
+
+// haltVenueOn is haltVenue for the account named (the demo account's
+// when empty).
+func haltVenueOn(t *testing.T, account string, faults ...venue.Fault) (*brokertest.Server, Options, map[string]string) {
 	t.Helper()
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	clk.SkipWaits(1)
-	srv, err := brokertest.New(venue.Config{Seed: simSeed, Clock: clk, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond, Faults: faults}})
+	srv, err := brokertest.New(venue.Config{Seed: simSeed, Clock: clk, AccountNumber: account, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond, Faults: faults}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +78,33 @@ func TestHaltAndResume(t *testing.T) {
 	if n := creates(srv); n != 3 {
 		t.Fatalf("%d creates; want 3 (a, b, and c after resume)", n)
 	}
+}
+
+// TestHaltOnTheFleetsRedis: "halt --redis-url" halts every process placing
+// through that Redis: a later "order place" there sends nothing, until
+// "resume".
+func TestHaltOnTheFleetsRedis(t *testing.T) {
+	url := redistest.URL(t)
+	srv, opts, env := haltVenueOn(t, redistest.Account(t, url)) // an account of its own: a halt stops no other test
+	delete(env, envStore)
+	env[envRedisURL] = url
+	place := func(key string) result {
+		return runWith(t, opts, append(append([]string{}, placeArgs...), "--idempotency-key", key)...)
+	}
+	ok(t, place("a"))
+	res := runWith(t, opts, "halt", "-o", "json")
+	ok(t, res)
+	if !strings.Contains(res.stdout, `"result": "canceled"`) {
+		t.Fatalf("halt printed %s; want the order canceled", res.stdout)
+	}
+	if res = place("b"); res.code == exitOK || !strings.Contains(res.stderr, "halted") {
+		t.Fatalf("order place through a halted Redis: exit %d, %q", res.code, res.stderr)
+	}
+	if n := creates(srv); n != 1 {
+		t.Fatalf("%d creates; want 1, none after the halt", n)
+	}
+	ok(t, runWith(t, opts, "resume"))
+	ok(t, place("b"))
 }
 
 // TestHaltExitsNonZeroWhenAnOrderStaysOpen: an order whose cancels all
