@@ -134,7 +134,7 @@ func TestHaltStopsEveryHolder(t *testing.T) {
 				t.Fatalf("Halt = %+v, %v; want b's order canceled", rep, err)
 			}
 			createsBefore := creates(srv)
-			wantHalted(t, srv, b, "after") // another holder, a second after
+			wantHalted(t, srv, b, "after") // another holder
 			wantHalted(t, srv, a, "after") // the halting one
 			if n := creates(srv); n != createsBefore {
 				t.Fatalf("%d creates reached the venue after the halt", n-createsBefore)
