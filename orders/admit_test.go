@@ -29,8 +29,11 @@ func TestAdmit(t *testing.T) {
 	var seen []idempotency.Record
 	c := handBuy
 	c.Notional = "12.5"
-	admit := func(err error) func(context.Context) error {
-		return func(ctx context.Context) error {
+	admit := func(err error) func(context.Context, string) error {
+		return func(ctx context.Context, cid string) error {
+			if cid != p.ClientOrderID("k") {
+				t.Errorf("Admit(%q); want the key's client_order_id", cid)
+			}
 			recs, lerr := store.List(ctx, idempotency.Pending)
 			if lerr != nil {
 				t.Fatal(lerr)

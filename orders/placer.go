@@ -105,8 +105,8 @@ type Facts struct {
 // Notional is recorded with the intent (idempotency.Record.Notional).
 // Admit, when set, judges the order once its intent is recorded, claimed
 // and pending, just before a create of it is first sent (a key the store
-// did not hold, or one it holds as not placed), so that it can count the
-// intent among the store's; its error refuses the order: the intent is
+// did not hold, or one it holds as not placed), given its client_order_id,
+// so that it can count the intent among the store's; its error refuses the order: the intent is
 // settled as not placed, nothing sent, and the error returned as it is.
 // Every such create is recorded before Admit is called, so of two Places
 // that each count the other's intent at least one sees both.
@@ -115,7 +115,7 @@ type Create struct {
 	Body     func(clientOrderID string) ([]byte, error)
 	Check    func(ctx context.Context) error
 	Notional string
-	Admit    func(ctx context.Context) error
+	Admit    func(ctx context.Context, clientOrderID string) error
 }
 
 // Config configures a Placer. Its zero value is the default of every
@@ -308,7 +308,7 @@ func (p *Placer) admit(ctx context.Context, rec *idempotency.Record, c Create) e
 		}
 		*rec = next
 	}
-	if err := c.Admit(ctx); err != nil {
+	if err := c.Admit(ctx, rec.ClientOrderID); err != nil {
 		_ = p.setState(ctx, rec, idempotency.NotPlaced, "refused before it was sent: "+err.Error())
 		return err
 	}
