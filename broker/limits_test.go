@@ -9,11 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/venue"
 )
@@ -25,10 +28,14 @@ type limitsVenue struct {
 	clk venue.Clock
 }
 
-func newLimitsVenue(t *testing.T) *limitsVenue {
+func newLimitsVenue(t *testing.T, account ...string) *limitsVenue {
 	t.Helper()
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	srv := brokertest.NewServer(venue.Config{Clock: clk, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
+	cfg := venue.Config{Clock: clk, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}}
+	if len(account) > 0 {
+		cfg.AccountNumber = account[0]
+	}
+	srv := brokertest.NewServer(cfg)
 	t.Cleanup(srv.Close)
 	return &limitsVenue{srv: srv, clk: clk}
 }
@@ -235,7 +242,7 @@ func mustKey(t *testing.T) *signing.PrivateKey {
 // store: goroutines of both place at once, and no more orders land than
 // the limits hold, while as many as fit do (a Place refused for
 // contention is placed on a later try).
-func fleetLimits(t *testing.T, store func() idempotency.Store) {
+func fleetLimits(t *testing.T, store func(account string) idempotency.Store) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
@@ -246,8 +253,10 @@ func fleetLimits(t *testing.T, store func() idempotency.Store) {
 		{"daily notional", broker.Limits{MaxDailyNotional: dec("90")}, 3}, // 30 each
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := newLimitsVenue(t)
-			s := store()
+			// An account of its own, so that no earlier run's intents
+			// in a shared store count.
+			v := newLimitsVenue(t, "LIM"+strings.ReplaceAll(uuid.NewString(), "-", "")[:20])
+			s := store(v.srv.AccountNumber)
 			clients := []*broker.Client{v.client(t, tc.limits, s), v.client(t, tc.limits, s)}
 			var wg sync.WaitGroup
 			errs := make([]error, 8)
@@ -274,7 +283,7 @@ func fleetLimits(t *testing.T, store func() idempotency.Store) {
 			}
 			// Any room left is taken by Places one at a time, then none.
 			for i := 0; placed < tc.fit; i++ {
-				if _, err := clients[i%2].Place(ctx, fmt.Sprint("g", i), limitBuy()); err == nil {
+				if _, err := clients[i%2].Place(ctx, fmt.Sprint("room-", i), limitBuy()); err == nil {
 					placed++
 				} else if i > 20 {
 					t.Fatalf("room for %d more, but: %v", tc.fit-placed, err)
@@ -294,5 +303,21 @@ func fleetLimits(t *testing.T, store func() idempotency.Store) {
 // TestLimitsFleetWideMemory: the account's limits hold across two Clients
 // sharing one memory store.
 func TestLimitsFleetWideMemory(t *testing.T) {
-	fleetLimits(t, idempotency.NewMemoryStore)
+	fleetLimits(t, func(string) idempotency.Store { return idempotency.NewMemoryStore() })
+}
+
+// TestLimitsFleetWideRedis: the account's limits hold across two Clients
+// sharing one Redis intent store.
+//
+//	bash internal/redistest/with-redis.sh go test -race -run LimitsFleetWideRedis ./broker/
+func TestLimitsFleetWideRedis(t *testing.T) {
+	rdb := redistest.Client(t)
+	fleetLimits(t, func(account string) idempotency.Store {
+		s, err := redisstore.New(context.Background(), rdb, account, redisstore.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
 }
