@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
@@ -320,4 +322,48 @@ func TestLimitsFleetWideRedis(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// BenchmarkPlaceWithDailyLimit times a Place of a new key on a bbolt
+// store with MaxDailyNotional set, which records the intent before it
+// counts the store's intents of the last 24 hours, against a Place with
+// no limit measured in the same loop (each client on a venue of its own,
+// with no rate limit). The store grows by one intent a Place, so b.N sets
+// how many intents each count reads. Reported as limited/baseline.
+//
+//	go test -run '^$' -bench PlaceWithDailyLimit -benchtime 1000x ./broker/
+func BenchmarkPlaceWithDailyLimit(b *testing.B) {
+	ctx := context.Background()
+	client := func(limits broker.Limits) *broker.Client {
+		srv, err := brokertest.New(venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: math.Inf(1)}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(srv.Close)
+		key, _ := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+		c, err := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL, AccountNumber: srv.AccountNumber,
+			IntentStoreFile: b.TempDir() + "/intents.db", Limits: limits,
+			Transport: transport.Config{RoundTripper: srv.Client().Transport, RatePerMinute: -1}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		return c
+	}
+	base, limited := client(broker.Limits{}), client(broker.Limits{MaxDailyNotional: dec("1000000000")})
+	var tBase, tLimited time.Duration
+	for i := 0; b.Loop(); i++ {
+		for _, p := range []struct {
+			c *broker.Client
+			t *time.Duration
+		}{{base, &tBase}, {limited, &tLimited}} {
+			start := time.Now()
+			if _, err := p.c.Place(ctx, fmt.Sprint("k", i), limitBuy()); err != nil {
+				b.Fatal(err)
+			}
+			*p.t += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(tLimited)/float64(tBase), "limited/baseline")
+	b.ReportMetric(float64(tLimited.Microseconds())/float64(b.N), "µs-limited/op")
 }
