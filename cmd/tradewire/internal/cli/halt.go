@@ -69,7 +69,7 @@ it by hand), and with the usual codes when the store or the venue failed.`,
 				return err
 			}
 			ctx := cmd.Context()
-			c, _, closeStore, err := a.placer(ctx, "")
+			c, _, closeStore, err := a.placer(ctx, "", broker.Limits{})
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ within a second. It places and cancels nothing.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			c, _, closeStore, err := a.placer(ctx, "")
+			c, _, closeStore, err := a.placer(ctx, "", broker.Limits{})
 			if err != nil {
 				return err
 			}
