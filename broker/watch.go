@@ -445,3 +445,46 @@ func eventID(o Order) string {
 	h := sha256.Sum256([]byte(o.ID + "\x00" + string(o.State) + "\x00" + o.FilledAssetQuantity.String()))
 	return hex.EncodeToString(h[:16])
 }
+
+// The waits of WaitFinal: the first read at once, then after 1 s, each
+// wait half as long again as the one before, up to 10 s.
+const (
+	waitFirst = time.Second
+	waitMax   = 10 * time.Second
+)
+
+// WaitFinal reads the order with id until it is final (filled, canceled
+// or failed) and returns it, on the Client's clock: at once, then after
+// 1 s, each wait half as long again as the one before, up to 10 s (a
+// cancel, which settles about a second after it is accepted, is seen in
+// two or three reads). When ctx is done first it returns the last order
+// read (nil if none) and an error matching ctx's. A failed read (after the
+// transport's retries) ends the wait with its error; one of an unknown id
+// matches ErrNoSuchOrder.
+func (c *Client) WaitFinal(ctx context.Context, id string) (*Order, error) {
+	if err := checkOrderID("order_id", id); err != nil {
+		return nil, err
+	}
+	var last *Order
+	d := waitFirst
+	for {
+		o, err := c.Order(ctx, id)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return last, fmt.Errorf("broker: waiting for order %s to be final: %w", id, ctx.Err())
+		case err != nil:
+			return last, err
+		case o.State.Final():
+			return o, nil
+		}
+		last = o
+		timer := c.clock.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return last, fmt.Errorf("broker: waiting for order %s to be final: it is %s: %w", id, last.State, ctx.Err())
+		case <-timer.Chan():
+		}
+		d = min(d*3/2, waitMax)
+	}
+}

@@ -415,3 +415,56 @@ func TestWatchKilledMissesNothing(t *testing.T) {
 		t.Errorf("no change repeated: the kill lost no save, the test proves nothing")
 	}
 }
+
+// restingOrder places a limit buy far below the market: it never fills.
+func restingOrder(t *testing.T, c *broker.Client, key string) *broker.Order {
+	t.Helper()
+	o, err := c.Place(context.Background(), key, broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("1000")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestWaitFinal waits for a cancel to settle on the simulated clock, in a
+// few reads, and gives up at ctx's deadline on an order that stays open.
+func TestWaitFinal(t *testing.T) {
+	w := newWatchWorld(t, venue.Config{Seed: 3})
+	c := w.client(w.store)
+	w.clk.SkipWaits(1)
+	ctx := context.Background()
+
+	o := restingOrder(t, c, "cancel-me")
+	if _, err := c.CancelOrder(ctx, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	from := w.srv.Ledger().Counts().Total
+	start := w.clk.Now()
+	got, err := c.WaitFinal(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := w.srv.Ledger().Counts().Total - from
+	if got.State != broker.StateCanceled || reads > 3 || w.clk.Since(start) > 3*time.Second {
+		t.Errorf("WaitFinal: %s after %d reads and %v; want canceled within 3 reads and 3 s", got.State, reads, w.clk.Since(start))
+	}
+
+	open := restingOrder(t, c, "stays-open")
+	dctx, cancel := venue.WithTimeout(ctx, w.clk, time.Minute)
+	defer cancel()
+	start = w.clk.Now()
+	got, err = c.WaitFinal(dctx, open.ID)
+	if !errors.Is(err, context.DeadlineExceeded) || got == nil || got.State != broker.StateOpen {
+		t.Fatalf("WaitFinal past its deadline: %v, %v; want the open order and context.DeadlineExceeded", got, err)
+	}
+	// The skipping clock jumps to each of WaitFinal's waits, passing the
+	// deadline within the last.
+	if took := w.clk.Since(start); took < time.Minute || took > time.Minute+10*time.Second {
+		t.Errorf("WaitFinal gave up after %v; want the deadline, 1m0s, within one wait", took)
+	}
+
+	if _, err := c.WaitFinal(ctx, "6a8738ba-836d-4afd-abd8-483d7e4d01c9"); !errors.Is(err, broker.ErrNoSuchOrder) {
+		t.Errorf("WaitFinal of an unknown id: %v; want ErrNoSuchOrder", err)
+	}
+}
