@@ -468,3 +468,69 @@ func TestWaitFinal(t *testing.T) {
 		t.Errorf("WaitFinal of an unknown id: %v; want ErrNoSuchOrder", err)
 	}
 }
+
+// firstPoll runs one poll of a watch with cfg on c and returns its events.
+func (w *watchWorld) firstPoll(c *broker.Client, cfg broker.WatchConfig) []broker.Event {
+	w.t.Helper()
+	var r recorder
+	stop := watch(c, cfg, &r)
+	if err := w.clk.BlockUntilContext(context.Background(), 1); err != nil {
+		w.t.Fatal(err)
+	}
+	stop()
+	events, errs := r.snapshot()
+	if len(errs) > 0 {
+		w.t.Fatalf("watch: %v", errs)
+	}
+	return events
+}
+
+// TestWatchReportsUnsettledIntents: an order whose intent the store holds
+// as unknown (its create's answer was lost) is reported with that state,
+// and is not external.
+func TestWatchReportsUnsettledIntents(t *testing.T) {
+	w := newWatchWorld(t, venue.Config{Seed: 5})
+	ctx := context.Background()
+	elsewhere := w.client(nil) // the create lands, but w.store never learns of it
+	o := restingOrder(t, elsewhere, "lost-answer")
+	if _, _, err := w.store.Create(ctx, idempotency.Record{ClientOrderID: o.ClientOrderID, AccountNumber: w.srv.AccountNumber,
+		Symbol: o.Symbol, State: idempotency.Unknown, Holder: "gone", CreatedAt: w.clk.Now(), UpdatedAt: w.clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	stranger := restingOrder(t, w.client(nil), "by-hand")
+	events := w.firstPoll(w.client(w.store), broker.WatchConfig{})
+	got := map[string]broker.Event{}
+	for _, ev := range events {
+		got[ev.Order.ID] = ev
+	}
+	if ev := got[o.ID]; ev.Kind != broker.EventCreated || ev.External || ev.Intent != idempotency.Unknown {
+		t.Errorf("the unsettled intent's order: %+v; want created, intent unknown, not external", ev)
+	}
+	if ev := got[stranger.ID]; ev.Kind != broker.EventCreated || !ev.External || ev.Intent != "" {
+		t.Errorf("the order placed elsewhere: %+v; want created, external", ev)
+	}
+}
+
+// TestWatchSince: a first watch reads from its start less the overlap;
+// Since reaches further back, and the same changes get the same ids.
+func TestWatchSince(t *testing.T) {
+	w := newWatchWorld(t, venue.Config{Seed: 9})
+	c := w.client(w.store)
+	placed := w.clk.Now()
+	o := restingOrder(t, c, "an-hour-ago")
+	w.clk.Advance(time.Hour)
+	if evs := w.firstPoll(c, broker.WatchConfig{Name: "fresh"}); len(evs) != 0 {
+		t.Errorf("a fresh watch yielded %d events of an hour ago; want none", len(evs))
+	}
+	evs := w.firstPoll(c, broker.WatchConfig{Name: "since", Since: placed.Add(-time.Minute)})
+	if len(evs) != 1 || evs[0].Order.ID != o.ID || evs[0].Kind != broker.EventCreated {
+		t.Fatalf("a watch since before the order: %+v; want its created event", evs)
+	}
+	again := w.firstPoll(c, broker.WatchConfig{Name: "since again", Since: placed})
+	if len(again) != 1 || again[0].ID != evs[0].ID {
+		t.Errorf("the same change seen by another watch: %+v; want the same event id %s", again, evs[0].ID)
+	}
+	if more := w.firstPoll(c, broker.WatchConfig{Name: "since"}); len(more) != 0 {
+		t.Errorf("the watch restarted after a clean stop yielded %+v; want nothing", more)
+	}
+}
