@@ -138,7 +138,11 @@ func (c *Client) Watch(ctx context.Context, cfg WatchConfig) iter.Seq2[Event, er
 			yield(Event{}, err)
 			return
 		}
-		defer w.save(context.WithoutCancel(ctx))
+		defer func() {
+			if err := w.save(context.WithoutCancel(ctx)); err != nil {
+				c.log.Warn().Str("error", err.Error()).Msg("watch: the cursor was not saved at the stop")
+			}
+		}()
 		for {
 			start := c.clock.Now()
 			stopped, err := w.poll(ctx, yield)
