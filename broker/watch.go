@@ -25,6 +25,9 @@ const (
 	// watchPageCap is the page cap of one poll, unless the Client's is
 	// higher: a poll after a long stop reads every update since.
 	watchPageCap = 1000
+	// watchSpan is the most of updated_at one poll reads: a watch that
+	// was stopped for longer catches up a span a poll, without waiting.
+	watchSpan = time.Hour
 	// cursorVersion is the saved cursor's format.
 	cursorVersion = 1
 )
@@ -113,6 +116,9 @@ type metaStore interface {
 // link), does not move the cursor: the next one reads the same window
 // again.
 //
+// A watch stopped for long catches up an hour of updated_at a poll, each
+// poll at once after the one before.
+//
 // The cursor (the last complete poll's start and what was last reported
 // of each order that can still change, or changed within the overlap) is
 // saved in the intent store after each poll and when the watch stops,
@@ -155,6 +161,9 @@ func (c *Client) Watch(ctx context.Context, cfg WatchConfig) iter.Seq2[Event, er
 			if err := w.save(ctx); err != nil && !yield(Event{}, err) {
 				return
 			}
+			if w.behind && err == nil {
+				continue
+			}
 			timer := c.clock.NewTimer(max(w.interval-c.clock.Since(start), 0))
 			select {
 			case <-ctx.Done():
@@ -190,6 +199,9 @@ type watcher struct {
 	// pageSize is the most rows a page followed by a next link held: a
 	// last page as full is taken as cut off.
 	pageSize int
+	// behind: the last poll read one span of a catch-up; the next goes
+	// at once.
+	behind bool
 }
 
 // cursor is what a watch saves: the start of its last complete poll on
@@ -291,7 +303,14 @@ func (w *watcher) save(ctx context.Context) error {
 func (w *watcher) poll(ctx context.Context, yield func(Event, error) bool) (stopped bool, err error) {
 	start := w.c.tc.VenueNow()
 	from := w.cur.Since.Add(-w.overlap)
-	q, err := OrderFilter{UpdatedAtStart: from}.query(w.account)
+	w.behind = false
+	filter := OrderFilter{UpdatedAtStart: from}
+	if start.Sub(from) > w.overlap+watchSpan {
+		// Catching up: one span at a time, each older than the overlap,
+		// so that a long stop is read in pieces of bounded size.
+		filter.UpdatedAtEnd = from.Add(watchSpan)
+	}
+	q, err := filter.query(w.account)
 	if err != nil {
 		return false, err
 	}
@@ -333,7 +352,11 @@ func (w *watcher) poll(ctx context.Context, yield func(Event, error) bool) (stop
 		return false, nil
 	}
 	w.cur.Since = start
-	w.prune(start.Add(-w.overlap))
+	if end := filter.UpdatedAtEnd; !end.IsZero() {
+		w.cur.Since = end.Add(w.overlap)
+		w.behind = true
+	}
+	w.prune(w.cur.Since.Add(-w.overlap))
 	w.dirty = true
 	return false, nil
 }

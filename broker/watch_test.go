@@ -541,3 +541,41 @@ func TestWatchSince(t *testing.T) {
 		t.Errorf("the watch restarted after a clean stop yielded %+v; want nothing", more)
 	}
 }
+
+// TestWatchCatchesUpAfterLongStop: a watch started again after hours
+// reads them an hour a poll, at once, and misses nothing.
+func TestWatchCatchesUpAfterLongStop(t *testing.T) {
+	w := newWatchWorld(t, venue.Config{Seed: 13})
+	c := w.client(w.store)
+	ctx := context.Background()
+	if evs := w.firstPoll(c, broker.WatchConfig{}); len(evs) != 0 {
+		t.Fatalf("events before any order: %+v", evs)
+	}
+	var placed []string
+	for i := range 30 { // 5 hours
+		o, err := c.Place(ctx, fmt.Sprintf("m%d", i), broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy,
+			Type: broker.TypeMarket, AssetQuantity: decimal.RequireFromString("0.001")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		placed = append(placed, o.ID)
+		w.clk.Advance(10 * time.Minute)
+	}
+	from := len(w.srv.Ledger().Requests())
+	events := w.firstPoll(w.client(w.store), broker.WatchConfig{})
+	reads := len(w.srv.Ledger().Requests()) - from
+	got := map[string]bool{}
+	for _, ev := range events {
+		if ev.Kind == broker.EventFilled {
+			got[ev.Order.ID] = true
+		}
+	}
+	for _, id := range placed {
+		if !got[id] {
+			t.Errorf("order %s: no filled event", id)
+		}
+	}
+	if len(events) != len(placed) || reads < 5 {
+		t.Errorf("%d events in %d reads; want %d in one read an hour", len(events), reads, len(placed))
+	}
+}
