@@ -45,9 +45,10 @@ type WatchConfig struct {
 	// to Overlap behind, loses nothing. Zero: 30 s.
 	Overlap time.Duration
 	// Since, when set and earlier than where the saved cursor reads
-	// from, starts there: the changes since then are yielded again (with
-	// the same Event.IDs). Zero: the saved cursor or, without one, now
-	// less Overlap.
+	// from, starts there: every order updated since then is reported
+	// again, as it is now (an event with the same Event.ID as before when
+	// it has not changed since). Zero: the saved cursor or, without one,
+	// now less Overlap.
 	Since time.Time
 	// Name tells apart several watches of one account that share an
 	// intent store, each with its own cursor. Zero: "default".
@@ -122,7 +123,7 @@ type metaStore interface {
 // The cursor (the last complete poll's start and what was last reported
 // of each order that can still change, or changed within the overlap) is
 // saved in the intent store after each poll and when the watch stops,
-// when the store keeps named values (bbolt, Redis); a watch with the same
+// when the store keeps named values (idempotency.Meta); a watch with the same
 // Name started later, by any process sharing the store, continues from it
 // and, after a clean stop, repeats nothing. After a crash it yields again
 // the changes since the last save, with the same IDs. Without such a
@@ -131,9 +132,10 @@ type metaStore interface {
 // Each event says whether the order is this store's (Intent) or External.
 // A failed poll is yielded as an error with a zero Event, and the watch
 // goes on while the loop does; it ends, saving the cursor, when the loop
-// breaks or ctx is done. The watch uses the venue's updated_at as it is
-// sent: an update the list shows more than Overlap after its updated_at
-// can be missed.
+// breaks or ctx is done. What it guarantees rests on the venue's
+// updated_at, as sent, and on its list's lag: an update the list shows
+// more than Overlap after its updated_at can be missed. The iterator
+// starts no goroutine; a Client may run several watches at once.
 func (c *Client) Watch(ctx context.Context, cfg WatchConfig) iter.Seq2[Event, error] {
 	if err := cfg.validate(); err != nil {
 		return errSeq[Event](err)
@@ -276,6 +278,7 @@ func (c *Client) newWatcher(ctx context.Context, cfg WatchConfig) (*watcher, err
 		// Overlap is read before Since as before any cursor; starting
 		// exactly at Since takes it back out.
 		w.cur.Since = cfg.Since.Add(w.overlap)
+		w.cur.Orders = map[string]*seenOrder{} // each order is reported afresh
 		w.dirty = true
 	}
 	return w, nil

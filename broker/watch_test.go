@@ -540,6 +540,9 @@ func TestWatchSince(t *testing.T) {
 	if more := w.firstPoll(c, broker.WatchConfig{Name: "since"}); len(more) != 0 {
 		t.Errorf("the watch restarted after a clean stop yielded %+v; want nothing", more)
 	}
+	if replay := w.firstPoll(c, broker.WatchConfig{Name: "since", Since: placed}); len(replay) != 1 || replay[0].ID != evs[0].ID {
+		t.Errorf("the watch restarted with Since before its cursor yielded %+v; want the order again, event id %s", replay, evs[0].ID)
+	}
 }
 
 // TestWatchCatchesUpAfterLongStop: a watch started again after hours
