@@ -134,3 +134,17 @@ func TestWatch_UsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestWatch_LineForAPerson(t *testing.T) {
+	t.Parallel()
+	ev := broker.Event{ID: "x", Kind: broker.EventPartiallyFilled, External: true,
+		FillQuantity: decimal.RequireFromString("0.25"), FillPrice: decimal.NewNullDecimal(decimal.RequireFromString("65000.5")),
+		FillFee: decimal.RequireFromString("0.1"),
+		Order: broker.Order{ID: "6a8738ba-836d-4afd-abd8-483d7e4d01c9", Symbol: "BTC-USD", Side: broker.SideBuy,
+			State: broker.StatePartiallyFilled, FilledAssetQuantity: decimal.RequireFromString("0.5"),
+			UpdatedAt: time.Date(2026, 8, 20, 18, 0, 1, 0, time.UTC)}}
+	want := "2026-08-20T18:00:01Z  partially_filled  BTC-USD buy 6a8738ba-836d-4afd-abd8-483d7e4d01c9  filled 0.5 (+0.25 @ 65000.5, fee 0.1)  external\n"
+	if got := watchLine(ev); got != want {
+		t.Errorf("watchLine:\n got %q\nwant %q", got, want)
+	}
+}
