@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
@@ -60,6 +62,9 @@ type Client struct {
 	// fleet is the shared budget New built for Config.RedisURL, or nil.
 	fleet *fleetBudget
 	place placing
+	// limits are Config.Limits; denials counts Place's refusals by them.
+	limits  Limits
+	denials atomic.Uint64
 }
 
 // Config configures a Client built by New or NewFromTransport. The zero
@@ -125,6 +130,12 @@ type Config struct {
 	// intent lookup and closed by Close. Zero: idempotency.DefaultPath().
 	// Set IntentStore or IntentStoreFile, not both.
 	IntentStoreFile string
+	// Limits are risk limits Place refuses an order for, and Preview
+	// reports, before anything is sent: per order (symbols, notional,
+	// quantity) and per account (the day's notional, open orders, counted
+	// across every Client sharing the intent store). See Limits. Zero: no
+	// limit.
+	Limits Limits
 	// Orders configures the placement engine (package orders), such as
 	// Orders.Namespace ("momentum"), mixed into every client_order_id
 	// derived from a key so that two strategies' keys never collide, or
@@ -147,6 +158,7 @@ type config struct {
 	store     idempotency.Store
 	storeFile string
 	orders    orders.Config
+	limits    Limits
 }
 
 func (c Config) internal() config {
@@ -154,6 +166,7 @@ func (c Config) internal() config {
 		apiKey: c.APIKey, key: c.PrivateKey, getenv: c.Getenv, baseURL: c.BaseURL, log: c.Logger,
 		pageCap: orDefault(c.PageCap, defaultPageCap), account: c.AccountNumber, redisURL: c.RedisURL,
 		tcfg: c.Transport, store: c.IntentStore, storeFile: c.IntentStoreFile, orders: c.Orders,
+		limits: c.Limits,
 	}
 }
 
@@ -266,7 +279,12 @@ func newClient(tc *transport.Client, cfg *config) (*Client, error) {
 	if cfg.store != nil && cfg.storeFile != "" {
 		return nil, &ArgumentError{Field: "IntentStoreFile", Value: cfg.storeFile, Reason: "set IntentStore or IntentStoreFile, not both"}
 	}
+	if err := cfg.limits.check(); err != nil {
+		return nil, err
+	}
 	c := &Client{tc: tc, clock: tc.Config().Clock, log: cfg.log, pageCap: cfg.pageCap, fixedAccount: cfg.account}
+	c.limits = cfg.limits
+	c.limits.Symbols = slices.Clone(cfg.limits.Symbols)
 	if err := c.initPlacing(cfg); err != nil {
 		return nil, err
 	}

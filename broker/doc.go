@@ -108,7 +108,7 @@
 //	case errors.Is(err, broker.ErrRejected): // the venue said no: nothing is live
 //	case errors.Is(err, broker.ErrNotPlaced): // nothing placed: same key is safe
 //	case errors.Is(err, broker.ErrNotSent): // nothing sent now: same key later only
-//	case errors.Is(err, broker.ErrInvalidRequest): // refused offline (# Restarts)
+//	case errors.Is(err, broker.ErrInvalidRequest): // refused offline (# Restarts, # Limits)
 //	default: // treat as unknown
 //	}
 //
@@ -129,6 +129,31 @@
 // client_order_id from OrderByKey), *PageCapError, ErrUnknownSymbol and
 // ErrAccount; a 2xx answer that does not decode is an error naming its
 // path.
+//
+// # Limits
+//
+// Config.Limits sets risk limits (see Limits; zero is none). Place
+// refuses an order that breaks one with a *LimitError, matching
+// ErrInvalidRequest, whose Limit, Value and Setting say which limit, what
+// was judged and the limit's setting; the order was not placed and
+// nothing was sent for it. LimitDenials counts the refusals. Preview
+// reports the same limits as Violations, Code being the limit's name.
+//
+// The per-order limits (Symbols, MaxOrderNotional, MaxOrderQuantity) are
+// judged before the intent store is touched: a refusal reads nothing but,
+// for a market order under a notional limit, the venue's estimated price
+// for its quantity; with a key, the store is then read (and the account,
+// unless known) so that a key already sent is answered as it was, never
+// refused as "not placed". The account's limits (MaxDailyNotional,
+// MaxOpenOrders) are judged once the intent is recorded pending and
+// before its create is sent, counted from the intent store, so they hold
+// across every Client and process sharing it (the fleet's Redis); a
+// refused intent is settled as not placed. Because each Place records
+// its intent before it counts, of two Places that only one fits, at least
+// one sees the other and is refused; both may be, and a later Place of
+// the same key is judged again. MaxDailyNotional reads the store alone;
+// MaxOpenOrders also lists the venue's open, pending and partially filled
+// orders (every order of the account, however placed).
 //
 // # Testing
 //

@@ -109,8 +109,8 @@ var (
 	// ruled out: again later with the same key only.
 	ErrNotSent = transport.ErrNotSent
 	// ErrInvalidRequest: refused offline, nothing sent (an *ArgumentError,
-	// or the key already names another request): fix the request or the
-	// key.
+	// a *LimitError, or the key already names another request): fix the
+	// request or the key, or wait for the account's limit to allow it.
 	ErrInvalidRequest = transport.ErrInvalidRequest
 	// ErrRecordedOrder: Place on an acknowledged key could not read the
 	// order afresh and returned the copy recorded at acknowledgement (it

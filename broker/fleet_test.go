@@ -227,7 +227,7 @@ func TestFleetDiscoveryStaysInBudget(t *testing.T) {
 	}
 }
 
-// With WithRedisURL the intent store is the fleet's: a second process
+// With Config.RedisURL the intent store is the fleet's: a second process
 // placing the same key finds the first one's order and sends no create,
 // and no intent file is opened.
 func TestFleetSharesTheIntentStore(t *testing.T) {

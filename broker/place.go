@@ -157,6 +157,9 @@ func (c *Client) closeStore() error {
 //
 // An empty key sends once under a random client_order_id, never again.
 //
+// With Config.Limits set, an order a limit refuses is a *LimitError
+// (matching ErrInvalidRequest), with nothing sent; see # Limits.
+//
 // Errors, checked in this order (see # Errors): ErrInProgress,
 // ErrUnknownOutcome, ErrRejected, ErrNotPlaced, ErrNotSent,
 // ErrInvalidRequest; anything else is to be treated as unknown.
@@ -167,12 +170,39 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	if err := checkOrder(req); err != nil {
 		return nil, err
 	}
+	var size orderSize
+	if c.limits.set() {
+		var err error
+		if size, err = c.orderLimits(ctx, key, req); err != nil {
+			return nil, err
+		}
+	}
 	p, err := c.placer(ctx)
 	if err != nil {
 		return nil, &orders.Error{Kind: ErrNotSent, Key: key, Reason: "the account or intent store is not available", Err: err}
 	}
-	f, err := p.Place(ctx, key, orders.Create{Symbol: req.Symbol, Body: req.body,
-		Check: func(ctx context.Context) error { return c.checkPairRules(ctx, key, req) }})
+	create := orders.Create{Symbol: req.Symbol, Body: req.body,
+		Check: func(ctx context.Context) error { return c.checkPairRules(ctx, key, req) }}
+	if c.limits.needsNotional() {
+		create.Notional = size.notional.String()
+	}
+	if c.limits.account() {
+		c.place.mu.Lock()
+		store := c.place.store
+		c.place.mu.Unlock()
+		account := c.knownAccount()
+		create.Admit = func(ctx context.Context, cid string) error {
+			le, err := c.accountLimit(ctx, store, account, cid, size)
+			if err != nil {
+				return &orders.Error{Kind: ErrNotSent, Key: key, ClientOrderID: cid, Reason: "the account's limits could not be judged; nothing was sent", Err: err}
+			}
+			if le != nil {
+				return c.denied(le, key)
+			}
+			return nil
+		}
+	}
+	f, err := p.Place(ctx, key, create)
 	if f == nil {
 		return nil, err
 	}

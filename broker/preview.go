@@ -30,7 +30,9 @@ type Violation struct {
 	// Code names the rule: "below_min_order_amount",
 	// "above_max_order_size", "not_a_multiple_of_increment",
 	// "pair_not_tradable" (the pair's status is not "tradable"; a
-	// "sellonly" pair takes sells) or "pair_not_api_tradable".
+	// "sellonly" pair takes sells) or "pair_not_api_tradable"; or, for a
+	// limit of Config.Limits the order breaks, the limit's name as a
+	// *LimitError gives it ("max_order_notional", …).
 	Code string
 	// Limit is the bound or increment broken (zero when none applies).
 	Limit  decimal.Decimal
@@ -92,7 +94,11 @@ func (p *Preview) OK() bool { return len(p.Violations) == 0 }
 // force; no size, two sizes, a price the type does not take or lacks, a
 // value that is not positive or has more than 18 decimal places or 20
 // digits before the point) is refused with an *ArgumentError before
-// anything is sent; the trading pair's rules are Violations.
+// anything is sent; the trading pair's rules are Violations, and so are
+// the Client's Limits (Config.Limits) that Place would refuse it for,
+// judged at the estimate's price for a market order and, for the
+// account's limits, counted as Place counts them (reading the intent
+// store, and the open orders for MaxOpenOrders).
 func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error) {
 	if err := checkOrder(req); err != nil {
 		return nil, err
@@ -203,6 +209,10 @@ func (c *Client) Preview(ctx context.Context, req OrderRequest) (*Preview, error
 	}
 	if pair.MinOrderAmount.Valid && p.Notional.LessThan(pair.MinOrderAmount.Decimal) {
 		violate(sizeField, violationBelowMinimum, pair.MinOrderAmount.Decimal, "%s %s is below the minimum order amount %s", p.Notional, pair.QuoteCode, pair.MinOrderAmount.Decimal)
+	}
+
+	if err := c.previewLimits(ctx, p); err != nil {
+		return nil, err
 	}
 
 	if !byQuote {

@@ -21,6 +21,7 @@ import (
 //	uvarint Sends
 //	byte  flags: bit 0 Answered2xx, bits 1–4 which times are set
 //	varint CreatedAt (Unix ns), then the other times as deltas from it
+//	text  Notional, only when it is set
 //
 // A text is a tag and its bytes: 0, a uvarint length and the string; 1, a
 // uvarint length and the bytes of a lowercase hex string; 2, the 16 bytes
@@ -76,6 +77,9 @@ func encodeRecord(rec Record) ([]byte, error) {
 			b = binary.AppendVarint(b, t.UnixNano()-base)
 		}
 	}
+	if rec.Notional != "" {
+		b = appendText(b, rec.Notional)
+	}
 	return b, nil
 }
 
@@ -116,6 +120,9 @@ func decodeRecord(id string, v []byte) (Record, error) {
 			n += base
 		}
 		*t = time.Unix(0, n).UTC()
+	}
+	if d.err == nil && len(d.b) != 0 {
+		rec.Notional = d.text()
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errors.New("trailing bytes")

@@ -75,7 +75,7 @@ func TestStoreContract(t *testing.T) {
 	for name, s := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			rec := Record{ClientOrderID: "ae6ec0cf-288b-51fc-ba4f-34c2c5b23ed0", Key: "order-1", State: Pending,
-				Fingerprint: "f1", Body: []byte(`{"a":1}`), CreatedAt: t0, Holder: "h"}
+				Fingerprint: "f1", Notional: "30.5", Body: []byte(`{"a":1}`), CreatedAt: t0, Holder: "h"}
 			got, created, err := s.Create(ctx, rec)
 			if err != nil || !created || got.Key != "order-1" {
 				t.Fatalf("Create = %+v, %v, %v", got, created, err)
@@ -93,10 +93,10 @@ func TestStoreContract(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Settled, the bolt store's record is compacted: the body
-			// goes, the fingerprint and the order's id stay.
+			// goes, the fingerprint, the notional and the order's id stay.
 			got, err = s.Get(ctx, rec.ClientOrderID)
 			if err != nil || got.State != Acknowledged || got.OrderID != "o-1" || !got.LastSignedAt.Equal(t0.Add(time.Second)) ||
-				(name == "bolt") != (got.Body == nil) || got.Fingerprint != "f1" {
+				(name == "bolt") != (got.Body == nil) || got.Fingerprint != "f1" || got.Notional != "30.5" {
 				t.Fatalf("Get = %+v, %v", got, err)
 			}
 			if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {

@@ -49,7 +49,11 @@ type Record struct {
 	Symbol        string `json:"symbol"`
 	// Fingerprint identifies the request; a key names one request only.
 	Fingerprint string `json:"fingerprint"`
-	State       State  `json:"state"`
+	// Notional is the order's value in the quote currency as judged when
+	// it was sent (a decimal string), for limits that count the store's
+	// intents; kept once settled. Empty: not judged.
+	Notional string `json:"notional,omitempty"`
+	State    State  `json:"state"`
 	// OrderID is the venue's id once acknowledged.
 	OrderID string `json:"order_id,omitempty"`
 	// Order is the venue's JSON of the order when acknowledged.

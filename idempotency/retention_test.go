@@ -223,8 +223,9 @@ func TestCodecRoundTrip(t *testing.T) {
 		AccountNumber: "TW1", Symbol: "BTC-USD", Fingerprint: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		State: Acknowledged, OrderID: "dd6040a5-c25b-45f3-b946-be5b3e3d4d00", Reason: "a reason", Sends: 3, Answered2xx: true,
 		CreatedAt: t0, FirstSentAt: t0.Add(time.Millisecond), LastSignedAt: t0.Add(time.Minute), UpdatedAt: t0.Add(time.Hour),
-		Body: []byte(`{}`), Order: []byte(`{}`), Target: "/t"}
+		Body: []byte(`{}`), Order: []byte(`{}`), Target: "/t", Notional: "1234.5"}
 	cases := map[string]func(*Record){
+		"no notional":     func(r *Record) { r.Notional = "" },
 		"whole":           func(*Record) {},
 		"zero times":      func(r *Record) { r.CreatedAt, r.FirstSentAt, r.LastSignedAt = time.Time{}, time.Time{}, time.Time{} },
 		"before 1970":     func(r *Record) { r.CreatedAt = time.Date(1960, 1, 1, 0, 0, 0, 1, time.UTC) },

@@ -101,10 +101,21 @@ type Facts struct {
 // the order, nothing sent, and is returned as it is. It is not called for
 // a key the store holds: that key is answered by the rules it was sent
 // under.
+//
+// Notional is recorded with the intent (idempotency.Record.Notional).
+// Admit, when set, judges the order once its intent is recorded, claimed
+// and pending, just before a create of it is first sent (a key the store
+// did not hold, or one it holds as not placed), given its client_order_id,
+// so that it can count the intent among the store's; its error refuses the order: the intent is
+// settled as not placed, nothing sent, and the error returned as it is.
+// Every such create is recorded before Admit is called, so of two Places
+// that each count the other's intent at least one sees both.
 type Create struct {
-	Symbol string
-	Body   func(clientOrderID string) ([]byte, error)
-	Check  func(ctx context.Context) error
+	Symbol   string
+	Body     func(clientOrderID string) ([]byte, error)
+	Check    func(ctx context.Context) error
+	Notional string
+	Admit    func(ctx context.Context, clientOrderID string) error
 }
 
 // Config configures a Placer. Its zero value is the default of every
@@ -230,11 +241,11 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) (*Facts, error
 	holder := uuid.NewString()
 	fresh := idempotency.Record{
 		ClientOrderID: cid, Key: key, Namespace: p.namespace, AccountNumber: p.account, Symbol: c.Symbol,
-		Fingerprint: fingerprint(body), State: idempotency.Pending, Body: body,
+		Fingerprint: fingerprint(body), Notional: c.Notional, State: idempotency.Pending, Body: body,
 		Target: ordersPath + "?account_number=" + url.QueryEscape(p.account), CreatedAt: now, UpdatedAt: now,
 		Holder: holder,
 	}
-	if _, measured := p.tc.ClockOffset(); measured && p.vouches() {
+	if _, measured := p.tc.ClockOffset(); measured && p.vouches() && c.Admit == nil {
 		// The store vouches for newness and the venue's clock is known: a
 		// key the store has never seen is recorded, claimed and stamped
 		// with its signature's time in one durable write, just before the
@@ -270,14 +281,43 @@ func (p *Placer) Place(ctx context.Context, key string, c Create) (*Facts, error
 				return nil, err
 			}
 		}
+		if err := p.admit(ctx, &rec, c); err != nil {
+			return nil, err
+		}
 		return p.send(ctx, &rec, 1, false)
 	}
-	return p.resume(ctx, &rec, fresh.Fingerprint)
+	return p.resume(ctx, &rec, fresh.Fingerprint, c)
+}
+
+// admit asks c.Admit, if set, whether the create of rec may be sent: rec
+// is recorded pending (with c.Notional) first, so that other Places
+// counting the store's intents see it. A refusal settles rec as not
+// placed.
+func (p *Placer) admit(ctx context.Context, rec *idempotency.Record, c Create) error {
+	if c.Admit == nil {
+		return nil
+	}
+	if rec.State != idempotency.Pending || rec.Notional != c.Notional {
+		next := *rec
+		next.State, next.Reason, next.Notional, next.UpdatedAt = idempotency.Pending, "", c.Notional, p.clock.Now()
+		if err := p.store.Update(ctx, next); err != nil {
+			if errors.Is(err, idempotency.ErrClaimLost) {
+				return &Error{Kind: idempotency.ErrInProgress, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Err: err}
+			}
+			return &Error{Kind: transport.ErrNotSent, ClientOrderID: rec.ClientOrderID, Key: rec.Key, Reason: "the intent could not be recorded", Err: err}
+		}
+		*rec = next
+	}
+	if err := c.Admit(ctx, rec.ClientOrderID); err != nil {
+		_ = p.setState(ctx, rec, idempotency.NotPlaced, "refused before it was sent: "+err.Error())
+		return err
+	}
+	return nil
 }
 
 // resume answers a Place whose intent the store already held, as it
 // handed it over: claimed by this call, or settled.
-func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string) (*Facts, error) {
+func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string, c Create) (*Facts, error) {
 	cid, key := rec.ClientOrderID, rec.Key
 	if rec.Fingerprint != fp {
 		return nil, p.conflict(key, *rec)
@@ -315,6 +355,9 @@ func (p *Placer) resume(ctx context.Context, rec *idempotency.Record, fp string)
 		}
 	}
 	// NotPlaced: nothing can be at the venue; send afresh.
+	if err := p.admit(ctx, rec, c); err != nil {
+		return nil, err
+	}
 	return p.send(ctx, rec, 1, false)
 }
 
@@ -427,7 +470,7 @@ func (p *Placer) send(ctx context.Context, rec *idempotency.Record, sends int, f
 	if held != nil {
 		fp := rec.Fingerprint
 		*rec = *held
-		return p.resume(ctx, rec, fp)
+		return p.resume(ctx, rec, fp, Create{}) // fresh: only a Create without Admit
 	}
 	p.log.Info().Str("client_order_id", rec.ClientOrderID).Int("send", sends).Bool("answered", err == nil).Msg("create sent")
 

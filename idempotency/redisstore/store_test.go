@@ -302,6 +302,7 @@ func TestGetListRoundTrip(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, time.UTC)
 	for i, st := range []idempotency.State{idempotency.Acknowledged, idempotency.Pending, idempotency.Unknown, idempotency.NotPlaced} {
 		rec := record(acct, "c"+string(rune('a'+3-i)), t0.Add(time.Duration(i)*time.Second))
+		rec.Notional = "30.5"
 		if _, _, err := s.Create(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
@@ -310,10 +311,11 @@ func TestGetListRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Settled, a record is compacted (no order JSON, no body); open, it
-	// is whole.
+	// Settled, a record is compacted (no order JSON, no body; its
+	// notional kept); open, it is whole.
 	got, err := s.Get(ctx, "cd")
-	if err != nil || got.State != idempotency.Acknowledged || got.Order != nil || got.Body != nil || got.Fingerprint != "fp" || !got.CreatedAt.Equal(t0) {
+	if err != nil || got.State != idempotency.Acknowledged || got.Order != nil || got.Body != nil || got.Fingerprint != "fp" || !got.CreatedAt.Equal(t0) ||
+		got.Notional != "30.5" {
 		t.Fatalf("Get = %+v, %v", got, err)
 	}
 	if got, err := s.Get(ctx, "cc"); err != nil || string(got.Order) != `{"id":"x"}` || len(got.Body) == 0 {

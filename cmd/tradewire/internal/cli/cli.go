@@ -36,6 +36,8 @@ type app struct {
 	opts  Options
 	root  *cobra.Command
 	flags globalFlags
+	// limitFlags are the risk-limit flags (limits.go).
+	limitFlags limitFlags
 	// override, when set, replaces the base URL and credentials resolved
 	// from flags and the environment: a simulated venue (--sim) sets it
 	// with its own base URL, signer and round tripper.

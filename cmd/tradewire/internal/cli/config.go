@@ -85,6 +85,7 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 	fs.StringVar(&a.flags.store, flagStore, "", "intent store file for order placement (env "+envStore+"; default "+defaultStoreHint+"; in memory with --sim)")
 	fs.StringVar(&a.flags.redisURL, flagRedisURL, "",
 		"Redis shared by a fleet of processes on one account: the rate budget and the intent store live there (env "+envRedisURL+")")
+	a.addLimitFlags(fs)
 }
 
 // maxCACertFile bounds a --ca-cert file: a bundle of a few hundred CAs.

@@ -77,7 +77,7 @@ func (a *app) accountNumber(ctx context.Context) (string, error) {
 // be checked offline is, before the first request: the flags, the client,
 // and the store file, which is opened before the accounts list is read (a
 // fleet's store in Redis is keyed by the account, so it opens after).
-func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, store idempotency.Store, close func(), err error) {
+func (a *app) placer(ctx context.Context, namespace string, limits broker.Limits) (p *broker.Client, store idempotency.Store, close func(), err error) {
 	c, err := a.brokerClient()
 	if err != nil {
 		return nil, nil, nil, err
@@ -112,6 +112,7 @@ func (a *app) placer(ctx context.Context, namespace string) (p *broker.Client, s
 		AccountNumber: number,
 		IntentStore:   store,
 		Orders:        orders.Config{Namespace: namespace},
+		Limits:        limits,
 	})
 	if err != nil {
 		store.Close()
@@ -259,11 +260,15 @@ SIGTERM, or the SIGHUP of a closed terminal or ssh session).`,
 			if err := checkKeyFlag("namespace", namespace); err != nil {
 				return err
 			}
+			limits, err := a.limits()
+			if err != nil {
+				return err
+			}
 			if key == "" {
 				fmt.Fprintln(a.opts.Stderr, "tradewire: no --idempotency-key: the create is sent once and will not be retried")
 			}
 			ctx := cmd.Context()
-			p, _, closeStore, err := a.placer(ctx, namespace)
+			p, _, closeStore, err := a.placer(ctx, namespace, limits)
 			if err != nil {
 				return err
 			}
@@ -432,7 +437,7 @@ at start-up. Intents it could not settle exit 5.`,
 				return err
 			}
 			ctx := cmd.Context()
-			p, _, closeStore, err := a.placer(ctx, "")
+			p, _, closeStore, err := a.placer(ctx, "", broker.Limits{})
 			if err != nil {
 				return err
 			}

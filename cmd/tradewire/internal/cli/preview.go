@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -36,15 +37,30 @@ at least one; 2 when the request cannot be previewed at all (bad flags).`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {
 			var req broker.OrderRequest
+			var limits broker.Limits
 			return a.read(cmd, readSpec{
 				check: func() error {
 					r, err := f.fields()
 					req = broker.OrderRequest{Symbol: r.Symbol, Side: r.Side, Type: r.Type, AssetQuantity: r.AssetQuantity,
 						QuoteAmount: r.QuoteAmount, LimitPrice: r.LimitPrice, StopPrice: r.StopPrice, TimeInForce: r.TimeInForce}
+					if err != nil {
+						return err
+					}
+					limits, err = a.limits()
 					return err
 				},
 				fetch: func(ctx context.Context, q *readQuery) (*report, error) {
-					p, err := q.c.Preview(ctx, req)
+					c := q.c
+					if !reflect.ValueOf(limits).IsZero() {
+						// The limits count the intent store's orders, as Place does.
+						lc, _, closeStore, err := a.placer(ctx, "", limits)
+						if err != nil {
+							return nil, err
+						}
+						defer closeStore()
+						c = lc
+					}
+					p, err := c.Preview(ctx, req)
 					if err != nil {
 						return nil, err
 					}
