@@ -110,7 +110,7 @@ not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
 				}
 			}
 			ctx := cmd.Context()
-			c, _, closeStore, err := a.placer(ctx, "")
+			c, _, closeStore, err := a.placer(ctx, "", broker.Limits{})
 			if err != nil {
 				return err
 			}
