@@ -100,13 +100,6 @@ type Event struct {
 	Intent idempotency.State
 }
 
-// metaStore is an intent store that keeps small named values beside the
-// intents, durably, shared by every holder. Watch keeps its cursor there.
-type metaStore interface {
-	GetMeta(ctx context.Context, name string) ([]byte, error) // idempotency.ErrNotFound when unset
-	PutMeta(ctx context.Context, name string, value []byte) error
-}
-
 // Watch yields the changes of the account's orders, polling the orders
 // list by updated_at on the Client's clock and transport (so a 429 backs
 // off as every GET does and the rate budget is shared). Each poll reads
@@ -194,7 +187,7 @@ type watcher struct {
 	interval time.Duration
 	overlap  time.Duration
 	store    idempotency.Store // nil when it cannot be opened
-	meta     metaStore         // nil: the cursor is not saved
+	meta     idempotency.Meta  // nil: the cursor is not saved
 	name     string            // the cursor's name in meta
 	cur      cursor
 	dirty    bool
@@ -250,7 +243,7 @@ func (c *Client) newWatcher(ctx context.Context, cfg WatchConfig) (*watcher, err
 		w.overlap = defaultOverlap
 	}
 	w.store = c.intentStore(ctx)
-	if m, ok := w.store.(metaStore); ok {
+	if m, ok := w.store.(idempotency.Meta); ok {
 		w.meta = m
 		b, err := m.GetMeta(ctx, w.name)
 		switch {
