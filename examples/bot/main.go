@@ -1,7 +1,10 @@
 // Command bot places one limit buy under an idempotency key, finds it again
-// by that key and cancels it, handling every error Place can return. It
-// runs on the simulated venue in memory (package brokertest): no
-// credentials, no network. Against the real venue, build the client with
+// by that key, cancels it and waits until the cancel settles (WaitFinal),
+// then follows the account's orders with the watch until it reports the
+// order final, handling every error Place can return. It runs on the
+// simulated venue in memory (package brokertest) on a simulation clock
+// that skips each wait: no credentials, no network, no real waiting.
+// Against the real venue, build the client with
 // broker.Config{Getenv: os.Getenv} and leave out Transport.
 package main
 
@@ -30,7 +33,9 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	srv, err := brokertest.New(venue.Config{}) // the simulated venue, in memory
+	clk := venue.NewClock(time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC))
+	clk.SkipWaits(1)                                     // each wait of the bot ends at once, its time skipped
+	srv, err := brokertest.New(venue.Config{Clock: clk}) // the simulated venue, in memory
 	if err != nil {
 		return err
 	}
@@ -44,9 +49,9 @@ func run(ctx context.Context, out io.Writer) error {
 		"TRADEWIRE_PRIVATE_KEY": srv.PrivateKeyBase64}
 
 	c, err := broker.New(broker.Config{
-		Getenv:          func(k string) string { return env[k] },                // os.Getenv for real
-		Transport:       transport.Config{RoundTripper: srv.Client().Transport}, // the in-memory venue; leave out for the real one
-		IntentStoreFile: filepath.Join(dir, "intents.db"),                       // default: $XDG_STATE_HOME/tradewire
+		Getenv:          func(k string) string { return env[k] },                            // os.Getenv for real
+		Transport:       transport.Config{RoundTripper: srv.Client().Transport, Clock: clk}, // the in-memory venue; leave out for the real one
+		IntentStoreFile: filepath.Join(dir, "intents.db"),                                   // default: $XDG_STATE_HOME/tradewire
 	})
 	if err != nil {
 		return err // names the missing variable, never a secret
@@ -107,6 +112,22 @@ func run(ctx context.Context, out io.Writer) error {
 	if _, err := c.CancelOrder(ctx, o.ID); err != nil {
 		return fmt.Errorf("cancel: %w", err) // ErrRejected: already final, in the venue's words
 	}
-	fmt.Fprintln(out, "cancel requested")
+	final, err := c.WaitFinal(ctx, o.ID) // reads the order, on the client's clock, until it is final
+	if err != nil {
+		return fmt.Errorf("wait: %w", err) // ctx's error if it was still open at the deadline
+	}
+	fmt.Fprintln(out, "final:", final.State)
+
+	// The watch: every change of the account's orders, polled by updated_at.
+	for ev, err := range c.Watch(ctx, broker.WatchConfig{}) {
+		if err != nil {
+			fmt.Fprintln(out, "poll failed:", err) // the watch polls again
+			continue
+		}
+		fmt.Fprintln(out, "event:", ev.Kind, ev.Order.Symbol, "filled:", ev.Order.FilledAssetQuantity, "external:", ev.External)
+		if ev.Order.ID == o.ID && ev.Order.State.Final() {
+			break // a clean stop: the cursor is saved in the intent store, and a restart repeats nothing
+		}
+	}
 	return nil
 }

@@ -10,7 +10,8 @@ func TestRun(t *testing.T) {
 	if err := run(t.Context(), &out); err != nil {
 		t.Fatal(err)
 	}
-	want := "placed: open\nintent: acknowledged same order: true\ncancel requested\n"
+	want := "placed: open\nintent: acknowledged same order: true\nfinal: canceled\n" +
+		"event: canceled BTC-USD filled: 0 external: false\n"
 	if out.String() != want {
 		t.Fatalf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
