@@ -1,8 +1,9 @@
 // Package broker is the facade bots and batch scripts import to talk to the
 // Robinhood Crypto Trading API v2: the account and its fee tier, holdings,
 // trading pairs, best bid/ask, estimated prices, orders, fee summaries and
-// order previews, and placing, looking up, canceling and recovering
-// orders. A bot needs no other tradewire package.
+// order previews, and placing, looking up, canceling, recovering and
+// watching orders, risk limits and a kill switch. A bot needs no other
+// tradewire package.
 //
 // Build a Client with New from a Config: explicit credentials or the
 // environment:
@@ -91,6 +92,38 @@
 // which may be live; a rejection or nothing, after which the job is not
 // placed; or an unsettled create, for Recover to settle. Placing that job
 // under a new key while its order may be live places a second order.
+//
+// # Watching orders
+//
+// The venue has no order stream. WaitFinal reads one order until it is
+// filled, canceled or failed, on the Client's clock, and returns it (or,
+// when ctx ends first, the last order read and ctx's error):
+//
+//	if _, err := c.CancelOrder(ctx, o.ID); err != nil { ... }
+//	final, err := c.WaitFinal(ctx, o.ID)
+//
+// Watch yields the changes of the account's orders as Events (created,
+// partially filled, filled, canceled, failed; with the fill since the
+// order's last event, its Intent in the store, or External for an order
+// the store did not place), polling the orders list by updated_at with an
+// overlap, on the Client's transport and rate budget:
+//
+//	for ev, err := range c.Watch(ctx, broker.WatchConfig{}) {
+//		if err != nil {
+//			continue // a failed poll: the watch polls again
+//		}
+//		if ev.Order.ID == o.ID && ev.Order.State.Final() {
+//			break // the cursor is saved in the intent store
+//		}
+//	}
+//
+// It misses no order's final state or cumulative fill, and reports no
+// change twice, across a clean stop and restart with the same
+// WatchConfig.Name and store. After a crash it yields again the changes
+// since its last save, each with the same Event.ID, for the consumer to
+// skip. This rests on the venue's updated_at (every change moves it) and
+// on its list's lag: an update the list shows more than
+// WatchConfig.Overlap (30 s) after its updated_at can be missed.
 //
 // # Kill switch
 //
