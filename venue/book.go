@@ -24,8 +24,8 @@ const (
 var orderTypes = map[string]bool{"market": true, "limit": true, "stop_loss": true, "stop_limit": true}
 
 type execution struct {
-	price, qty decimal.Decimal
-	at         time.Time
+	price, qty, fee decimal.Decimal // fee: what this execution charged
+	at              time.Time
 }
 
 type order struct {
@@ -82,6 +82,31 @@ func (o *order) less(p *order) bool {
 
 func (o *order) final() bool {
 	return o.state == stateFilled || o.state == stateCanceled || o.state == stateFailed
+}
+
+// asOf returns o as it was at t, which is not before its creation: its
+// executions up to t, and the state and updated_at they gave it; o itself
+// when nothing of it has changed since t. The copy is for answering only.
+func (o *order) asOf(t time.Time) *order {
+	if !o.updated.After(t) {
+		return o
+	}
+	p := *o
+	p.text = orderText{}
+	n := 0
+	for n < len(o.execs) && !o.execs[n].at.After(t) {
+		n++
+	}
+	p.execs = o.execs[:n:n]
+	p.filled, p.notional, p.fee = decimal.Zero, decimal.Zero, decimal.Zero
+	p.updated, p.state = o.created, stateOpen
+	for _, e := range p.execs {
+		p.filled = p.filled.Add(e.qty)
+		p.notional = p.notional.Add(e.price.Mul(e.qty))
+		p.fee = p.fee.Add(e.fee)
+		p.updated, p.state = e.at, statePartial
+	}
+	return &p
 }
 
 func (o *order) record() OrderRecord {
@@ -198,7 +223,7 @@ func (v *engine) fill(o *order, price, q decimal.Decimal, t time.Time) {
 	notional := price.Mul(q)
 	o.feeRatio = v.fillFeeRatio(o, t) // the fee tier in force at the fill
 	fee := notional.Mul(o.feeRatio)
-	o.execs = append(o.execs, execution{price: price, qty: q, at: t})
+	o.execs = append(o.execs, execution{price: price, qty: q, fee: fee, at: t})
 	o.filled = o.filled.Add(q)
 	o.notional = o.notional.Add(notional)
 	o.fee = o.fee.Add(fee)

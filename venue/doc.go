@@ -306,8 +306,9 @@
 // a plan's Hostile sets it: ClockOffset moves the venue's own now ahead or
 // behind its clock, for the 30 s signature window, the timestamps it
 // writes, the ledger's times and the Date header it sets on every answer;
-// ListLag hides orders younger than the lag from the orders list (GET
-// .../orders/{id}/ shows them at once); OmitClientOrderID drops
+// ListLag makes the orders list show each order as it was the lag ago
+// (not at all if younger), so its fills and state changes appear there
+// late (GET .../orders/{id}/ shows it as it is); OmitClientOrderID drops
 // client_order_id from some or all list rows; DropNext nulls the "next"
 // link of some or all list pages that should have one.
 //

@@ -465,18 +465,31 @@ func (v *engine) offsetPage(r *http.Request, items []any, foreign string) *reply
 type orderFilter struct {
 	cStart, cEnd, uStart, uEnd             time.Time // zero: unset
 	symbol, id, side, state, typ, accountN string
-	// visible, if set, hides orders created after it (Hostile.ListLag).
+	// visible, if set, is the instant the list shows (Hostile.ListLag):
+	// it hides orders created after it, and shows and filters the others
+	// as they were then (order.asOf).
 	visible time.Time
 }
 
+// match reports whether o, as the list shows it (view), passes the filter.
 func (f *orderFilter) match(o *order) bool {
-	return o.account == f.accountN &&
-		(f.symbol == "" || o.symbol == f.symbol) && (f.id == "" || o.id == f.id) &&
-		(f.side == "" || o.side == f.side) && (f.state == "" || o.state == f.state) &&
-		(f.typ == "" || o.typ == f.typ) &&
-		(f.cStart.IsZero() || !o.created.Before(f.cStart)) && (f.cEnd.IsZero() || !o.created.After(f.cEnd)) &&
-		(f.uStart.IsZero() || !o.updated.Before(f.uStart)) && (f.uEnd.IsZero() || !o.updated.After(f.uEnd)) &&
-		(f.visible.IsZero() || !o.created.After(f.visible))
+	if o.account != f.accountN || (f.symbol != "" && o.symbol != f.symbol) || (f.id != "" && o.id != f.id) ||
+		(f.side != "" && o.side != f.side) || (f.typ != "" && o.typ != f.typ) ||
+		(!f.cStart.IsZero() && o.created.Before(f.cStart)) || (!f.cEnd.IsZero() && o.created.After(f.cEnd)) ||
+		(!f.visible.IsZero() && o.created.After(f.visible)) {
+		return false
+	}
+	o = f.view(o)
+	return (f.state == "" || o.state == f.state) &&
+		(f.uStart.IsZero() || !o.updated.Before(f.uStart)) && (f.uEnd.IsZero() || !o.updated.After(f.uEnd))
+}
+
+// view is o as the list shows it: as it was at visible, if set.
+func (f *orderFilter) view(o *order) *order {
+	if f.visible.IsZero() {
+		return o
+	}
+	return o.asOf(f.visible)
 }
 
 var validStates = map[string]bool{"open": true, "pending": true, "partially_filled": true, "filled": true, "canceled": true, "failed": true}
@@ -553,7 +566,11 @@ func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign 
 	pg := pageJSON{}
 	res := make([]any, len(out))
 	for i, o := range out {
-		if j := v.orderJSON(o, now); v.omitted(o.id) {
+		at := now
+		if p := f.view(o); p != o {
+			o, at = p, f.visible
+		}
+		if j := v.orderJSON(o, at); v.omitted(o.id) {
 			res[i] = withoutClientOrderID(j)
 		} else {
 			res[i] = j
@@ -629,7 +646,7 @@ func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 		if !f.cEnd.IsZero() {
 			j = max(j, b.firstAtOrBefore(f.cEnd))
 		}
-		if !f.uEnd.IsZero() {
+		if !f.uEnd.IsZero() && f.visible.IsZero() { // a lagged view may be older
 			j = max(j, b.firstAtOrBefore(f.uEnd.Add(-bulkUpdateLag)))
 		}
 	}
