@@ -495,6 +495,13 @@ func (v *engine) createOrder(a *account, body []byte, now time.Time) (*reply, *o
 	if rep := a.refuseWrite(true); rep != nil {
 		return rep, nil
 	}
+	return v.placeOrder(a, body, now)
+}
+
+// placeOrder creates the order body asks for in a, as a create by a key
+// allowed to does: the answer, and the order if one was created. Caller
+// holds mu.
+func (v *engine) placeOrder(a *account, body []byte, now time.Time) (*reply, *order) {
 	o, fe := v.parseOrder(a, body, now)
 	if fe != nil {
 		return errReply(http.StatusBadRequest, "validation_error", fe.detail, fe.attr), nil
