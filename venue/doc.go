@@ -331,5 +331,14 @@
 // orders generated on demand from their index, for pagination and fee-sweep
 // benchmarks at any size.
 //
+// # Orders placed elsewhere
+//
+// Venue.PlaceExternal places an order in the account as another tool
+// would, with a client_order_id of that tool's (a create's JSON body; with
+// no client_order_id, one drawn from the seed), at the venue's now: a
+// test of a watch or a reconciler places one between two polls and checks
+// that it is reported as external, never confused with the client's own.
+// It sends no request; the Ledger's orders hold it with External set.
+//
 // A Venue is safe for concurrent use.
 package venue
