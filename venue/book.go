@@ -92,12 +92,15 @@ func (o *order) asOf(t time.Time) *order {
 		return o
 	}
 	p := *o
-	p.text = orderText{}
 	n := 0
 	for n < len(o.execs) && !o.execs[n].at.After(t) {
 		n++
 	}
 	p.execs = o.execs[:n:n]
+	if n < len(o.execs) { // what o printed of its later executions is not p's
+		k := min(n, len(o.text.execs))
+		p.text.execs, p.text.filled = o.text.execs[:k:k], ""
+	}
 	p.filled, p.notional, p.fee = decimal.Zero, decimal.Zero, decimal.Zero
 	p.updated, p.state = o.created, stateOpen
 	for _, e := range p.execs {

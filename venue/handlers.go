@@ -471,25 +471,23 @@ type orderFilter struct {
 	visible time.Time
 }
 
-// match reports whether o, as the list shows it (view), passes the filter.
-func (f *orderFilter) match(o *order) bool {
+// match returns o as the list shows it (as it was at visible, if set) if
+// that passes the filter, else nil.
+func (f *orderFilter) match(o *order) *order {
 	if o.account != f.accountN || (f.symbol != "" && o.symbol != f.symbol) || (f.id != "" && o.id != f.id) ||
 		(f.side != "" && o.side != f.side) || (f.typ != "" && o.typ != f.typ) ||
 		(!f.cStart.IsZero() && o.created.Before(f.cStart)) || (!f.cEnd.IsZero() && o.created.After(f.cEnd)) ||
 		(!f.visible.IsZero() && o.created.After(f.visible)) {
-		return false
+		return nil
 	}
-	o = f.view(o)
-	return (f.state == "" || o.state == f.state) &&
-		(f.uStart.IsZero() || !o.updated.Before(f.uStart)) && (f.uEnd.IsZero() || !o.updated.After(f.uEnd))
-}
-
-// view is o as the list shows it: as it was at visible, if set.
-func (f *orderFilter) view(o *order) *order {
-	if f.visible.IsZero() {
-		return o
+	if !f.visible.IsZero() {
+		o = o.asOf(f.visible)
 	}
-	return o.asOf(f.visible)
+	if (f.state != "" && o.state != f.state) ||
+		(!f.uStart.IsZero() && o.updated.Before(f.uStart)) || (!f.uEnd.IsZero() && o.updated.After(f.uEnd)) {
+		return nil
+	}
+	return o
 }
 
 var validStates = map[string]bool{"open": true, "pending": true, "partially_filled": true, "filled": true, "canceled": true, "failed": true}
@@ -566,11 +564,7 @@ func (v *engine) listOrders(r *http.Request, a *account, now time.Time, foreign 
 	pg := pageJSON{}
 	res := make([]any, len(out))
 	for i, o := range out {
-		at := now
-		if p := f.view(o); p != o {
-			o, at = p, f.visible
-		}
-		if j := v.orderJSON(o, at); v.omitted(o.id) {
+		if j := v.orderJSON(o, now); v.omitted(o.id) {
 			res[i] = withoutClientOrderID(j)
 		} else {
 			res[i] = j
@@ -629,7 +623,8 @@ func parseKeyCursor(c string) (k okey, backward, ok bool) {
 }
 
 // collect merges stored and bulk orders newest first, after the key if
-// given, returning up to n matches and whether more exist.
+// given, returning up to n matches, as the list shows them (orderFilter.match),
+// and whether more exist.
 func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 	i := len(v.orders) - 1
 	if after != nil {
@@ -680,7 +675,7 @@ func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 		default:
 			return out, false
 		}
-		if !f.match(o) {
+		if o = f.match(o); o == nil {
 			continue
 		}
 		if len(out) == n {
@@ -732,7 +727,7 @@ func (v *engine) collectNewer(f *orderFilter, before okey, n int) ([]*order, boo
 			slices.Reverse(out)
 			return out, false
 		}
-		if !f.match(o) {
+		if o = f.match(o); o == nil {
 			continue
 		}
 		if len(out) == n {
