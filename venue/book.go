@@ -24,8 +24,8 @@ const (
 var orderTypes = map[string]bool{"market": true, "limit": true, "stop_loss": true, "stop_limit": true}
 
 type execution struct {
-	price, qty decimal.Decimal
-	at         time.Time
+	price, qty, fee decimal.Decimal // fee: what this execution charged
+	at              time.Time
 }
 
 type order struct {
@@ -82,6 +82,34 @@ func (o *order) less(p *order) bool {
 
 func (o *order) final() bool {
 	return o.state == stateFilled || o.state == stateCanceled || o.state == stateFailed
+}
+
+// asOf returns o as it was at t, which is not before its creation: its
+// executions up to t, and the state and updated_at they gave it; o itself
+// when nothing of it has changed since t. The copy is for answering only.
+func (o *order) asOf(t time.Time) *order {
+	if !o.updated.After(t) {
+		return o
+	}
+	p := *o
+	n := 0
+	for n < len(o.execs) && !o.execs[n].at.After(t) {
+		n++
+	}
+	p.execs = o.execs[:n:n]
+	if n < len(o.execs) { // what o printed of its later executions is not p's
+		k := min(n, len(o.text.execs))
+		p.text.execs, p.text.filled = o.text.execs[:k:k], ""
+	}
+	p.filled, p.notional, p.fee = decimal.Zero, decimal.Zero, decimal.Zero
+	p.updated, p.state = o.created, stateOpen
+	for _, e := range p.execs {
+		p.filled = p.filled.Add(e.qty)
+		p.notional = p.notional.Add(e.price.Mul(e.qty))
+		p.fee = p.fee.Add(e.fee)
+		p.updated, p.state = e.at, statePartial
+	}
+	return &p
 }
 
 func (o *order) record() OrderRecord {
@@ -198,7 +226,7 @@ func (v *engine) fill(o *order, price, q decimal.Decimal, t time.Time) {
 	notional := price.Mul(q)
 	o.feeRatio = v.fillFeeRatio(o, t) // the fee tier in force at the fill
 	fee := notional.Mul(o.feeRatio)
-	o.execs = append(o.execs, execution{price: price, qty: q, at: t})
+	o.execs = append(o.execs, execution{price: price, qty: q, fee: fee, at: t})
 	o.filled = o.filled.Add(q)
 	o.notional = o.notional.Add(notional)
 	o.fee = o.fee.Add(fee)
@@ -470,6 +498,13 @@ func (v *engine) createOrder(a *account, body []byte, now time.Time) (*reply, *o
 	if rep := a.refuseWrite(true); rep != nil {
 		return rep, nil
 	}
+	return v.placeOrder(a, body, now)
+}
+
+// placeOrder creates the order body asks for in a, as a create by a key
+// allowed to does: the answer, and the order if one was created. Caller
+// holds mu.
+func (v *engine) placeOrder(a *account, body []byte, now time.Time) (*reply, *order) {
 	o, fe := v.parseOrder(a, body, now)
 	if fe != nil {
 		return errReply(http.StatusBadRequest, "validation_error", fe.detail, fe.attr), nil

@@ -306,8 +306,9 @@
 // a plan's Hostile sets it: ClockOffset moves the venue's own now ahead or
 // behind its clock, for the 30 s signature window, the timestamps it
 // writes, the ledger's times and the Date header it sets on every answer;
-// ListLag hides orders younger than the lag from the orders list (GET
-// .../orders/{id}/ shows them at once); OmitClientOrderID drops
+// ListLag makes the orders list show each order as it was the lag ago
+// (not at all if younger), so its fills and state changes appear there
+// late (GET .../orders/{id}/ shows it as it is); OmitClientOrderID drops
 // client_order_id from some or all list rows; DropNext nulls the "next"
 // link of some or all list pages that should have one.
 //
@@ -329,6 +330,15 @@
 // then canceled, canceled, failed, open). Config.BulkOrders adds that many final
 // orders generated on demand from their index, for pagination and fee-sweep
 // benchmarks at any size.
+//
+// # Orders placed elsewhere
+//
+// Venue.PlaceExternal places an order in the account as another tool
+// would, with a client_order_id of that tool's (a create's JSON body; with
+// no client_order_id, one drawn from the seed), at the venue's now: a
+// test of a watch or a reconciler places one between two polls and checks
+// that it is reported as external, never confused with the client's own.
+// It sends no request; the Ledger's orders hold it with External set.
 //
 // A Venue is safe for concurrent use.
 package venue

@@ -465,18 +465,29 @@ func (v *engine) offsetPage(r *http.Request, items []any, foreign string) *reply
 type orderFilter struct {
 	cStart, cEnd, uStart, uEnd             time.Time // zero: unset
 	symbol, id, side, state, typ, accountN string
-	// visible, if set, hides orders created after it (Hostile.ListLag).
+	// visible, if set, is the instant the list shows (Hostile.ListLag):
+	// it hides orders created after it, and shows and filters the others
+	// as they were then (order.asOf).
 	visible time.Time
 }
 
-func (f *orderFilter) match(o *order) bool {
-	return o.account == f.accountN &&
-		(f.symbol == "" || o.symbol == f.symbol) && (f.id == "" || o.id == f.id) &&
-		(f.side == "" || o.side == f.side) && (f.state == "" || o.state == f.state) &&
-		(f.typ == "" || o.typ == f.typ) &&
-		(f.cStart.IsZero() || !o.created.Before(f.cStart)) && (f.cEnd.IsZero() || !o.created.After(f.cEnd)) &&
-		(f.uStart.IsZero() || !o.updated.Before(f.uStart)) && (f.uEnd.IsZero() || !o.updated.After(f.uEnd)) &&
-		(f.visible.IsZero() || !o.created.After(f.visible))
+// match returns o as the list shows it (as it was at visible, if set) if
+// that passes the filter, else nil.
+func (f *orderFilter) match(o *order) *order {
+	if o.account != f.accountN || (f.symbol != "" && o.symbol != f.symbol) || (f.id != "" && o.id != f.id) ||
+		(f.side != "" && o.side != f.side) || (f.typ != "" && o.typ != f.typ) ||
+		(!f.cStart.IsZero() && o.created.Before(f.cStart)) || (!f.cEnd.IsZero() && o.created.After(f.cEnd)) ||
+		(!f.visible.IsZero() && o.created.After(f.visible)) {
+		return nil
+	}
+	if !f.visible.IsZero() {
+		o = o.asOf(f.visible)
+	}
+	if (f.state != "" && o.state != f.state) ||
+		(!f.uStart.IsZero() && o.updated.Before(f.uStart)) || (!f.uEnd.IsZero() && o.updated.After(f.uEnd)) {
+		return nil
+	}
+	return o
 }
 
 var validStates = map[string]bool{"open": true, "pending": true, "partially_filled": true, "filled": true, "canceled": true, "failed": true}
@@ -612,7 +623,8 @@ func parseKeyCursor(c string) (k okey, backward, ok bool) {
 }
 
 // collect merges stored and bulk orders newest first, after the key if
-// given, returning up to n matches and whether more exist.
+// given, returning up to n matches, as the list shows them (orderFilter.match),
+// and whether more exist.
 func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 	i := len(v.orders) - 1
 	if after != nil {
@@ -629,7 +641,7 @@ func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 		if !f.cEnd.IsZero() {
 			j = max(j, b.firstAtOrBefore(f.cEnd))
 		}
-		if !f.uEnd.IsZero() {
+		if !f.uEnd.IsZero() && f.visible.IsZero() { // a lagged view may be older
 			j = max(j, b.firstAtOrBefore(f.uEnd.Add(-bulkUpdateLag)))
 		}
 	}
@@ -663,7 +675,7 @@ func (v *engine) collect(f *orderFilter, after *okey, n int) ([]*order, bool) {
 		default:
 			return out, false
 		}
-		if !f.match(o) {
+		if o = f.match(o); o == nil {
 			continue
 		}
 		if len(out) == n {
@@ -715,7 +727,7 @@ func (v *engine) collectNewer(f *orderFilter, before okey, n int) ([]*order, boo
 			slices.Reverse(out)
 			return out, false
 		}
-		if !f.match(o) {
+		if o = f.match(o); o == nil {
 			continue
 		}
 		if len(out) == n {

@@ -123,10 +123,11 @@ func (v *engine) fillQuiet(o *order, price, q decimal.Decimal, t time.Time) {
 		return
 	}
 	t = t.Truncate(time.Microsecond)
-	o.execs = append(o.execs, execution{price: price, qty: q, at: t})
+	fee := price.Mul(q).Mul(o.feeRatio)
+	o.execs = append(o.execs, execution{price: price, qty: q, fee: fee, at: t})
 	o.filled = o.filled.Add(q)
 	o.notional = o.notional.Add(price.Mul(q))
-	o.fee = o.fee.Add(price.Mul(q).Mul(o.feeRatio))
+	o.fee = o.fee.Add(fee)
 	o.updated = t
 	if o.filled.Equal(o.qty) {
 		o.state = stateFilled

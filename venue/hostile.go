@@ -20,8 +20,13 @@ type Hostile struct {
 	// (created_at, updated_at, best_bid_ask), the prices, and the Date
 	// header it sets on every answer.
 	ClockOffset time.Duration
-	// ListLag hides orders created less than ListLag ago (on the venue's
-	// clock) from the orders list.
+	// ListLag makes the orders list show the account as it was ListLag
+	// ago on the venue's clock, as a lagging index does: an order created
+	// since is not listed, and one updated since (a fill, a cancel
+	// settling, an expiry) is listed as it was then, with that state,
+	// filled_asset_quantity, executions, fee_charged and updated_at; the
+	// list's filters (state, updated_at_start, …) apply to what it shows.
+	// GET .../orders/{id}/ shows the order as it is now. 0 is no lag.
 	ListLag time.Duration
 	// OmitClientOrderID is the fraction, in [0, 1], of the orders whose
 	// list rows lack the client_order_id field; 1 is every row. Which

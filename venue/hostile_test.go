@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 const cidA = "a1111111-2222-4333-8444-555555555555"
@@ -117,6 +121,80 @@ func TestHostileListLag(t *testing.T) {
 	h.clock.Advance(time.Second)
 	if rows, _ := h.listPage(ordersTarget); len(rows) != 1 || rows[0]["id"] != id {
 		t.Fatalf("not listed after 90 s: %v", rows)
+	}
+}
+
+// TestHostileListLagUpdates checks that a lagging list lags updates
+// too: at each second, the list's row for an order filling in parts is
+// what GET by id answered ListLag before, updated_at included, while GET
+// by id answers it as it is; and a cancel settles on the list the lag
+// after it settles, for the state and updated_at filters as well.
+func TestHostileListLagUpdates(t *testing.T) {
+	t.Parallel()
+	const lag = 5 * time.Second
+	h := setup(t, engineConfig{Seed: 3, Hostile: Hostile{ListLag: lag}})
+	raw := func(target string) []byte {
+		t.Helper()
+		resp, b := h.do("GET", target, nil)
+		mustStatus(t, resp, b, 200)
+		return b
+	}
+	row := func(id string) map[string]any {
+		t.Helper()
+		rows, _ := h.listPage(ordersTarget + "&id=" + id)
+		if len(rows) != 1 {
+			t.Fatalf("%d rows for %s", len(rows), id)
+		}
+		return rows[0]
+	}
+	_, ask, _ := h.v.quote("BTC-USD")
+	o := h.create(orderBody("21111111-2222-4333-8444-555555555555", "buy", "limit", "BTC-USD",
+		`{"asset_quantity":"0.004","limit_price":"`+ask.Add(decimal.NewFromInt(5000)).String()+`"}`), 201)
+	id := o["id"].(string)
+	var byID []map[string]any // GET by id at each second
+	states := map[any]bool{}
+	for sec := 0; sec <= 15; sec++ {
+		var now map[string]any
+		if err := json.Unmarshal(raw(pathOrders+id+"/"), &now); err != nil {
+			t.Fatal(err)
+		}
+		byID = append(byID, now)
+		states[now["state"]] = true
+		if back := sec - int(lag/time.Second); back >= 0 {
+			if got, want := row(id), byID[back]; !reflect.DeepEqual(got, want) {
+				t.Errorf("at %d s the list shows\n%v\nwant GET by id at %d s\n%v", sec, got, back, want)
+			}
+		}
+		h.clock.Advance(time.Second)
+	}
+	if !states["partially_filled"] || !states["filled"] || len(byID[0]["executions"].([]any)) == len(byID[15]["executions"].([]any)) {
+		t.Fatalf("the order did not fill in parts after its create (states %v): the test shows nothing", states)
+	}
+
+	// A cancel settles on the list, and in its filters, lag after it does.
+	c := h.create(limitBody(cidA), 201)
+	cid := c["id"].(string)
+	h.clock.Advance(lag)
+	resp, b := h.do("POST", pathOrders+cid+"/cancel/", nil)
+	mustStatus(t, resp, b, 200)
+	h.clock.Advance(2 * time.Second) // settled after 1 s
+	settled := h.getOrder(cid)
+	if settled["state"] != "canceled" {
+		t.Fatalf("GET by id after the cancel settled: %v", settled["state"])
+	}
+	canceledSince := ordersTarget + "&state=canceled&updated_at_start=" + url.QueryEscape(settled["updated_at"].(string))
+	if r := row(cid); r["state"] != "open" || r["updated_at"] != c["updated_at"] {
+		t.Errorf("the list shows the cancel %v before the lag: %v at %v", lag, r["state"], r["updated_at"])
+	}
+	if rows, _ := h.listPage(canceledSince); len(rows) != 0 {
+		t.Errorf("state=canceled&updated_at_start lists the cancel before the lag: %v", rows)
+	}
+	h.clock.Advance(lag)
+	if r := row(cid); r["state"] != "canceled" || r["updated_at"] != settled["updated_at"] {
+		t.Errorf("the list shows %v at %v a lag after the cancel settled, want canceled at %v", r["state"], r["updated_at"], settled["updated_at"])
+	}
+	if rows, _ := h.listPage(canceledSince); len(rows) != 1 || rows[0]["id"] != cid {
+		t.Errorf("state=canceled&updated_at_start after the lag: %v", rows)
 	}
 }
 

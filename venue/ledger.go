@@ -32,7 +32,8 @@ type Request struct {
 	Class string
 }
 
-// OrderRecord is the Ledger's record of one order created through the API.
+// OrderRecord is the Ledger's record of one order created through the
+// API or placed by Venue.PlaceExternal.
 type OrderRecord struct {
 	ID            string
 	ClientOrderID string
@@ -42,6 +43,9 @@ type OrderRecord struct {
 	Type          string
 	State         string // state when created
 	CreatedAt     time.Time
+	// External reports an order placed by Venue.PlaceExternal, as if by
+	// another tool, rather than through the API.
+	External bool
 }
 
 // Counts summarises the requests in a Ledger.
@@ -51,11 +55,11 @@ type Counts struct {
 	Throttled    int // 429 answers
 	Unauthorized int // 401 answers
 	Dropped      int // connections closed without an answer
-	Creates      int // orders created
+	Creates      int // orders created through the API
 }
 
 // Ledger records the requests a Venue received and every order created
-// through its API, for assertions. Get a Venue's with Venue.Ledger; the
+// through its API or placed by Venue.PlaceExternal, for assertions. Get a Venue's with Venue.Ledger; the
 // zero Ledger is empty and keeps every request. It is safe for concurrent
 // use.
 //
@@ -173,7 +177,9 @@ func (l *Ledger) addOrder(o OrderRecord) {
 		l.dups = append(l.dups, o.ClientOrderID)
 	}
 	l.orders = append(l.orders, o)
-	l.counts.Creates++
+	if !o.External {
+		l.counts.Creates++
+	}
 }
 
 // Requests returns a copy of the requests kept, in arrival order: every
@@ -189,7 +195,8 @@ func (l *Ledger) Requests() []Request {
 	return append(out, l.requests[:l.head]...)
 }
 
-// Orders returns a copy of every order created through the API, in order.
+// Orders returns a copy of every order created through the API or
+// placed by Venue.PlaceExternal, in order.
 func (l *Ledger) Orders() []OrderRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()

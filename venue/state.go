@@ -45,6 +45,7 @@ type volumeState struct {
 type execState struct {
 	Price decimal.Decimal `json:"price"`
 	Qty   decimal.Decimal `json:"quantity"`
+	Fee   decimal.Decimal `json:"fee,omitzero"`
 	At    time.Time       `json:"at"`
 }
 
@@ -79,12 +80,16 @@ func orderFields(s *orderState, o *order) []fieldPair {
 		{save: func() {
 			s.Executions = nil
 			for _, e := range o.execs {
-				s.Executions = append(s.Executions, execState{e.price, e.qty, e.at})
+				s.Executions = append(s.Executions, execState{e.price, e.qty, e.fee, e.at})
 			}
 		}, load: func() {
 			o.execs = nil
 			for _, e := range s.Executions {
-				o.execs = append(o.execs, execution{e.Price, e.Qty, e.At})
+				fee := e.Fee
+				if fee.IsZero() { // a file that kept the order's fee alone
+					fee = e.Price.Mul(e.Qty).Mul(o.feeRatio)
+				}
+				o.execs = append(o.execs, execution{e.Price, e.Qty, fee, e.At})
 			}
 		}},
 	}

@@ -28,7 +28,7 @@ func TestStateRoundTrip(t *testing.T) {
 		account: h.v.accounts[0].Number, symbol: "BTC-USD", side: "buy", typ: "stop_limit", pair: h.v.bySymbol["BTC-USD"],
 		qty: d("0.002"), quoteAmt: d("130.5"), hasQuote: true, limit: d("65000.01"), stop: d("64000.02"),
 		hasLimit: true, hasStop: true, feeRatio: d("0.0025"), state: stateFilled, created: at(1), updated: at(9),
-		seq: 7, execs: []execution{{d("64999.5"), d("0.0015"), at(5)}, {d("65000"), d("0.0005"), at(9)}},
+		seq: 7, execs: []execution{{d("64999.5"), d("0.0015"), d("0.24374813"), at(5)}, {d("65000"), d("0.0005"), d("0.08125"), at(9)}},
 		filled: d("0.002"), notional: d("129.99925"), fee: d("0.32499813"), triggered: true,
 		cancelAt: at(20), tif: "gtd", expiresAt: at(3600), lastEval: at(8)}
 	h.v.mu.Lock()

@@ -61,14 +61,15 @@ type simServeFlags struct {
 	tls      bool
 	caFile   string
 	state    string
-	status   string // --account-status
-	readOnly bool   // --read-only-key
+	status   string        // --account-status
+	readOnly bool          // --read-only-key
+	external time.Duration // --external-every; 0: none
 }
 
 func newSimServeCmd(a *app) *cobra.Command {
 	var f simServeFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--rate-limits FILE] [--retry-after MODE] [--account-status S] [--read-only-key] [--state FILE] [--tls [--ca-file FILE]]",
+		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--rate-limits FILE] [--retry-after MODE] [--account-status S] [--read-only-key] [--external-every D] [--state FILE] [--tls [--ca-file FILE]]",
 		Short: "Serve the simulated venue over HTTP, or HTTPS + HTTP/2, on a loopback address",
 		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted;
 with --tls, over HTTPS with HTTP/2, as the real venue is served.
@@ -90,6 +91,11 @@ answers, latency, 2xx answers with a bad body, HTTP/2 stream faults, and the
 hostile modes: a clock offset, a lagging orders list, rows without
 client_order_id, pages without next; see
 "go doc github.com/tradewire/tradewire/venue").
+--external-every DURATION places an order in the account every DURATION as
+another tool would, with a client_order_id of its own: a $20 BTC-USD limit
+order at the bid (a buy) or the ask (a sell), in turn, which rests and fills
+in parts as the market moves; each is reported on stderr. A bot's watch
+should see them, flagged as orders it did not place.
 --account-status sell_only or deactivated, and --read-only-key, give the
 account the state a bot must cope with: buys refused (400), creates refused
 (403), or every create and cancel refused (403) while reads work.
@@ -158,6 +164,7 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.StringVar(&f.caFile, "ca-file", "", "with --tls, where to write the CA certificate clients must trust (default: a new temporary file)")
 	fs.StringVar(&f.status, "account-status", "active", "the account's status: active, sell_only (buys refused with 400) or deactivated (creates refused with 403)")
 	fs.BoolVar(&f.readOnly, "read-only-key", false, "make the API key read-only: every create and cancel answers 403")
+	fs.DurationVar(&f.external, "external-every", 0, "place an order in the account every DURATION as another tool would (a client_order_id of its own): a $20 BTC-USD limit at the bid or ask, buy and sell in turn; 0 places none")
 	fs.StringVar(&f.state, "state", "", "keep the venue's book (balances, orders, ids) in this file across restarts: loaded at start if it exists, saved every "+simStateEvery.String()+" and at stop")
 	return cmd
 }
@@ -165,6 +172,7 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 // simServe runs "sim serve": it checks the flags, listens, prints the
 // export lines and serves until ctx ends.
 func (a *app) simServe(ctx context.Context, f simServeFlags) error {
+	a.opts.Stderr = &syncWriter{w: a.opts.Stderr} // the goroutines below write to it too
 	if err := checkLoopbackAddr(f.addr); err != nil {
 		return err
 	}
@@ -173,6 +181,9 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	if f.history < 0 {
 		return usagef("--history %d: want 0 or more", f.history)
+	}
+	if f.external < 0 {
+		return usagef("--external-every %v: want 0 (none) or a positive duration", f.external)
 	}
 	if f.caFile != "" && !f.tls {
 		return usagef("--ca-file without --tls: only the HTTPS simulator has a certificate")
@@ -228,6 +239,10 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	if f.state != "" {
 		stop := a.keepSimState(v, f.state, clk)
+		defer stop()
+	}
+	if f.external > 0 {
+		stop := a.placeSimExternalEvery(v, f.external, clk)
 		defer stop()
 	}
 	if f.tls {

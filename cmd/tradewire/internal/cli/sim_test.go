@@ -67,12 +67,20 @@ type serveResult struct {
 // called, and returns the variables it exported.
 func startSimServe(t *testing.T, args ...string) (env map[string]string, header string, cancel func() serveResult) {
 	t.Helper()
+	return startSimServeWith(t, Options{}, args...)
+}
+
+// startSimServeWith is startSimServe with opts, whose Stdout and Stderr
+// it sets.
+func startSimServeWith(t *testing.T, opts Options, args ...string) (env map[string]string, header string, cancel func() serveResult) {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, append([]string{"sim", "serve"}, args...), Options{Stdout: pw, Stderr: &stderr})
+		opts.Stdout, opts.Stderr = pw, &stderr
+		done <- Run(ctx, append([]string{"sim", "serve"}, args...), opts)
 		pw.Close()
 	}()
 	finish := func() serveResult {
