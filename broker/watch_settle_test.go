@@ -1,0 +1,194 @@
+package broker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradewire/tradewire/broker"
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/venue"
+)
+
+// crashedIntent places key from a store of its own and copies its intent
+// into w.store as a process killed after the send leaves it: unknown, the
+// order unseen. It returns the order the venue holds.
+func (w *watchWorld) crashedIntent(key string) (*broker.Order, idempotency.Record) {
+	w.t.Helper()
+	ctx := context.Background()
+	es := newMetaStore()
+	o := restingOrder(w.t.(*testing.T), w.client(es), key)
+	rec, err := es.Get(ctx, o.ClientOrderID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	rec.State, rec.OrderID, rec.Order, rec.Holder, rec.Reason = idempotency.Unknown, "", nil, "", ""
+	if _, _, err := w.store.Create(ctx, rec); err != nil {
+		w.t.Fatal(err)
+	}
+	return o, rec
+}
+
+// settledEvents returns the EventSettled events by client_order_id,
+// failing on a repeat.
+func settledEvents(t *testing.T, events []broker.Event) map[string]broker.Event {
+	t.Helper()
+	out := map[string]broker.Event{}
+	for _, ev := range events {
+		if ev.Kind != broker.EventSettled {
+			continue
+		}
+		if _, ok := out[ev.Order.ClientOrderID]; ok {
+			t.Errorf("intent %s settled twice: %+v", ev.Order.ClientOrderID, ev)
+		}
+		out[ev.Order.ClientOrderID] = ev
+	}
+	return out
+}
+
+// TestWatchSettlesIntentWhenItsOrderShows: an intent left unknown by a
+// crash after its create landed is settled acknowledged, with its order's
+// id, by the watch that sees the order, and reported.
+func TestWatchSettlesIntentWhenItsOrderShows(t *testing.T) {
+	w := newWatchWorld(t, venue.Config{Seed: 21})
+	ctx := context.Background()
+	o, _ := w.crashedIntent("crashed")
+	events := w.firstPoll(w.client(w.store), broker.WatchConfig{})
+	rec, err := w.store.Get(ctx, o.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != idempotency.Acknowledged || rec.OrderID != o.ID {
+		t.Errorf("the intent after the watch: %s, order %q; want acknowledged, order %s", rec.State, rec.OrderID, o.ID)
+	}
+	ev, ok := settledEvents(t, events)[o.ClientOrderID]
+	if !ok || ev.Intent != idempotency.Acknowledged || ev.Order.ID != o.ID || ev.ID == "" {
+		t.Errorf("the settled event: %+v (found %v); want intent acknowledged, order %s", ev, ok, o.ID)
+	}
+	for _, ev := range events {
+		if ev.Order.ID == o.ID && ev.Kind == broker.EventCreated && (ev.External || ev.Intent != idempotency.Unknown) {
+			t.Errorf("the order's created event: %+v; want intent unknown, not external", ev)
+		}
+	}
+}
+
+// TestWatchSettlesNotPlacedOnlyAfterExpiry: an intent whose create never
+// reached the venue stays unknown while a signature it was sent with may
+// still land, and is settled not placed after, once, by the watch.
+func TestWatchSettlesNotPlacedOnlyAfterExpiry(t *testing.T) {
+	w := newWatchWorld(t, venue.Config{Seed: 22})
+	ctx := context.Background()
+	_, tmpl := w.crashedIntent("template")
+	lost := tmpl
+	lost.Key = "lost-create"
+	lost.ClientOrderID = idempotency.ClientOrderID(tmpl.AccountNumber, tmpl.Namespace, lost.Key)
+	lost.FirstSentAt, lost.LastSignedAt = w.clk.Now(), w.clk.Now()
+	if _, _, err := w.store.Create(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
+	expiry := lost.LastSignedAt.Add(signing.ValidFor)
+	var r recorder
+	stop := watch(w.client(w.store), broker.WatchConfig{PollInterval: 5 * time.Second}, &r)
+	defer stop()
+	var settledAt time.Time
+	for range 60 {
+		if err := w.clk.BlockUntilContext(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := w.store.Get(ctx, lost.ClientOrderID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.State != idempotency.Unknown {
+			if rec.State != idempotency.NotPlaced {
+				t.Fatalf("the lost create's intent: %s; want not_placed", rec.State)
+			}
+			settledAt = w.clk.Now()
+			break
+		}
+		w.clk.Advance(5 * time.Second)
+	}
+	stop()
+	switch {
+	case settledAt.IsZero():
+		t.Fatal("the lost create's intent was never settled")
+	case !settledAt.After(expiry):
+		t.Errorf("settled not placed at %v, before its signature expired at %v", settledAt, expiry)
+	case settledAt.Sub(expiry) > 2*time.Minute:
+		t.Errorf("settled not placed %v after its signature expired; want within two minutes", settledAt.Sub(expiry))
+	}
+	events, errs := r.snapshot()
+	if len(errs) > 0 {
+		t.Errorf("watch: %v", errs)
+	}
+	if ev, ok := settledEvents(t, events)[lost.ClientOrderID]; !ok || ev.Intent != idempotency.NotPlaced || ev.Order.ID != "" {
+		t.Errorf("the settled event: %+v (found %v); want intent not_placed, no order", ev, ok)
+	}
+}
+
+// TestWatchLeavesIntentBeingPlaced: a Place whose create landed and whose
+// answer is still on its way holds its intent; the watch that lists the
+// order meanwhile leaves the intent to it, and the Place ends as usual.
+func TestWatchLeavesIntentBeingPlaced(t *testing.T) {
+	w := newWatchWorld(t, venue.Config{Seed: 23})
+	ctx := context.Background()
+	c := w.client(w.store)
+	if err := w.srv.Inject(venue.Fault{Kind: "latency", Method: "POST", Path: "/api/v2/crypto/trading/orders/",
+		Delay: 5 * time.Second, AfterCommit: true}); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		o   *broker.Order
+		err error
+	}
+	placed := make(chan result, 1)
+	go func() {
+		o, err := c.Place(ctx, "busy", broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+			AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("1000")})
+		placed <- result{o, err}
+	}()
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second) // a real bound, reached only by a watch stuck on the intent
+	defer cancel()
+	if err := w.clk.BlockUntilContext(wait, 1); err != nil { // the answer's delay
+		t.Fatal(err)
+	}
+	var r recorder
+	stop := watch(c, broker.WatchConfig{}, &r)
+	if err := w.clk.BlockUntilContext(wait, 2); err != nil { // and the watch's next poll
+		t.Fatalf("the watch did not come back to its timer while Place held the intent: %v", err)
+	}
+	stop()
+	events, errs := r.snapshot()
+	if len(errs) > 0 {
+		t.Errorf("watch: %v", errs)
+	}
+	var cid string
+	for _, ev := range events {
+		if ev.Kind == broker.EventCreated {
+			cid = ev.Order.ClientOrderID
+			if ev.Intent != idempotency.Pending {
+				t.Errorf("the order's created event: intent %q; want pending", ev.Intent)
+			}
+		}
+	}
+	if cid == "" {
+		t.Fatalf("the watch did not list the order being placed: %+v", events)
+	}
+	if len(settledEvents(t, events)) != 0 {
+		t.Errorf("the watch settled an intent Place holds: %+v", events)
+	}
+	if rec, err := w.store.Get(ctx, cid); err != nil || rec.State != idempotency.Pending {
+		t.Errorf("the intent while Place holds it: %+v, %v; want pending", rec.State, err)
+	}
+	w.clk.Advance(5 * time.Second)
+	res := <-placed
+	if res.err != nil {
+		t.Fatalf("Place: %v", res.err)
+	}
+	if rec, err := w.store.Get(ctx, cid); err != nil || rec.State != idempotency.Acknowledged || rec.OrderID != res.o.ID {
+		t.Errorf("the intent after Place: %+v, %v; want acknowledged, order %s", rec, err, res.o.ID)
+	}
+}
