@@ -57,6 +57,13 @@ func watchLine(ev broker.Event) string {
 		}
 		line += ", fee " + dec(ev.FillFee) + ")"
 	}
+	if ev.Kind == broker.EventSettled {
+		line = fmt.Sprintf("%s  %-16s  %s intent %s now %s", stamp(o.UpdatedAt), ev.Kind, o.Symbol, o.ClientOrderID, ev.Intent)
+		if o.ID != "" {
+			line += ", order " + o.ID
+		}
+		return printable(line) + "\n"
+	}
 	switch {
 	case ev.External:
 		line += "  external"
@@ -86,7 +93,10 @@ on a terminal.
 The watch keeps its cursor in the intent store (--store, or the fleet's
 Redis): run again, it goes on where it stopped, printing nothing twice after
 a clean stop; after a crash it prints again the events since its last save,
-with the same event_id. --since starts earlier (a duration back from now
+with the same event_id. An intent of the store left pending or unknown (by
+a crash) is settled as recover settles it, once its order shows or every
+signature it was sent with has expired, and printed as event "settled" with
+its new intent (acknowledged, rejected or not_placed). --since starts earlier (a duration back from now
 such as 30m, or an RFC 3339 time). external marks an order the store did
 not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
 		Example: `  tradewire watch
