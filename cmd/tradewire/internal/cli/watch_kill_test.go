@@ -27,6 +27,10 @@ import (
 
 const envWatchProcessArgs = "TRADEWIRE_TEST_WATCH_ARGS"
 
+// overlap is the watch processes' --overlap: longer than the venue's
+// Date (whole seconds) can put the watch's reading of its clock off.
+const overlap = 2 * time.Second
+
 // TestWatchProcess is not a test: started by startWatchProcess, it is the
 // tradewire command as main runs it (SIGINT and SIGTERM end its context),
 // with the arguments in TRADEWIRE_TEST_WATCH_ARGS.
@@ -55,7 +59,7 @@ type watchProcess struct {
 
 func startWatchProcess(t *testing.T, env map[string]string, args ...string) *watchProcess {
 	t.Helper()
-	raw, err := json.Marshal(append([]string{"watch", "-o", "json", "--interval", "50ms", "--rate-per-minute", "0"}, args...))
+	raw, err := json.Marshal(append([]string{"watch", "-o", "json", "--interval", "50ms", "--overlap", overlap.String(), "--rate-per-minute", "0"}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +212,19 @@ func TestWatchKilledAndRestartedAsProcesses(t *testing.T) {
 	}
 	killedAt := len(runs[0].events())
 	trade(10) // while no watch runs
+	// and for longer than the overlap (on the venue's real clock): only
+	// the saved cursor reaches back to what changed since the last poll
+	// the killed run finished.
+	dead := time.Now().Add(overlap + 2*time.Second)
+	until(t, "the overlap to pass", func() bool { return time.Now().After(dead) })
 	runs = append(runs, startWatchProcess(t, env))
 	trade(10)
 	var why string
+	defer func() {
+		if t.Failed() && why != "" {
+			t.Log(why)
+		}
+	}()
 	until(t, "every order's final state reported", func() bool {
 		var m int
 		m, why = missed()
@@ -220,7 +234,6 @@ func TestWatchKilledAndRestartedAsProcesses(t *testing.T) {
 		t.Fatalf("the watch stopped by SIGINT exited %d, want 0", code)
 	}
 	t.Logf("%d orders; %d events before the kill, %d after the restart; 0 missed", len(srv.Ledger().Orders()), killedAt, len(runs[1].events()))
-	_ = why
 
 	// After a clean stop, a restart prints only what changed since: the
 	// one order placed now.
