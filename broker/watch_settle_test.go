@@ -9,6 +9,8 @@ import (
 
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
+	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/venue"
 )
@@ -132,10 +134,35 @@ func TestWatchSettlesNotPlacedOnlyAfterExpiry(t *testing.T) {
 // TestWatchLeavesIntentBeingPlaced: a Place whose create landed and whose
 // answer is still on its way holds its intent; the watch that lists the
 // order meanwhile leaves the intent to it, and the Place ends as usual.
+//
+// In one process the Placer's lock shows the intent held; in a fleet
+// (two processes on one Redis) the store's claim does.
 func TestWatchLeavesIntentBeingPlaced(t *testing.T) {
-	w := newWatchWorld(t, venue.Config{Seed: 23})
+	t.Run("one process", func(t *testing.T) {
+		w := newWatchWorld(t, venue.Config{Seed: 23})
+		c := w.client(w.store)
+		leavesIntentBeingPlaced(t, w, c, c, w.store)
+	})
+	t.Run("redis, two processes", func(t *testing.T) {
+		url := redistest.URL(t)
+		w := newWatchWorld(t, venue.Config{Seed: 23, AccountNumber: redistest.Account(t, url)})
+		open := func() idempotency.Store {
+			s, err := redisstore.Open(context.Background(), url, w.srv.AccountNumber, redisstore.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		store := open()
+		leavesIntentBeingPlaced(t, w, w.client(open()), w.client(store), store)
+	})
+}
+
+// leavesIntentBeingPlaced places through placing while watching through
+// watching, whose intent store is store.
+func leavesIntentBeingPlaced(t *testing.T, w *watchWorld, placing, watching *broker.Client, store idempotency.Store) {
 	ctx := context.Background()
-	c := w.client(w.store)
 	if err := w.srv.Inject(venue.Fault{Kind: "latency", Method: "POST", Path: "/api/v2/crypto/trading/orders/",
 		Delay: 5 * time.Second, AfterCommit: true}); err != nil {
 		t.Fatal(err)
@@ -146,7 +173,7 @@ func TestWatchLeavesIntentBeingPlaced(t *testing.T) {
 	}
 	placed := make(chan result, 1)
 	go func() {
-		o, err := c.Place(ctx, "busy", broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+		o, err := placing.Place(ctx, "busy", broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
 			AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.RequireFromString("1000")})
 		placed <- result{o, err}
 	}()
@@ -156,7 +183,7 @@ func TestWatchLeavesIntentBeingPlaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r recorder
-	stop := watch(c, broker.WatchConfig{}, &r)
+	stop := watch(watching, broker.WatchConfig{}, &r)
 	if err := w.clk.BlockUntilContext(wait, 2); err != nil { // and the watch's next poll
 		t.Fatalf("the watch did not come back to its timer while Place held the intent: %v", err)
 	}
@@ -180,7 +207,7 @@ func TestWatchLeavesIntentBeingPlaced(t *testing.T) {
 	if len(settledEvents(t, events)) != 0 {
 		t.Errorf("the watch settled an intent Place holds: %+v", events)
 	}
-	if rec, err := w.store.Get(ctx, cid); err != nil || rec.State != idempotency.Pending {
+	if rec, err := store.Get(ctx, cid); err != nil || rec.State != idempotency.Pending {
 		t.Errorf("the intent while Place holds it: %+v, %v; want pending", rec.State, err)
 	}
 	w.clk.Advance(5 * time.Second)
@@ -188,7 +215,7 @@ func TestWatchLeavesIntentBeingPlaced(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("Place: %v", res.err)
 	}
-	if rec, err := w.store.Get(ctx, cid); err != nil || rec.State != idempotency.Acknowledged || rec.OrderID != res.o.ID {
+	if rec, err := store.Get(ctx, cid); err != nil || rec.State != idempotency.Acknowledged || rec.OrderID != res.o.ID {
 		t.Errorf("the intent after Place: %+v, %v; want acknowledged, order %s", rec, err, res.o.ID)
 	}
 }
