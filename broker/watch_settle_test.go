@@ -95,10 +95,21 @@ func TestWatchSettlesNotPlacedOnlyAfterExpiry(t *testing.T) {
 	var r recorder
 	stop := watch(w.client(w.store), broker.WatchConfig{PollInterval: 5 * time.Second}, &r)
 	defer stop()
-	var settledAt time.Time
-	for range 60 {
+	var settledAt, otherSeenAt time.Time
+	var other *broker.Order // placed elsewhere meanwhile: the watch goes on while the intent waits
+	for i := range 60 {
 		if err := w.clk.BlockUntilContext(ctx, 1); err != nil {
 			t.Fatal(err)
+		}
+		if i == 0 {
+			other = restingOrder(t, w.client(nil), "meanwhile")
+		}
+		if events, _ := r.snapshot(); otherSeenAt.IsZero() && other != nil {
+			for _, ev := range events {
+				if ev.Order.ID == other.ID {
+					otherSeenAt = w.clk.Now()
+				}
+			}
 		}
 		rec, err := w.store.Get(ctx, lost.ClientOrderID)
 		if err != nil {
@@ -121,6 +132,9 @@ func TestWatchSettlesNotPlacedOnlyAfterExpiry(t *testing.T) {
 		t.Errorf("settled not placed at %v, before its signature expired at %v", settledAt, expiry)
 	case settledAt.Sub(expiry) > 2*time.Minute:
 		t.Errorf("settled not placed %v after its signature expired; want within two minutes", settledAt.Sub(expiry))
+	}
+	if otherSeenAt.IsZero() || !otherSeenAt.Before(expiry) {
+		t.Errorf("an order placed meanwhile was reported at %v; want before the intent's signature expired (%v): the watch does not wait on it", otherSeenAt, expiry)
 	}
 	events, errs := r.snapshot()
 	if len(errs) > 0 {
