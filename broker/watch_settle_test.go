@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,9 +17,10 @@ import (
 )
 
 // crashedIntent places key from a store of its own and copies its intent
-// into w.store as a process killed after the send leaves it: unknown, the
-// order unseen. It returns the order the venue holds.
-func (w *watchWorld) crashedIntent(key string) (*broker.Order, idempotency.Record) {
+// into w.store (or into, if given) as a process killed after the send
+// leaves it: unknown, the order unseen. It returns the order the venue
+// holds.
+func (w *watchWorld) crashedIntent(key string, into ...idempotency.Store) (*broker.Order, idempotency.Record) {
 	w.t.Helper()
 	ctx := context.Background()
 	es := newMetaStore()
@@ -28,7 +30,16 @@ func (w *watchWorld) crashedIntent(key string) (*broker.Order, idempotency.Recor
 		w.t.Fatal(err)
 	}
 	rec.State, rec.OrderID, rec.Order, rec.Holder, rec.Reason = idempotency.Unknown, "", nil, "", ""
-	if _, _, err := w.store.Create(ctx, rec); err != nil {
+	var store idempotency.Store = w.store
+	if len(into) > 0 {
+		store = into[0]
+	}
+	fresh, _, err := store.Create(ctx, rec)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	// The Place that left it unknown released its claim as it returned.
+	if err := store.Release(ctx, fresh.ClientOrderID, fresh.Holder); err != nil {
 		w.t.Fatal(err)
 	}
 	return o, rec
@@ -232,4 +243,50 @@ func leavesIntentBeingPlaced(t *testing.T, w *watchWorld, placing, watching *bro
 	if rec, err := store.Get(ctx, cid); err != nil || rec.State != idempotency.Acknowledged || rec.OrderID != res.o.ID {
 		t.Errorf("the intent after Place: %+v, %v; want acknowledged, order %s", rec, err, res.o.ID)
 	}
+}
+
+// TestFleetWatchesSettleOnce: two processes of a fleet, each with its own
+// handle on the shared Redis store, watch at once; an intent a crash left
+// unknown is settled once, by one of them, and reported once.
+func TestFleetWatchesSettleOnce(t *testing.T) {
+	url := redistest.URL(t)
+	w := newWatchWorld(t, venue.Config{Seed: 24, AccountNumber: redistest.Account(t, url)})
+	ctx := context.Background()
+	open := func() idempotency.Store {
+		s, err := redisstore.Open(ctx, url, w.srv.AccountNumber, redisstore.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	var crashed []*broker.Order
+	for i := range 5 {
+		o, _ := w.crashedIntent(fmt.Sprintf("crashed-%d", i), a)
+		crashed = append(crashed, o)
+	}
+	var ra, rb recorder
+	stopA := watch(w.client(a), broker.WatchConfig{Name: "a"}, &ra)
+	stopB := watch(w.client(b), broker.WatchConfig{Name: "b"}, &rb)
+	if err := w.clk.BlockUntilContext(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	stopA()
+	stopB()
+	evA, errsA := ra.snapshot()
+	evB, errsB := rb.snapshot()
+	if len(errsA)+len(errsB) > 0 {
+		t.Errorf("watch errors: %v %v", errsA, errsB)
+	}
+	settled := settledEvents(t, append(evA, evB...)) // fails on a repeat
+	for _, o := range crashed {
+		if ev, ok := settled[o.ClientOrderID]; !ok || ev.Intent != idempotency.Acknowledged || ev.Order.ID != o.ID {
+			t.Errorf("intent %s: settled event %+v (found %v); want one, acknowledged, order %s", o.ClientOrderID, ev, ok, o.ID)
+		}
+		if rec, err := a.Get(ctx, o.ClientOrderID); err != nil || rec.State != idempotency.Acknowledged || rec.OrderID != o.ID {
+			t.Errorf("intent %s: %+v, %v; want acknowledged", o.ClientOrderID, rec.State, err)
+		}
+	}
+	t.Logf("settled by a: %d, by b: %d", len(settledEvents(t, evA)), len(settledEvents(t, evB)))
 }

@@ -65,7 +65,10 @@ var errNotExpired = errors.New("not found, and a signature it was sent with has 
 // reported with an *Error of Kind idempotency.ErrInProgress, as one
 // another holder sharing the store claims; one not found whose signatures
 // have not all expired by the read is left unresolved (Kind
-// transport.ErrUnknownOutcome), as is any Recover cannot settle.
+// transport.ErrUnknownOutcome), as is any Recover cannot settle. Unlike
+// Recover, it calls each with a nil error only for the intents whose
+// settled state it wrote, not for those it found settled by another
+// holder, so that of several callers sharing a store one reports each.
 func (p *Placer) Settle(ctx context.Context, each func(rec idempotency.Record, err error)) error {
 	return p.recoverAll(ctx, false, each)
 }
@@ -114,9 +117,14 @@ func (p *Placer) recoverAll(ctx context.Context, patient bool, each func(rec ide
 		}
 	}
 	for _, r := range results {
-		if r != nil && r.done {
-			each(r.report())
+		if r == nil || !r.done {
+			continue
 		}
+		rec, err := r.report()
+		if !patient && err == nil && !r.recorded {
+			continue // settled by another holder, not by this call
+		}
+		each(rec, err)
 	}
 	return ended
 }
@@ -128,6 +136,8 @@ type recovered struct {
 	err    error
 	done   bool
 	unlock func()
+	// recorded: this call wrote the intent's settled state.
+	recorded bool
 }
 
 // finish records what became of the intent and releases its lock.
@@ -362,6 +372,7 @@ func (p *Placer) recordAll(ctx context.Context, ss settlements) {
 			p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("state", string(rec.State)).Str("error", err.Error()).Msg("recording the intent")
 		} else {
 			rec.Holder = "" // the store released the claim with this write
+			s.r.recorded = true
 		}
 		switch {
 		case s.kind == settleAcknowledged:
