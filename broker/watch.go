@@ -143,6 +143,16 @@ type Event struct {
 // placed; each is yielded as an EventSettled. An intent another Place or
 // Recover holds (in this process, or claimed in a shared store) is left
 // to it.
+//
+// In a fleet (Config.RedisURL) a watch's reads draw from the fleet's
+// shared budget like every request of the Client, and its cursor and the
+// intents it settles live in the fleet's store: of several watches
+// settling at once, each intent is settled and reported by one. Each
+// watch reads the whole account's list, so each costs its own share of
+// the budget: run one watch per account and consumer (Name), not one per
+// process. Two watches with one Name at once are one consumer: the last
+// to save sets where a restart resumes.
+//
 // A failed poll is yielded as an error with a zero Event, and the watch
 // goes on while the loop does; it ends, saving the cursor, when the loop
 // breaks or ctx is done. What it guarantees rests on the venue's
