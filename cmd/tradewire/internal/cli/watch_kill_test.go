@@ -145,8 +145,9 @@ func TestWatchKilledAndRestartedAsProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	traderStore := idempotency.NewMemoryStore()
 	trader, err := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL,
-		IntentStore: idempotency.NewMemoryStore(), Transport: transport.Config{RatePerMinute: -1}})
+		IntentStore: traderStore, Transport: transport.Config{RatePerMinute: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,45 @@ func TestWatchKilledAndRestartedAsProcesses(t *testing.T) {
 		return count, first
 	}
 
+	// An order whose intent the watch's store holds as unknown, as a
+	// process killed after the create's send leaves it: the watch
+	// settles it acknowledged.
+	crashed, err := trader.Place(ctx, "crashed", broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit,
+		AssetQuantity: decimal.RequireFromString("0.001"), LimitPrice: decimal.NewFromInt(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trader.CancelOrder(ctx, crashed.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := traderStore.Get(ctx, crashed.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.State, rec.OrderID, rec.Order, rec.Holder = idempotency.Unknown, "", nil, ""
+	bolt, err := idempotency.Open(env[envStore], idempotency.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := bolt.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := bolt.Close(); err != nil {
+		t.Fatal(err)
+	}
+
 	runs = append(runs, startWatchProcess(t, env, "--since", "10m"))
+	until(t, "the crashed intent settled", func() bool {
+		for _, ev := range runs[0].events() {
+			if ev.Event == string(broker.EventSettled) && ev.ClientOrderID == crashed.ClientOrderID {
+				if ev.Intent != string(idempotency.Acknowledged) || ev.ID != crashed.ID {
+					t.Fatalf("the crashed intent's event: %+v; want settled acknowledged, order %s", ev, crashed.ID)
+				}
+				return true
+			}
+		}
+		return false
+	})
 	trade(10)
 	until(t, "the first run's events", func() bool { return len(runs[0].events()) >= 5 })
 	trade(10)
