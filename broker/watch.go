@@ -28,6 +28,10 @@ const (
 	// watchSpan is the most of updated_at one poll reads: a watch that
 	// was stopped for longer catches up a span a poll, without waiting.
 	watchSpan = time.Hour
+	// settleEvery is how often a watch settles the store's open intents
+	// when no order of one has shown in the list: a signature expires
+	// within it.
+	settleEvery = time.Minute
 	// cursorVersion is the saved cursor's format.
 	cursorVersion = 1
 )
@@ -68,6 +72,13 @@ const (
 	EventFilled   EventKind = "filled"
 	EventCanceled EventKind = "canceled"
 	EventFailed   EventKind = "failed"
+	// EventSettled: the watch settled an intent of the store that was
+	// left pending or unknown (by a crash, or a lost answer), as Recover
+	// does: Intent is acknowledged or rejected (Order.ID names the
+	// order; its own events come from the list) or not_placed (Order
+	// holds only the ClientOrderID). Reported once, by the watch that
+	// settled it.
+	EventSettled EventKind = "settled"
 )
 
 // Event is one change of an order of the account, as Watch saw it.
@@ -123,6 +134,25 @@ type Event struct {
 // store the cursor lives as long as the iterator.
 //
 // Each event says whether the order is this store's (Intent) or External.
+// The watch also settles the store's intents left pending or unknown (by
+// a crash, or a lost answer), by Recover's rules and code, without
+// waiting: after a poll that listed an order of one, and at least once a
+// minute, it looks them up, settling an intent found acknowledged (or
+// rejected) and one not found, once every signature it was sent with has
+// expired on the venue's clock and the lookup read every order, not
+// placed; each is yielded as an EventSettled. An intent another Place or
+// Recover holds (in this process, or claimed in a shared store) is left
+// to it.
+//
+// In a fleet (Config.RedisURL) a watch's reads draw from the fleet's
+// shared budget like every request of the Client, and its cursor and the
+// intents it settles live in the fleet's store: of several watches
+// settling at once, each intent is settled and reported by one. Each
+// watch reads the whole account's list, so each costs its own share of
+// the budget: run one watch per account and consumer (Name), not one per
+// process. Two watches with one Name at once are one consumer: the last
+// to save sets where a restart resumes.
+//
 // A failed poll is yielded as an error with a zero Event, and the watch
 // goes on while the loop does; it ends, saving the cursor, when the loop
 // breaks or ctx is done. What it guarantees rests on the venue's
@@ -155,6 +185,11 @@ func (c *Client) Watch(ctx context.Context, cfg WatchConfig) iter.Seq2[Event, er
 			}
 			if err := w.save(ctx); err != nil && !yield(Event{}, err) {
 				return
+			}
+			if w.settleDue || w.settled.IsZero() || c.clock.Since(w.settled) >= settleEvery {
+				if stopped := w.settle(ctx, yield); stopped || ctx.Err() != nil {
+					return
+				}
 			}
 			if w.behind && err == nil {
 				continue
@@ -197,6 +232,10 @@ type watcher struct {
 	// behind: the last poll read one span of a catch-up; the next goes
 	// at once.
 	behind bool
+	// settleDue: an order of an open intent showed in the list; settled:
+	// when (on the Client's clock) the watch last settled open intents.
+	settleDue bool
+	settled   time.Time
 }
 
 // cursor is what a watch saves: the start of its last complete poll on
@@ -409,6 +448,9 @@ func (w *watcher) change(ctx context.Context, o Order) (Event, bool, error) {
 	}
 	ev.Order.ClientOrderID = now.ClientOrderID
 	ev.External, ev.Intent = now.External, now.Intent
+	if now.Intent.Open() {
+		w.settleDue = true
+	}
 	w.cur.Orders[o.ID] = &now
 	w.dirty = true
 	return ev, ev.Kind != "", nil
@@ -438,6 +480,41 @@ func (w *watcher) reconcile(ctx context.Context, s *seenOrder, id string) error 
 		s.Intent = rec.State
 	}
 	return nil
+}
+
+// settle settles the store's open intents of the account that no other
+// call or holder is placing, by the rules and the code of Recover, but
+// without waiting (orders.Placer.Settle): found → acknowledged (or
+// rejected); not found by a complete read once every signature it was
+// sent with expired on the venue's clock → not placed. The rest stay
+// open for a later poll. Each intent settled is yielded as an
+// EventSettled; stopped reports that yield asked to stop.
+func (w *watcher) settle(ctx context.Context, yield func(Event, error) bool) (stopped bool) {
+	w.settleDue, w.settled = false, w.c.clock.Now()
+	p, err := w.c.placer(ctx)
+	if err != nil {
+		return false // no store to settle: the watch reports what it sees
+	}
+	var evs []Event
+	err = p.Settle(ctx, func(rec idempotency.Record, err error) {
+		if err != nil || rec.State.Open() {
+			return // another holder's, or not yet known
+		}
+		h := sha256.Sum256([]byte("settled\x00" + rec.ClientOrderID + "\x00" + string(rec.State)))
+		ev := Event{ID: hex.EncodeToString(h[:16]), Kind: EventSettled, Intent: rec.State}
+		ev.Order.ID, ev.Order.ClientOrderID = rec.OrderID, rec.ClientOrderID
+		ev.Order.Symbol, ev.Order.UpdatedAt = rec.Symbol, rec.UpdatedAt
+		evs = append(evs, ev)
+	})
+	for _, ev := range evs {
+		if !yield(ev, nil) {
+			return true
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		return !yield(Event{}, fmt.Errorf("broker: watch: settling the store's open intents: %w", err))
+	}
+	return false
 }
 
 // fillPrice is the average price of the executions since was, when they

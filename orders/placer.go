@@ -833,6 +833,35 @@ func (p *Placer) lock(ctx context.Context, id string) (func(), error) {
 	}
 }
 
+// errLocked: another call of this Placer works on the intent.
+var errLocked = fmt.Errorf("another call of this Placer works on the intent: %w", idempotency.ErrInProgress)
+
+// tryLock is lock that does not wait: it fails with errLocked when
+// another call holds id.
+func (p *Placer) tryLock(_ context.Context, id string) (func(), error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.locks[id]
+	if l == nil {
+		l = &keyLock{ch: make(chan struct{}, 1)}
+		p.locks[id] = l
+	}
+	select {
+	case l.ch <- struct{}{}:
+	default:
+		return nil, errLocked
+	}
+	l.refs++
+	return func() {
+		<-l.ch
+		p.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(p.locks, id)
+		}
+		p.mu.Unlock()
+	}, nil
+}
+
 // fingerprint identifies a create: a key names one request only.
 func fingerprint(body []byte) string {
 	sum := sha256.Sum256(body)

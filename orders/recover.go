@@ -52,6 +52,30 @@ import (
 // the context's when it ended (each has been called for the intents
 // handled by then).
 func (p *Placer) Recover(ctx context.Context, each func(rec idempotency.Record, err error)) error {
+	return p.recoverAll(ctx, true, each)
+}
+
+// errNotExpired: Settle does not wait for signatures to expire.
+var errNotExpired = errors.New("not found, and a signature it was sent with has not yet expired")
+
+// Settle is Recover without waiting, for a caller that comes back (a
+// watch of the account's orders): it settles by the same rules and one
+// read of the orders list per symbol what it can at once, and leaves the
+// rest. An intent another call of this Placer works on is left to it,
+// reported with an *Error of Kind idempotency.ErrInProgress, as one
+// another holder sharing the store claims; one not found whose signatures
+// have not all expired by the read is left unresolved (Kind
+// transport.ErrUnknownOutcome), as is any Recover cannot settle. Unlike
+// Recover, it calls each with a nil error only for the intents whose
+// settled state it wrote, not for those it found settled by another
+// holder, so that of several callers sharing a store one reports each.
+func (p *Placer) Settle(ctx context.Context, each func(rec idempotency.Record, err error)) error {
+	return p.recoverAll(ctx, false, each)
+}
+
+// recoverAll is Recover, waiting for signatures to expire and for this
+// Placer's other calls on an intent when patient.
+func (p *Placer) recoverAll(ctx context.Context, patient bool, each func(rec idempotency.Record, err error)) error {
 	open, err := p.store.List(ctx, idempotency.Pending, idempotency.Unknown)
 	if err != nil {
 		return err
@@ -80,7 +104,7 @@ func (p *Placer) Recover(ctx context.Context, each func(rec idempotency.Record, 
 			group[k].rec.Holder = holder
 			results[i] = group[k]
 		}
-		p.recoverGroup(ctx, sym, group)
+		p.recoverGroup(ctx, sym, group, patient)
 		if unresolved(group) {
 			select { // read Err only once done: some contexts block in it
 			case <-ctx.Done():
@@ -93,9 +117,14 @@ func (p *Placer) Recover(ctx context.Context, each func(rec idempotency.Record, 
 		}
 	}
 	for _, r := range results {
-		if r != nil && r.done {
-			each(r.report())
+		if r == nil || !r.done {
+			continue
 		}
+		rec, err := r.report()
+		if !patient && err == nil && !r.recorded {
+			continue // settled by another holder, not by this call
+		}
+		each(rec, err)
 	}
 	return ended
 }
@@ -107,6 +136,8 @@ type recovered struct {
 	err    error
 	done   bool
 	unlock func()
+	// recorded: this call wrote the intent's settled state.
+	recorded bool
 }
 
 // finish records what became of the intent and releases its lock.
@@ -155,7 +186,9 @@ var errUnread = errors.New("a 2xx answered the create, and its order is not list
 // orders list are shared (lookupAll). An intent not found by a read that
 // began before its last signature expired waits for the expiry and is
 // looked up again, with the others still waiting, in one more read.
-func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recovered) {
+// Without patient, an intent locked by another call of this Placer is left
+// to it, and one whose signatures have not expired is left unresolved.
+func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recovered, patient bool) {
 	holder := ""
 	if len(group) > 0 {
 		holder = group[0].rec.Holder
@@ -173,7 +206,11 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 	byID := slices.Clone(group)
 	slices.SortFunc(byID, func(a, b *recovered) int { return strings.Compare(a.rec.ClientOrderID, b.rec.ClientOrderID) })
 	for _, r := range byID {
-		unlock, err := p.lock(ctx, r.rec.ClientOrderID)
+		lock := p.lock
+		if !patient {
+			lock = p.tryLock
+		}
+		unlock, err := lock(ctx, r.rec.ClientOrderID)
 		if err != nil {
 			r.finish(err)
 			continue
@@ -236,6 +273,12 @@ func (p *Placer) recoverGroup(ctx context.Context, symbol string, group []*recov
 			}
 		}
 		p.recordAll(ctx, settle)
+		if len(waiting) > 0 && !patient {
+			for _, r := range waiting {
+				r.finish(errNotExpired)
+			}
+			return
+		}
 		if len(waiting) > 0 {
 			if err := p.sleep(ctx, wait); err != nil {
 				for _, r := range waiting {
@@ -329,6 +372,7 @@ func (p *Placer) recordAll(ctx context.Context, ss settlements) {
 			p.log.Error().Str("client_order_id", rec.ClientOrderID).Str("state", string(rec.State)).Str("error", err.Error()).Msg("recording the intent")
 		} else {
 			rec.Holder = "" // the store released the claim with this write
+			s.r.recorded = true
 		}
 		switch {
 		case s.kind == settleAcknowledged:

@@ -57,6 +57,13 @@ func watchLine(ev broker.Event) string {
 		}
 		line += ", fee " + dec(ev.FillFee) + ")"
 	}
+	if ev.Kind == broker.EventSettled {
+		line = fmt.Sprintf("%s  %-16s  %s intent %s now %s", stamp(o.UpdatedAt), ev.Kind, o.Symbol, o.ClientOrderID, ev.Intent)
+		if o.ID != "" {
+			line += ", order " + o.ID
+		}
+		return printable(line) + "\n"
+	}
 	switch {
 	case ev.External:
 		line += "  external"
@@ -70,9 +77,10 @@ func newWatchCmd(a *app) *cobra.Command {
 	var f struct {
 		since    string
 		interval time.Duration
+		overlap  time.Duration
 	}
 	cmd := &cobra.Command{
-		Use:   "watch [--since DURATION|TIME] [--interval D]",
+		Use:   "watch [--since DURATION|TIME] [--interval D] [--overlap D]",
 		Short: "Print each change of the account's orders as it happens",
 		Long: `Print each change of the account's orders (created, partially_filled, filled,
 canceled, failed) as the venue's orders list shows it, polled by updated_at
@@ -86,7 +94,10 @@ on a terminal.
 The watch keeps its cursor in the intent store (--store, or the fleet's
 Redis): run again, it goes on where it stopped, printing nothing twice after
 a clean stop; after a crash it prints again the events since its last save,
-with the same event_id. --since starts earlier (a duration back from now
+with the same event_id. An intent of the store left pending or unknown (by
+a crash) is settled as recover settles it, once its order shows or every
+signature it was sent with has expired, and printed as event "settled" with
+its new intent (acknowledged, rejected or not_placed). --since starts earlier (a duration back from now
 such as 30m, or an RFC 3339 time). external marks an order the store did
 not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
 		Example: `  tradewire watch
@@ -100,9 +111,12 @@ not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
 			if format == outputCSV {
 				return usagef("--%s csv: watch prints json or table", flagOutput)
 			}
-			cfg := broker.WatchConfig{PollInterval: f.interval}
+			cfg := broker.WatchConfig{PollInterval: f.interval, Overlap: f.overlap}
 			if f.interval < 0 {
 				return usagef("--interval %v: must not be negative", f.interval)
+			}
+			if f.overlap < 0 {
+				return usagef("--overlap %v: must not be negative", f.overlap)
 			}
 			if f.since != "" {
 				if cfg.Since, err = parseSince(f.since, a.clock().Now()); err != nil {
@@ -150,5 +164,6 @@ not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.since, "since", "", "start earlier than the saved cursor: a duration back from now (30m, 36h, 7d) or an RFC 3339 time")
 	fs.DurationVar(&f.interval, "interval", 0, "time between polls (default 10s: 6 requests a minute with 100 open orders)")
+	fs.DurationVar(&f.overlap, "overlap", 0, "how far back by updated_at each poll reads again: an update the list shows later than this can be missed (default 30s)")
 	return cmd
 }

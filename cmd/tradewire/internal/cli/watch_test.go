@@ -148,3 +148,29 @@ func TestWatch_LineForAPerson(t *testing.T) {
 		t.Errorf("watchLine:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestWatch_SettledIntentLine: an intent the watch settled is a line of
+// its own, naming the client_order_id, its new state and, when there is
+// one, the order.
+func TestWatch_SettledIntentLine(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 8, 20, 18, 0, 1, 0, time.UTC)
+	for _, tc := range []struct {
+		ev   broker.Event
+		want string
+	}{
+		{broker.Event{ID: "s1", Kind: broker.EventSettled, Intent: idempotency.Acknowledged,
+			Order: broker.Order{ID: "6a8738ba-836d-4afd-abd8-483d7e4d01c9", ClientOrderID: "c1", Symbol: "BTC-USD", UpdatedAt: at}},
+			"2026-08-20T18:00:01Z  settled           BTC-USD intent c1 now acknowledged, order 6a8738ba-836d-4afd-abd8-483d7e4d01c9\n"},
+		{broker.Event{ID: "s2", Kind: broker.EventSettled, Intent: idempotency.NotPlaced,
+			Order: broker.Order{ClientOrderID: "c2", Symbol: "ETH-USD", UpdatedAt: at}},
+			"2026-08-20T18:00:01Z  settled           ETH-USD intent c2 now not_placed\n"},
+	} {
+		if got := watchLine(tc.ev); got != tc.want {
+			t.Errorf("watchLine:\n got %q\nwant %q", got, tc.want)
+		}
+		if j := watchJSON(tc.ev); j.Event != "settled" || j.Intent != string(tc.ev.Intent) || j.ClientOrderID != tc.ev.Order.ClientOrderID {
+			t.Errorf("watchJSON: %+v", j)
+		}
+	}
+}
