@@ -36,15 +36,6 @@ func readFixture(t testing.TB, name string) []byte {
 	return b
 }
 
-func mustTime(t testing.TB, s string) time.Time {
-	t.Helper()
-	tm, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tm
-}
-
 type check struct {
 	name      string
 	got, want string

@@ -78,6 +78,7 @@ type plan struct {
 	contraList   float64       // a list row of ours shown twice, first failed
 	repeatRows   float64       // a later page repeats the first page's rows
 	restartDelay time.Duration
+	limits       bool // every holder has account limits no schedule reaches: Place takes its admission path
 }
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
@@ -87,6 +88,10 @@ func makePlan(seed int64) plan {
 	p := plan{store: pick(r, "memory", "bbolt"), keys: 1 + r.IntN(3), holders: 2 + r.IntN(2), gens: 1 + r.IntN(3),
 		pageSize: 100}
 	on := func(prob float64) bool { return r.Float64() < prob }
+	// Account limits, drawn apart so that every other choice of the seed
+	// stays what it was: the intent is recorded pending and the store's
+	// intents counted before the first send.
+	p.limits = rand.New(rand.NewPCG(uint64(seed), 0x11a175)).IntN(3) == 0
 	if on(0.4) {
 		p.pageSize = pick(r, 3, 4, 5)
 		p.background = p.pageSize * pick(r, 2, 3)
@@ -150,6 +155,17 @@ func makePlan(seed int64) plan {
 	return p
 }
 
+// limits returns the account limits of the plan's holders: none, or
+// limits far above what any schedule places, so that every Place takes
+// the admission path (the intent recorded pending, the store's intents
+// and the venue's open orders counted) and none is refused.
+func (w *world) limits() broker.Limits {
+	if !w.p.limits {
+		return broker.Limits{}
+	}
+	return broker.Limits{MaxOpenOrders: 10_000, MaxDailyNotional: decimal.NewFromInt(1_000_000_000)}
+}
+
 // modes names the plan's modes, for the run's tally.
 func (p plan) modes() []string {
 	m := []string{p.store}
@@ -180,6 +196,7 @@ func (p plan) modes() []string {
 	add(p.contra > 0, "contradictory-201")
 	add(p.contraList > 0, "contradictory-row")
 	add(p.repeatRows > 0, "repeated-rows")
+	add(p.limits, "limits")
 	return m
 }
 
@@ -561,6 +578,7 @@ func (w *world) startProc(gen int) {
 			IntentStore:   &exploreStore{w: w, h: h, inner: store},
 			Transport:     transport.Config{RoundTripper: &exploreWire{w: w, h: h}, Clock: steppedClock{Clock: clockwork.NewRealClock(), step: &w.step}, Retry: &transport.RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 2 * time.Second}},
 			Orders:        orders.Config{Namespace: w.ns},
+			Limits:        w.limits(),
 		})
 		if err != nil {
 			w.t.Fatalf("seed %d: %v", w.seed, err)

@@ -23,21 +23,26 @@ import (
 	"github.com/tradewire/tradewire/venue"
 )
 
-// limitsVenue is a simulated venue on a fake clock, for Clients built by
-// limitsClient.
+// limitsVenue is a simulated venue on a fake clock that creates a second
+// order for a reused client_order_id, served over loopback HTTP/1.1 or,
+// with overTLS, over TLS + HTTP/2, for Clients built by client.
 type limitsVenue struct {
 	srv *brokertest.Server
 	clk venue.Clock
 }
 
-func newLimitsVenue(t *testing.T, account ...string) *limitsVenue {
+func newLimitsVenue(t *testing.T, overTLS bool, account ...string) *limitsVenue {
 	t.Helper()
 	clk := venue.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	cfg := venue.Config{Clock: clk, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}}
 	if len(account) > 0 {
 		cfg.AccountNumber = account[0]
 	}
-	srv := brokertest.NewServer(cfg)
+	serve := brokertest.NewServer
+	if overTLS {
+		serve = brokertest.NewTLSServer
+	}
+	srv := serve(cfg)
 	t.Cleanup(srv.Close)
 	return &limitsVenue{srv: srv, clk: clk}
 }
@@ -140,55 +145,56 @@ func TestLimitDenialSendsNothing(t *testing.T) {
 			reads: []string{"/api/v2/crypto/trading/orders/?"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			v := newLimitsVenue(t)
-			c := v.client(t, tc.limits, nil)
-			for i, req := range tc.before {
-				if _, err := c.Place(ctx, fmt.Sprint("before-", i), req); err != nil {
-					t.Fatalf("an order within the limit: %v", err)
-				}
-			}
-			for i, key := range []string{"k", ""} { // a key, and none
-				from, creates := len(v.srv.Ledger().Requests()), v.creates()
-				_, err := c.Place(ctx, key, tc.req)
-				wantDenied(t, err, tc.limit)
-				if n := v.creates() - creates; n != 0 {
-					t.Fatalf("%d creates sent for a refused order", n)
-				}
-				for _, r := range v.requests(from) {
-					ok := false
-					for _, p := range tc.reads {
-						ok = ok || strings.HasPrefix(r, "GET "+p)
-					}
-					if !ok {
-						t.Errorf("the refusal sent %s", r)
+		for _, overTLS := range []bool{false, true} {
+			wire := map[bool]string{false: "HTTP/1.1", true: "TLS + HTTP/2"}[overTLS]
+			t.Run(tc.name+", "+wire, func(t *testing.T) {
+				v := newLimitsVenue(t, overTLS)
+				c := v.client(t, tc.limits, nil)
+				for i, req := range tc.before {
+					if _, err := c.Place(ctx, fmt.Sprint("before-", i), req); err != nil {
+						t.Fatalf("an order within the limit: %v", err)
 					}
 				}
-				if got := c.LimitDenials(); got != uint64(i+1) {
-					t.Fatalf("LimitDenials = %d; want %d", got, i+1)
+				for i, key := range []string{"k", ""} { // a key, and none
+					from, creates := len(v.srv.Ledger().Requests()), v.creates()
+					_, err := c.Place(ctx, key, tc.req)
+					wantDenied(t, err, tc.limit)
+					if n := v.creates() - creates; n != 0 {
+						t.Fatalf("%d creates sent for a refused order", n)
+					}
+					for _, r := range v.requests(from) {
+						ok := false
+						for _, p := range tc.reads {
+							ok = ok || strings.HasPrefix(r, "GET "+p)
+						}
+						if !ok {
+							t.Errorf("the refusal sent %s", r)
+						}
+					}
+					if got := c.LimitDenials(); got != uint64(i+1) {
+						t.Fatalf("LimitDenials = %d; want %d", got, i+1)
+					}
 				}
-			}
-			// Preview reports what Place refuses.
-			p, err := c.Preview(ctx, tc.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, vi := range p.Violations {
-				found = found || vi.Code == tc.limit
-			}
-			if !found {
-				t.Fatalf("Preview's violations %v; want %s", p.Violations, tc.limit)
-			}
-		})
+				// Preview reports what Place refuses.
+				p, err := c.Preview(ctx, tc.req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, vi := range p.Violations {
+					found = found || vi.Code == tc.limit
+				}
+				if !found {
+					t.Fatalf("Preview's violations %v; want %s", p.Violations, tc.limit)
+				}
+			})
+		}
 	}
 }
 
-// TestLimitsLetThrough: an order at a limit's setting is placed, and
-// Preview reports nothing of the limits.
 func TestLimitsLetThrough(t *testing.T) {
 	ctx := context.Background()
-	v := newLimitsVenue(t)
+	v := newLimitsVenue(t, false)
 	store := idempotency.NewMemoryStore()
 	c := v.client(t, broker.Limits{Symbols: []string{"BTC-USD"}, MaxOrderNotional: dec("30"), MaxOrderQuantity: dec("0.001"),
 		MaxDailyNotional: dec("60"), MaxOpenOrders: 2}, store)
@@ -241,7 +247,7 @@ func mustKey(t *testing.T) *signing.PrivateKey {
 }
 
 // fleetLimits checks the account's limits across two Clients sharing
-// store: goroutines of both place at once, and no more orders land than
+// store, over loopback HTTP/1.1 and over TLS + HTTP/2: goroutines of both place at once, and no more orders land than
 // the limits hold, while as many as fit do (a Place refused for
 // contention is placed on a later try).
 func fleetLimits(t *testing.T, store func(account string) idempotency.Store) {
@@ -254,51 +260,54 @@ func fleetLimits(t *testing.T, store func(account string) idempotency.Store) {
 		{"open orders", broker.Limits{MaxOpenOrders: 3}, 3},
 		{"daily notional", broker.Limits{MaxDailyNotional: dec("90")}, 3}, // 30 each
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			// An account of its own, so that no earlier run's intents
-			// in a shared store count.
-			v := newLimitsVenue(t, "LIM"+strings.ReplaceAll(uuid.NewString(), "-", "")[:20])
-			s := store(v.srv.AccountNumber)
-			clients := []*broker.Client{v.client(t, tc.limits, s), v.client(t, tc.limits, s)}
-			var wg sync.WaitGroup
-			errs := make([]error, 8)
-			for i := range errs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, errs[i] = clients[i%2].Place(ctx, fmt.Sprint("g", i), limitBuy())
-				}()
-			}
-			wg.Wait()
-			placed := 0
-			for i, err := range errs {
-				var le *broker.LimitError
-				switch {
-				case err == nil:
-					placed++
-				case !errors.As(err, &le):
-					t.Fatalf("Place %d: %v", i, err)
+		for _, overTLS := range []bool{false, true} {
+			wire := map[bool]string{false: "HTTP/1.1", true: "TLS + HTTP/2"}[overTLS]
+			t.Run(tc.name+", "+wire, func(t *testing.T) {
+				// An account of its own, so that no earlier run's intents
+				// in a shared store count.
+				v := newLimitsVenue(t, overTLS, "LIM"+strings.ReplaceAll(uuid.NewString(), "-", "")[:20])
+				s := store(v.srv.AccountNumber)
+				clients := []*broker.Client{v.client(t, tc.limits, s), v.client(t, tc.limits, s)}
+				var wg sync.WaitGroup
+				errs := make([]error, 8)
+				for i := range errs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, errs[i] = clients[i%2].Place(ctx, fmt.Sprint("g", i), limitBuy())
+					}()
 				}
-			}
-			if n := v.creates(); n != placed || n > tc.fit {
-				t.Fatalf("%d orders created, %d Places answered placed; want at most %d", n, placed, tc.fit)
-			}
-			// Any room left is taken by Places one at a time, then none.
-			for i := 0; placed < tc.fit; i++ {
-				if _, err := clients[i%2].Place(ctx, fmt.Sprint("room-", i), limitBuy()); err == nil {
-					placed++
-				} else if i > 20 {
-					t.Fatalf("room for %d more, but: %v", tc.fit-placed, err)
+				wg.Wait()
+				placed := 0
+				for i, err := range errs {
+					var le *broker.LimitError
+					switch {
+					case err == nil:
+						placed++
+					case !errors.As(err, &le):
+						t.Fatalf("Place %d: %v", i, err)
+					}
 				}
-			}
-			for i := range 2 {
-				_, err := clients[i].Place(ctx, fmt.Sprint("after-", i), limitBuy())
-				wantDenied(t, err, map[string]string{"open orders": "max_open_orders", "daily notional": "max_daily_notional"}[tc.name])
-			}
-			if n := v.creates(); n != tc.fit {
-				t.Fatalf("%d orders created; want %d", n, tc.fit)
-			}
-		})
+				if n := v.creates(); n != placed || n > tc.fit {
+					t.Fatalf("%d orders created, %d Places answered placed; want at most %d", n, placed, tc.fit)
+				}
+				// Any room left is taken by Places one at a time, then none.
+				for i := 0; placed < tc.fit; i++ {
+					if _, err := clients[i%2].Place(ctx, fmt.Sprint("room-", i), limitBuy()); err == nil {
+						placed++
+					} else if i > 20 {
+						t.Fatalf("room for %d more, but: %v", tc.fit-placed, err)
+					}
+				}
+				for i := range 2 {
+					_, err := clients[i].Place(ctx, fmt.Sprint("after-", i), limitBuy())
+					wantDenied(t, err, map[string]string{"open orders": "max_open_orders", "daily notional": "max_daily_notional"}[tc.name])
+				}
+				if n := v.creates(); n != tc.fit {
+					t.Fatalf("%d orders created; want %d", n, tc.fit)
+				}
+			})
+		}
 	}
 }
 

@@ -53,19 +53,6 @@ func New(apiKey string, key *PrivateKey) (*Signer, error) {
 	return &Signer{c: &credentials{apiKey: &apiKey, key: key}}, nil
 }
 
-// message returns the exact bytes the venue verifies:
-// apiKey + timestamp + target + method + body.
-func message(apiKey string, timestamp int64, target, method string, body []byte) []byte {
-	var buf [20]byte
-	ts := strconv.AppendInt(buf[:0], timestamp, 10)
-	msg := make([]byte, 0, len(apiKey)+len(ts)+len(target)+len(method)+len(body))
-	msg = append(msg, apiKey...)
-	msg = append(msg, ts...)
-	msg = append(msg, target...)
-	msg = append(msg, method...)
-	return append(msg, body...)
-}
-
 // Sign returns the base64 signature of a request sent at time t. target is
 // the request-target (path and query string) exactly as it will be sent,
 // method is upper case, and body is the exact bytes sent (nil for none).

@@ -71,12 +71,6 @@ func (v *wireVenue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{}`)
 }
 
-func (v *wireVenue) seen(method string) int {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.count[method]
-}
-
 func (v *wireVenue) protos() []int {
 	v.mu.Lock()
 	defer v.mu.Unlock()

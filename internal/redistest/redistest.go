@@ -234,23 +234,6 @@ func (s *Server) RestartEmpty() {
 	s.start()
 }
 
-// Stop freezes the server with SIGSTOP: connections stay open, nothing is
-// answered, and as a replica it receives nothing, until Continue.
-func (s *Server) Stop() { s.signal(syscall.SIGSTOP) }
-
-// Continue resumes a server frozen by Stop.
-func (s *Server) Continue() { s.signal(syscall.SIGCONT) }
-
-func (s *Server) signal(sig syscall.Signal) {
-	s.tb.Helper()
-	if s.cmd == nil {
-		s.tb.Fatalf("redistest: redis-server on %s is not running", s.Addr())
-	}
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		s.tb.Fatalf("redistest: signalling redis-server on %s: %v", s.Addr(), err)
-	}
-}
-
 // StartReplica starts a private redis-server replicating primary (with
 // the same durability settings plus extraArgs), and waits until primary
 // counts it as a connected replica in sync.
