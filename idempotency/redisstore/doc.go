@@ -21,7 +21,10 @@
 // lapses and when its signatures expire; broker.ErrInProgress is the same
 // value): the second holder does not create, send or look up anything.
 // An acknowledged or rejected intent is returned to anyone; a released
-// one is handed to the next Create at once.
+// one is handed to the next Create at once. A claim whose Release could not
+// reach Redis (or whose Create lost its reply) is released by the same
+// Store's next Create of the intent, since its holder has ended; other
+// processes wait for its lease to lapse.
 //
 // Update is a compare-and-set on the owner: only the claim holder may
 // change an intent; anyone else gets idempotency.ErrClaimLost. Each update

@@ -109,7 +109,8 @@ func TestRedisRestartMidRun(t *testing.T) {
 		}
 	}
 
-	// Finish every key: whichever worker holds a claim settles it.
+	// Finish every key. A Place that Redis's crash cut short may have left
+	// its claim behind; its own worker's Store takes that claim up.
 	for _, k := range keys {
 		var o *broker.Order
 		var err error

@@ -146,6 +146,12 @@ type Store struct {
 	closed bool
 	seq    int64 // the highest generation seq seen
 	reset  error // set once Redis is found reset: every call returns it
+	// unreleased holds, by client_order_id, the holders whose claim may
+	// be left behind: their Release failed, or their Create did (its claim
+	// may have been written with the reply lost). Those holders have ended
+	// or never knew of the claim, so the next Create of the intent from
+	// this Store releases them first.
+	unreleased map[string][]string
 }
 
 var (
@@ -485,10 +491,14 @@ func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
+	if err := s.releaseEnded(ctx, rec.ClientOrderID); err != nil {
+		return idempotency.Record{}, false, err
+	}
 	v, err := s.guarded(ctx, "claiming "+rec.ClientOrderID, createScript, []string{s.key(rec.ClientOrderID), s.index, s.genKey, s.open, s.settled},
 		s.holder(rec.Holder), s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec),
 		s.clock.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.ClientOrderID, s.key(""), s.keep.Milliseconds())
 	if err != nil {
+		s.ended(rec.ClientOrderID, rec.Holder)
 		return idempotency.Record{}, false, err
 	}
 	code, _ := v[0].(int64)
@@ -540,13 +550,48 @@ func (s *Store) holder(token string) string { return s.owner + "/" + token }
 
 // Release implements idempotency.Store: it drops holder's claim on the
 // intent, leaving the record as it is, so that another Create takes it up
-// at once rather than when the lease lapses.
+// at once rather than when the lease lapses. A Release that fails (Redis
+// unreachable) is remembered: the next Create of the intent from this
+// Store releases the claim first, since its holder has ended; other
+// processes wait for the lease to lapse.
 func (s *Store) Release(ctx context.Context, id, holder string) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
 	_, err := s.guarded(ctx, "releasing "+id, releaseScript, []string{s.key(id), s.genKey}, s.holder(holder))
+	if err != nil {
+		s.ended(id, holder)
+	}
 	return err
+}
+
+// ended notes that holder's claim on id, if Redis holds one, has no
+// holder left in this process.
+func (s *Store) ended(id, holder string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unreleased == nil {
+		s.unreleased = map[string][]string{}
+	}
+	s.unreleased[id] = append(s.unreleased[id], holder)
+}
+
+// releaseEnded releases the claims on id that ended holders of this Store
+// may have left behind.
+func (s *Store) releaseEnded(ctx context.Context, id string) error {
+	s.mu.Lock()
+	holders := s.unreleased[id]
+	delete(s.unreleased, id)
+	s.mu.Unlock()
+	for i, h := range holders {
+		if _, err := s.guarded(ctx, "releasing "+id, releaseScript, []string{s.key(id), s.genKey}, s.holder(h)); err != nil {
+			s.mu.Lock()
+			s.unreleased[id] = append(s.unreleased[id], holders[i:]...)
+			s.mu.Unlock()
+			return err
+		}
+	}
+	return nil
 }
 
 func decode(cid string, v any) (idempotency.Record, error) {

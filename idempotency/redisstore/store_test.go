@@ -418,3 +418,49 @@ func TestNewRefusesWeakDurability(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseRetriedAfterAnOutage: a holder's Release fails because Redis
+// is down; its claim survives the restart on disk. Another process is
+// still told "in progress" until the lease lapses, but the next Create of
+// the intent from the same Store, whose holder it knows has ended, takes
+// the claim up at once.
+func TestReleaseRetriedAfterAnOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a redis-server")
+	}
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	open := func() *redisstore.Store {
+		s, err := redisstore.Open(ctx, rs.URL(), "ACCTRELEASE", redisstore.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	here, other := open(), open()
+	rec := record("ACCTRELEASE", "c1", time.Now())
+	rec.Holder = "first"
+	if _, created, err := here.Create(ctx, rec); err != nil || !created {
+		t.Fatalf("Create = %v, %v", created, err)
+	}
+	rs.Kill()
+	if err := here.Release(ctx, rec.ClientOrderID, "first"); err == nil {
+		t.Fatal("Release with Redis down succeeded")
+	}
+	rs.Restart()
+
+	next := record("ACCTRELEASE", "c1", time.Now())
+	next.Holder = "elsewhere"
+	if _, _, err := other.Create(ctx, next); !errors.Is(err, idempotency.ErrInProgress) {
+		t.Fatalf("another process's Create: err = %v, want ErrInProgress (the lease is live)", err)
+	}
+	next.Holder = "second"
+	got, created, err := here.Create(ctx, next)
+	if err != nil || created || got.Holder != "second" {
+		t.Fatalf("same Store's Create = %+v, %v, %v; want the existing intent, claimed by its new holder", got, created, err)
+	}
+	if err := here.Update(ctx, got); err != nil {
+		t.Fatalf("new holder's Update: %v", err)
+	}
+}
