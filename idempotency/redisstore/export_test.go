@@ -1,6 +1,10 @@
 package redisstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/tradewire/tradewire/idempotency"
+)
 
 // ShortLeaseForTest is a Config with Lease d without the floor, for tests
 // that watch a lease lapse on Redis's clock within a second or two.
@@ -9,8 +13,9 @@ func ShortLeaseForTest(cfg Config, d time.Duration) Config {
 	return cfg
 }
 
-// Owner returns the id s claims intents under: host/pid/random.
-func (s *Store) Owner() string { return s.owner }
+// Owner returns the id s (from Open or New) claims intents under:
+// host/pid/random.
+func Owner(s idempotency.Store) string { return s.(*store).owner }
 
 // InProgressError lets the tests read the details of Create's in-progress
 // refusal, which callers read in its message.

@@ -80,7 +80,7 @@ func fleetVenue(t *testing.T, seed int64) *brokertest.Server {
 type worker struct {
 	name  string
 	p     *broker.Client
-	store *redisstore.Store
+	store idempotency.Store
 }
 
 func newWorker(t *testing.T, name string, srv *brokertest.Server, url, ns string, cfg redisstore.Config) (*worker, error) {

@@ -49,7 +49,7 @@ func TestHelperProcess(t *testing.T) {
 
 // newPlacer is one process's Placer: a transport client to the venue and
 // a Store on the Redis at url, with client_order_ids in namespace ns.
-func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns string, storeCfg redisstore.Config) (*broker.Client, *redisstore.Store, error) {
+func newPlacer(ctx context.Context, venueURL, apiKey, keyB64, account, url, ns string, storeCfg redisstore.Config) (*broker.Client, idempotency.Store, error) {
 	pk, err := signing.ParsePrivateKey(keyB64)
 	if err != nil {
 		return nil, nil, err

@@ -9,12 +9,12 @@ import (
 	"github.com/tradewire/tradewire/idempotency"
 )
 
-var _ idempotency.Meta = (*Store)(nil)
+var _ idempotency.Meta = (*store)(nil)
 
 // The named values of idempotency.Meta are one hash per account,
 // tradewire:{ACCOUNT}:meta, field = name. No script that deletes intents
 // touches it.
-func (s *Store) metaKey() string { return s.ns + "meta" }
+func (s *store) metaKey() string { return s.ns + "meta" }
 
 // metaScript writes a named value, under the generation guard, so that a
 // Redis that lost the account's intents refuses it as it refuses a claim.
@@ -27,7 +27,7 @@ return {1, seq}
 `)
 
 // GetMeta implements idempotency.Meta: one HGET.
-func (s *Store) GetMeta(ctx context.Context, name string) ([]byte, error) {
+func (s *store) GetMeta(ctx context.Context, name string) ([]byte, error) {
 	if name == "" {
 		return nil, errors.New("redisstore: a named value needs a name")
 	}
@@ -46,7 +46,7 @@ func (s *Store) GetMeta(ctx context.Context, name string) ([]byte, error) {
 
 // PutMeta implements idempotency.Meta: durable, and acknowledged by the
 // replicas, as a claim is.
-func (s *Store) PutMeta(ctx context.Context, name string, value []byte) error {
+func (s *store) PutMeta(ctx context.Context, name string, value []byte) error {
 	if name == "" {
 		return errors.New("redisstore: a named value needs a name")
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redistest"
 )
@@ -16,11 +17,15 @@ import (
 // Create's.
 func BenchmarkMetaRead(b *testing.B) {
 	rdb, acct := redistest.Setup(b)
-	s, err := redisstore.New(context.Background(), rdb, acct, redisstore.Config{})
+	store, err := redisstore.New(context.Background(), rdb, acct, redisstore.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer store.Close()
+	s := store.(interface {
+		idempotency.Store
+		idempotency.Meta
+	})
 	ctx := context.Background()
 	if err := s.PutMeta(ctx, "halt", []byte(`{"halted":false}`)); err != nil {
 		b.Fatal(err)

@@ -39,7 +39,7 @@ func TestRedisRestartMidRun(t *testing.T) {
 	}
 	type worker struct {
 		p     *broker.Client
-		store *redisstore.Store
+		store idempotency.Store
 	}
 	var workers []worker
 	for i := 0; i < 2; i++ {

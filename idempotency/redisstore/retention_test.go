@@ -13,7 +13,7 @@ import (
 )
 
 // settleAs creates rec held by holder and settles it in state st.
-func settleAs(t *testing.T, s *redisstore.Store, rec idempotency.Record, holder string, st idempotency.State) {
+func settleAs(t *testing.T, s idempotency.Store, rec idempotency.Record, holder string, st idempotency.State) {
 	t.Helper()
 	ctx := context.Background()
 	rec.Holder = holder
@@ -26,7 +26,7 @@ func settleAs(t *testing.T, s *redisstore.Store, rec idempotency.Record, holder 
 	}
 }
 
-func present(t *testing.T, s *redisstore.Store, id string) bool {
+func present(t *testing.T, s idempotency.Store, id string) bool {
 	t.Helper()
 	_, err := s.Get(context.Background(), id)
 	if err != nil && !errors.Is(err, idempotency.ErrNotFound) {
@@ -165,7 +165,7 @@ func TestUpdateAll(t *testing.T) {
 	stolen.State, stolen.Holder = idempotency.NotPlaced, "me"
 	missing := record(acct, "missing", time.Now())
 	missing.Holder = "me"
-	errs := s.UpdateAll(ctx, []idempotency.Record{mine, stolen, missing})
+	errs := s.(idempotency.BatchUpdater).UpdateAll(ctx, []idempotency.Record{mine, stolen, missing})
 	if errs[0] != nil || !errors.Is(errs[1], idempotency.ErrClaimLost) || !errors.Is(errs[2], idempotency.ErrNotFound) {
 		t.Fatalf("UpdateAll = %v; want nil, ErrClaimLost, ErrNotFound", errs)
 	}

@@ -122,7 +122,7 @@ func (e *inProgressError) Is(target error) bool { return target == idempotency.E
 // once. It is safe for concurrent use and may be shared by every Client of
 // a process; the zero value is not usable: construct one with New or
 // Open.
-type Store struct {
+type store struct {
 	rdb     redis.UniversalClient
 	owned   bool
 	account string
@@ -155,8 +155,8 @@ type Store struct {
 }
 
 var (
-	_ idempotency.Store        = (*Store)(nil)
-	_ idempotency.BatchUpdater = (*Store)(nil)
+	_ idempotency.Store        = (*store)(nil)
+	_ idempotency.BatchUpdater = (*store)(nil)
 )
 
 // Config configures a Store. The zero Config is the defaults below, on
@@ -207,13 +207,13 @@ type Config struct {
 // Open connects to the Redis at url (redis://[:password@]host:port/db,
 // rediss:// for TLS) and returns a Store for accountNumber as New does,
 // owning the connection: Close closes it.
-func Open(ctx context.Context, url, accountNumber string, cfg Config) (*Store, error) {
+func Open(ctx context.Context, url, accountNumber string, cfg Config) (idempotency.Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: Redis URL: %w", err)
 	}
 	rdb := redis.NewClient(o)
-	s, err := New(ctx, rdb, accountNumber, cfg)
+	s, err := newStore(ctx, rdb, accountNumber, cfg)
 	if err != nil {
 		rdb.Close()
 		return nil, err
@@ -222,7 +222,9 @@ func Open(ctx context.Context, url, accountNumber string, cfg Config) (*Store, e
 	return s, nil
 }
 
-// New returns a Store for accountNumber's intents kept in rdb. It checks
+// New returns the Store (an idempotency.Store that is also an
+// idempotency.BatchUpdater and an idempotency.Meta) for accountNumber's
+// intents kept in rdb. It checks
 // that Redis answers PING (an error matching transport.ErrUnavailable
 // otherwise),
 // and that it runs with appendonly yes and appendfsync always and a
@@ -233,7 +235,15 @@ func Open(ctx context.Context, url, accountNumber string, cfg Config) (*Store, e
 // marker are refused with ErrStoreReset (see the package doc, Wipes and
 // failovers). It counts the server's connected replicas: with any, every
 // Create and Update waits for them. Close does not close rdb.
-func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, cfg Config) (*Store, error) {
+func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, cfg Config) (idempotency.Store, error) {
+	s, err := newStore(ctx, rdb, accountNumber, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newStore(ctx context.Context, rdb redis.UniversalClient, accountNumber string, cfg Config) (*store, error) {
 	if rdb == nil {
 		return nil, errors.New("redisstore: a Redis client is required")
 	}
@@ -280,7 +290,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, accountNumber string, c
 		return nil, err
 	}
 	ns := "tradewire:{" + accountNumber + "}:"
-	s := &Store{
+	s := &store{
 		rdb: rdb, account: accountNumber, ns: ns, index: ns + "intents", genKey: ns + "generation",
 		open: ns + "open", settled: ns + "settled", keep: cfg.Retention,
 		owner: newOwner(), lease: cfg.Lease, skew: cfg.SkewMargin, clock: cfg.Clock,
@@ -315,7 +325,7 @@ func connectedReplicas(ctx context.Context, rdb redis.UniversalClient) (int, err
 
 // readGeneration reads the account's generation marker, or writes a new
 // one on an account that has no intents.
-func (s *Store) readGeneration(ctx context.Context) error {
+func (s *store) readGeneration(ctx context.Context) error {
 	var b [12]byte
 	rand.Read(b[:])
 	v, err := s.run(ctx, generationScript, []string{s.genKey, s.index}, hex.EncodeToString(b[:]))
@@ -338,7 +348,7 @@ func (s *Store) readGeneration(ctx context.Context) error {
 // run runs a script that writes, and with replicas waits for them to
 // acknowledge it (WAIT, on the same connection). Redis errors are
 // returned as they are.
-func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]any, error) {
+func (s *store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]any, error) {
 	if s.replicas == 0 {
 		return script.Run(ctx, s.rdb, keys, args...).Slice()
 	}
@@ -362,7 +372,7 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 }
 
 // saw records a generation seq Redis reported.
-func (s *Store) saw(seq int64) {
+func (s *store) saw(seq int64) {
 	s.mu.Lock()
 	s.seq = max(s.seq, seq)
 	s.mu.Unlock()
@@ -370,7 +380,7 @@ func (s *Store) saw(seq int64) {
 
 // guarded runs a claim script with the generation guard's arguments
 // first, and turns the guard's refusals into a sticky ErrStoreReset.
-func (s *Store) guarded(ctx context.Context, what string, script *redis.Script, keys []string, args ...any) ([]any, error) {
+func (s *store) guarded(ctx context.Context, what string, script *redis.Script, keys []string, args ...any) ([]any, error) {
 	s.mu.Lock()
 	last := s.seq
 	s.mu.Unlock()
@@ -432,9 +442,9 @@ func newOwner() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-func (s *Store) key(cid string) string { return s.ns + "intent:" + cid }
+func (s *store) key(cid string) string { return s.ns + "intent:" + cid }
 
-func (s *Store) check(rec idempotency.Record) error {
+func (s *store) check(rec idempotency.Record) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
@@ -449,7 +459,7 @@ func (s *Store) check(rec idempotency.Record) error {
 
 // usable returns ErrClosed, or the ErrStoreReset that failed the Store
 // closed, or nil.
-func (s *Store) usable() error {
+func (s *store) usable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -463,7 +473,7 @@ func (s *Store) usable() error {
 
 // signExpiry is when the record's latest signature can no longer be
 // accepted, in Unix ms; 0 when nothing was signed.
-func (s *Store) signExpiry(rec idempotency.Record) int64 {
+func (s *store) signExpiry(rec idempotency.Record) int64 {
 	if rec.LastSignedAt.IsZero() {
 		return 0
 	}
@@ -483,7 +493,7 @@ func (s *Store) signExpiry(rec idempotency.Record) int64 {
 //     Redis's clock and this Store's): the claim passes to this Store. The
 //     caller must then look the order up before sending anything again, as
 //     orders.Placer does for pending and unknown intents.
-func (s *Store) Create(ctx context.Context, rec idempotency.Record) (idempotency.Record, bool, error) {
+func (s *store) Create(ctx context.Context, rec idempotency.Record) (idempotency.Record, bool, error) {
 	if err := s.check(rec); err != nil {
 		return idempotency.Record{}, false, err
 	}
@@ -546,7 +556,7 @@ func encode(rec idempotency.Record) ([]byte, error) {
 
 // holder is the claim owner a caller's holder token is written as: this
 // Store's owner id, then the token, so that the holder names its process.
-func (s *Store) holder(token string) string { return s.owner + "/" + token }
+func (s *store) holder(token string) string { return s.owner + "/" + token }
 
 // Release implements idempotency.Store: it drops holder's claim on the
 // intent, leaving the record as it is, so that another Create takes it up
@@ -554,7 +564,7 @@ func (s *Store) holder(token string) string { return s.owner + "/" + token }
 // unreachable) is remembered: the next Create of the intent from this
 // Store releases the claim first, since its holder has ended; other
 // processes wait for the lease to lapse.
-func (s *Store) Release(ctx context.Context, id, holder string) error {
+func (s *store) Release(ctx context.Context, id, holder string) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
@@ -567,7 +577,7 @@ func (s *Store) Release(ctx context.Context, id, holder string) error {
 
 // ended notes that holder's claim on id, if Redis holds one, has no
 // holder left in this process.
-func (s *Store) ended(id, holder string) {
+func (s *store) ended(id, holder string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unreleased == nil {
@@ -578,7 +588,7 @@ func (s *Store) ended(id, holder string) {
 
 // releaseEnded releases the claims on id that ended holders of this Store
 // may have left behind.
-func (s *Store) releaseEnded(ctx context.Context, id string) error {
+func (s *store) releaseEnded(ctx context.Context, id string) error {
 	s.mu.Lock()
 	holders := s.unreleased[id]
 	delete(s.unreleased, id)
@@ -607,7 +617,7 @@ func decode(cid string, v any) (idempotency.Record, error) {
 }
 
 // Get implements idempotency.Store.
-func (s *Store) Get(ctx context.Context, id string) (idempotency.Record, error) {
+func (s *store) Get(ctx context.Context, id string) (idempotency.Record, error) {
 	if err := s.usable(); err != nil {
 		return idempotency.Record{}, err
 	}
@@ -627,14 +637,14 @@ func (s *Store) Get(ctx context.Context, id string) (idempotency.Record, error) 
 // releases it when the state is final (acknowledged, rejected, not
 // placed), so that another process may then take a not-placed intent up
 // again.
-func (s *Store) Update(ctx context.Context, rec idempotency.Record) error {
+func (s *store) Update(ctx context.Context, rec idempotency.Record) error {
 	return s.UpdateAll(ctx, []idempotency.Record{rec})[0]
 }
 
 // UpdateAll implements idempotency.BatchUpdater: it applies each record
 // as Update does, with one script, so one durable write (and one wait for
 // the replicas) for them all.
-func (s *Store) UpdateAll(ctx context.Context, recs []idempotency.Record) []error {
+func (s *store) UpdateAll(ctx context.Context, recs []idempotency.Record) []error {
 	errs := make([]error, len(recs))
 	keys := []string{s.genKey, s.open, s.settled, s.index}
 	args := []any{s.lease.Milliseconds(), s.key(""), s.keep.Milliseconds()}
@@ -690,7 +700,7 @@ func (s *Store) UpdateAll(ctx context.Context, recs []idempotency.Record) []erro
 // account, in batches, and returns those in the given states (all when
 // none are given), oldest first. Listing only open states (pending,
 // unknown) reads the open ones alone.
-func (s *Store) List(ctx context.Context, states ...idempotency.State) ([]idempotency.Record, error) {
+func (s *store) List(ctx context.Context, states ...idempotency.State) ([]idempotency.Record, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
@@ -738,7 +748,7 @@ func (s *Store) List(ctx context.Context, states ...idempotency.State) ([]idempo
 // Close implements idempotency.Store. Claims this Store holds are not
 // released: they lapse with their lease. It closes the connection only if
 // the Store opened it (Open).
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -21,7 +21,7 @@ import (
 func setup(t *testing.T) (*redis.Client, string) { return redistest.Setup(t) }
 
 // newStore is one process's Store.
-func newStore(t *testing.T, rdb *redis.Client, acct string, cfg redisstore.Config) *redisstore.Store {
+func newStore(t *testing.T, rdb *redis.Client, acct string, cfg redisstore.Config) idempotency.Store {
 	t.Helper()
 	s, err := redisstore.New(context.Background(), rdb, acct, cfg)
 	if err != nil {
@@ -87,12 +87,12 @@ func TestCreateClaimsOnce(t *testing.T) {
 	if !errors.As(err, &ip) || !errors.Is(err, idempotency.ErrInProgress) || created {
 		t.Fatalf("second process's Create: created %v, err %v; want *InProgressError", created, err)
 	}
-	if !strings.HasPrefix(ip.Owner, a.Owner()+"/") || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
-		t.Fatalf("InProgressError = %+v, want held by %s", ip, a.Owner())
+	if !strings.HasPrefix(ip.Owner, redisstore.Owner(a)+"/") || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
+		t.Fatalf("InProgressError = %+v, want held by %s", ip, redisstore.Owner(a))
 	}
-	if msg := err.Error(); !strings.Contains(msg, a.Owner()) || !strings.Contains(msg, "c1") ||
+	if msg := err.Error(); !strings.Contains(msg, redisstore.Owner(a)) || !strings.Contains(msg, "c1") ||
 		!strings.Contains(msg, ip.LeaseExpires.UTC().Format(time.RFC3339Nano)) {
-		t.Fatalf("message %q does not name the holder %s and its lease", msg, a.Owner())
+		t.Fatalf("message %q does not name the holder %s and its lease", msg, redisstore.Owner(a))
 	}
 	// The holder itself gets the record back (orders serialises its own
 	// callers per key).
@@ -107,7 +107,7 @@ func TestConcurrentCreate(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
 	const n = 16
-	stores := make([]*redisstore.Store, n)
+	stores := make([]idempotency.Store, n)
 	for i := range stores {
 		stores[i] = newStore(t, rdb, acct, redisstore.Config{})
 	}
@@ -430,7 +430,7 @@ func TestReleaseRetriedAfterAnOutage(t *testing.T) {
 	}
 	rs := redistest.Start(t)
 	ctx := context.Background()
-	open := func() *redisstore.Store {
+	open := func() idempotency.Store {
 		s, err := redisstore.Open(ctx, rs.URL(), "ACCTRELEASE", redisstore.Config{})
 		if err != nil {
 			t.Fatal(err)

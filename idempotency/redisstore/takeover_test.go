@@ -36,7 +36,7 @@ func TestTakeoverReconcilesByLookup(t *testing.T) {
 	const lease = 100 * time.Millisecond
 	ctx := context.Background()
 
-	placer := func() (*broker.Client, *redisstore.Store) {
+	placer := func() (*broker.Client, idempotency.Store) {
 		pk, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
 		if err != nil {
 			t.Fatal(err)
