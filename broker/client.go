@@ -65,6 +65,8 @@ type Client struct {
 	// limits are Config.Limits; denials counts Place's refusals by them.
 	limits  Limits
 	denials atomic.Uint64
+	// open is the account's open orders as last read for MaxOpenOrders.
+	open openView
 }
 
 // Config configures a Client built by New or NewFromTransport. The zero

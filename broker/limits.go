@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -41,11 +43,14 @@ type Limits struct {
 	// the same Limits. Zero: no limit.
 	MaxDailyNotional decimal.Decimal
 	// MaxOpenOrders caps the account's open orders, this one included:
-	// the orders the venue lists as open, pending or partially filled
-	// (three reads of the orders list, every page), and the intents of
-	// the store that may become orders — pending or unknown, or
-	// acknowledged in the last 30 seconds (the list can lag). Zero: no
-	// limit.
+	// the orders the venue listed as open, pending or partially filled
+	// when the Client last read them (three reads of the orders list,
+	// every page, at most every 30 seconds on the Client's clock), and the
+	// intents of the store that may have become orders since — pending or
+	// unknown, or acknowledged since 30 seconds before that read (the
+	// list can lag). So an order that fills or is cancelled frees its
+	// place within 30 seconds, and an order refused while the last read
+	// is fresh costs no request. Zero: no limit.
 	MaxOpenOrders int
 	// Symbols, when not empty, are the only symbols orders may be for
 	// ("BTC-USD", …). Empty: every symbol.
@@ -68,6 +73,19 @@ const listLag = 30 * time.Second
 
 // dailyWindow is the span MaxDailyNotional counts.
 const dailyWindow = 24 * time.Hour
+
+// openFresh is how long MaxOpenOrders trusts its last read of the venue's
+// open orders.
+const openFresh = 30 * time.Second
+
+// openView is the account's open orders as the Client last read them:
+// their client_order_ids (or ids, for orders without one), and when the
+// read began on the Client's clock.
+type openView struct {
+	mu  sync.Mutex
+	at  time.Time
+	ids map[string]bool
+}
 
 // LimitError is an order refused by one of the Client's Limits (Config.
 // Limits): nothing was sent for it and the order was not placed. Limit
@@ -236,23 +254,14 @@ func (c *Client) accountLimit(ctx context.Context, store idempotency.Store, acco
 		}
 	}
 	if l.MaxOpenOrders > 0 {
-		open := map[string]bool{} // client_order_id, or the order's id
-		for _, r := range recs {
-			if mine(r) && (r.State.Open() || (r.State == idempotency.Acknowledged && now.Sub(r.UpdatedAt) < listLag)) {
-				open[r.ClientOrderID] = true
-			}
+		listed, at, err := c.openOrderIDs(ctx, now)
+		if err != nil {
+			return nil, err
 		}
-		// Read after the store: an intent acknowledged since is listed.
-		for _, st := range []OrderState{StateOpen, StatePending, StatePartiallyFilled} {
-			for o, err := range c.Orders(ctx, OrderFilter{State: st}) {
-				if err != nil {
-					return nil, fmt.Errorf("broker: reading the open orders for the limits: %w", err)
-				}
-				if o.ClientOrderID != "" {
-					open[o.ClientOrderID] = true
-				} else {
-					open[o.ID] = true
-				}
+		open := maps.Clone(listed) // client_order_id, or the order's id
+		for _, r := range recs {
+			if mine(r) && (r.State.Open() || (r.State == idempotency.Acknowledged && r.UpdatedAt.After(at.Add(-listLag)))) {
+				open[r.ClientOrderID] = true
 			}
 		}
 		n := len(open)
@@ -264,6 +273,33 @@ func (c *Client) accountLimit(ctx context.Context, store idempotency.Store, acco
 		}
 	}
 	return nil, nil
+}
+
+// openOrderIDs returns the account's open orders as last listed, and when
+// that read began, reading them again when the last read is older than
+// openFresh (or in the future: the clock stepped back) at now.
+func (c *Client) openOrderIDs(ctx context.Context, now time.Time) (map[string]bool, time.Time, error) {
+	v := &c.open
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.ids != nil && !now.Before(v.at) && now.Sub(v.at) < openFresh {
+		return v.ids, v.at, nil
+	}
+	ids := map[string]bool{}
+	for _, st := range []OrderState{StateOpen, StatePending, StatePartiallyFilled} {
+		for o, err := range c.Orders(ctx, OrderFilter{State: st}) {
+			if err != nil {
+				return nil, time.Time{}, fmt.Errorf("broker: reading the open orders for the limits: %w", err)
+			}
+			if o.ClientOrderID != "" {
+				ids[o.ClientOrderID] = true
+			} else {
+				ids[o.ID] = true
+			}
+		}
+	}
+	v.at, v.ids = now, ids
+	return ids, now, nil
 }
 
 // denied counts and logs a refusal by a limit, and returns it.

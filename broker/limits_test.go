@@ -112,10 +112,10 @@ func wantDenied(t *testing.T, err error, limit string) *broker.LimitError {
 	return le
 }
 
-// TestLimitDenialSendsNothing: an order a limit refuses sends no create,
-// and per order nothing at all but the estimate a market order is valued
-// at; the account's limits read the intent store (and, for open orders,
-// the open orders list) alone. Each refusal is counted.
+// TestLimitDenialSendsNothing: an order a limit refuses sends nothing at
+// all but the estimate a market order is valued at; the account's limits
+// read the intent store (and, for open orders, the open orders as last
+// listed, fresh here) alone. Each refusal is counted.
 func TestLimitDenialSendsNothing(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -141,8 +141,7 @@ func TestLimitDenialSendsNothing(t *testing.T) {
 			req:   broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: broker.TypeLimit, QuoteAmount: dec("30"), LimitPrice: dec("30000")},
 			limit: "max_order_quantity"},
 		{name: "daily notional", limits: broker.Limits{MaxDailyNotional: dec("50")}, before: []broker.OrderRequest{limitBuy()}, req: limitBuy(), limit: "max_daily_notional"},
-		{name: "open orders", limits: broker.Limits{MaxOpenOrders: 2}, before: []broker.OrderRequest{limitBuy(), limitBuy()}, req: limitBuy(), limit: "max_open_orders",
-			reads: []string{"/api/v2/crypto/trading/orders/?"}},
+		{name: "open orders", limits: broker.Limits{MaxOpenOrders: 2}, before: []broker.OrderRequest{limitBuy(), limitBuy()}, req: limitBuy(), limit: "max_open_orders"},
 	}
 	for _, tc := range cases {
 		for _, overTLS := range []bool{false, true} {
@@ -375,4 +374,62 @@ func BenchmarkPlaceWithDailyLimit(b *testing.B) {
 	}
 	b.ReportMetric(float64(tLimited)/float64(tBase), "limited/baseline")
 	b.ReportMetric(float64(tLimited.Microseconds())/float64(b.N), "µs-limited/op")
+}
+
+// TestOpenOrdersLimitFollowsTheVenue: MaxOpenOrders counts from its last
+// read of the venue's open orders while that read is fresh (a refusal
+// then sends nothing), and reads them again after 30 seconds: an order
+// cancelled meanwhile frees its place, and an order placed elsewhere
+// takes one.
+func TestOpenOrdersLimitFollowsTheVenue(t *testing.T) {
+	ctx := context.Background()
+	v := newLimitsVenue(t, false)
+	c := v.client(t, broker.Limits{MaxOpenOrders: 2}, nil)
+	var first *broker.Order
+	for i := range 2 {
+		o, err := c.Place(ctx, fmt.Sprint("k", i), limitBuy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = o
+		}
+	}
+	refused := func(key string, wantReads bool) {
+		t.Helper()
+		from := len(v.srv.Ledger().Requests())
+		_, err := c.Place(ctx, key, limitBuy())
+		wantDenied(t, err, "max_open_orders")
+		reads := v.requests(from)
+		for _, r := range reads {
+			if !strings.HasPrefix(r, "GET /api/v2/crypto/trading/orders/?") {
+				t.Fatalf("the refusal sent %s", r)
+			}
+		}
+		if got := len(reads) > 0; got != wantReads {
+			t.Fatalf("the refusal read the open orders: %v (%v); want %v", got, reads, wantReads)
+		}
+	}
+	refused("k2", false)
+
+	if _, err := c.CancelOrder(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	refused("k2", false) // the last read is fresh: the cancel is not seen yet
+	v.clk.Advance(31 * time.Second)
+	if _, err := c.Place(ctx, "k2", limitBuy()); err != nil {
+		t.Fatalf("after the cancel and 31 s: %v", err)
+	}
+
+	// An order placed elsewhere counts once the open orders are read again.
+	body := fmt.Sprintf(`{"client_order_id":%q,"side":"buy","type":"limit","symbol":"BTC-USD","limit_order_config":{"asset_quantity":"0.001","limit_price":"30000"}}`, uuid.NewString())
+	if _, err := v.srv.PlaceExternal([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	v.clk.Advance(31 * time.Second)
+	refused("k3", true)
+	refused("k3", false)
+	if got := c.LimitDenials(); got != 4 {
+		t.Fatalf("LimitDenials = %d; want 4", got)
+	}
 }
