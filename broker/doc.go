@@ -197,8 +197,11 @@
 // its intent before it counts, of two Places that only one fits, at least
 // one sees the other and is refused; both may be, and a later Place of
 // the same key is judged again. MaxDailyNotional reads the store alone;
-// MaxOpenOrders also lists the venue's open, pending and partially filled
-// orders (every order of the account, however placed).
+// MaxOpenOrders adds the venue's open, pending and partially filled orders
+// (every order of the account, however placed) as the Client last listed
+// them, at most 30 seconds ago: a refusal sends no request while that
+// read is fresh, and a filled or cancelled order frees its place within
+// 30 seconds.
 //
 // # Testing
 //
