@@ -14,7 +14,7 @@ FUZZTIME ?= 10s
 ## redis-server, python3 or curl fail instead of skip: make test never passes
 ## by skipping.
 test: prereqs fmt-check vet
-	CI=true bash internal/redistest/with-redis.sh $(GO) test -race ./...
+	CI=true bash internal/redistest/with-redis.sh bash internal/pgtest/with-postgres.sh $(GO) test -race ./...
 
 ## prereqs: stop at once, naming what make test needs and is missing, and how
 ## to install it.
@@ -28,6 +28,11 @@ prereqs:
 		missing="$$missing redis-server"; apt="$$apt redis-server"; \
 		echo "make test: redis-server not found: the Redis-backed tests run against a real one" >&2; \
 		echo "  (or set TRADEWIRE_TEST_REDIS_URL=redis://HOST:PORT/0, a Redis with appendonly yes, appendfsync always)" >&2; \
+	fi; \
+	if [ -z "$$TRADEWIRE_TEST_POSTGRES_URL" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then \
+		missing="$$missing postgresql"; apt="$$apt postgresql"; \
+		echo "make test: PostgreSQL (initdb, pg_ctl) not found: the PostgreSQL-backed tests run against a real primary and standby" >&2; \
+		echo "  (or set TRADEWIRE_TEST_POSTGRES_URL=postgres://USER:PASSWORD@HOST:PORT,HOST:PORT/DB?target_session_attrs=read-write)" >&2; \
 	fi; \
 	if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null; then \
 		missing="$$missing python3"; apt="$$apt python3"; \
