@@ -33,6 +33,7 @@ const (
 	envPrivateKey     = "TRADEWIRE_PRIVATE_KEY"      // standard base64 of a 32- or 64-byte key
 	envPrivateKeyFile = "TRADEWIRE_PRIVATE_KEY_FILE" // path to a key file, mode 0600
 	envRedisURL       = "TRADEWIRE_REDIS_URL"
+	envPostgresURL    = "TRADEWIRE_POSTGRES_URL"
 )
 
 // Client is the facade a bot or batch script uses for the venue's v2 API:
@@ -59,7 +60,8 @@ type Client struct {
 
 	acct  accountCache
 	pairs pairCache
-	// fleet is the shared budget New built for Config.RedisURL, or nil.
+	// fleet is the shared budget New built for Config.RedisURL or
+	// Config.PostgresURL, or nil.
 	fleet *fleetBudget
 	place placing
 	// limits are Config.Limits; denials counts Place's refusals by them.
@@ -81,8 +83,9 @@ type Config struct {
 	// fields leave zero: TRADEWIRE_API_KEY and one of
 	// TRADEWIRE_PRIVATE_KEY (standard base64 of a 32- or 64-byte key) or
 	// TRADEWIRE_PRIVATE_KEY_FILE (a key file, mode 0600) for the
-	// credentials, TRADEWIRE_BASE_URL for BaseURL and TRADEWIRE_REDIS_URL
-	// for RedisURL. Nil: New reads no environment at all.
+	// credentials, TRADEWIRE_BASE_URL for BaseURL, TRADEWIRE_REDIS_URL
+	// for RedisURL and TRADEWIRE_POSTGRES_URL for PostgresURL. Nil: New
+	// reads no environment at all.
 	Getenv func(string) string
 	// BaseURL is the venue's base URL: https, or http on a loopback host.
 	// Zero: https://trading.robinhood.com.
@@ -108,7 +111,8 @@ type Config struct {
 	// Logger. Zero: the transport's defaults (the real clock, the venue's
 	// rate limit). With RedisURL, its RatePerMinute, Burst and Adaptive set
 	// the fleet's shared budget, which replaces the transport's own bucket
-	// and any Limiter.
+	// and any Limiter; with PostgresURL, its RatePerMinute and Burst do
+	// (the shared budget there does not learn: Adaptive is refused).
 	Transport transport.Config
 	// RedisURL makes every process that names the same Redis and account
 	// share one rate budget (package redisbudget): together they never
@@ -124,6 +128,20 @@ type Config struct {
 	// same Redis (package redisstore). Close the Client to release the
 	// connection. Zero: no fleet.
 	RedisURL string
+	// PostgresURL makes every process that names the same PostgreSQL and
+	// account a fleet on it, as RedisURL does on Redis: one rate budget
+	// (package pgbudget) and, unless IntentStore or IntentStoreFile is
+	// set, one intent store (package pgstore), so a fleet needs one
+	// dependency. A postgres:// URL; several hosts with
+	// target_session_attrs=read-write follow a failover. With a
+	// synchronous standby the store vouches for a new key and a Place
+	// costs one request; without one it says so (pgstore.GuaranteeOf) and
+	// Place looks the symbol up first, as on Redis. New connects at once:
+	// a server that cannot be reached is an error matching
+	// ErrUnavailable. AccountNumber keys the budget; when it is zero, each
+	// process reads the accounts list once, charged to the shared budget.
+	// Set RedisURL or PostgresURL, not both. Zero: no fleet.
+	PostgresURL string
 	// IntentStore records placement intents. The Client does not close
 	// it. Zero: the bolt file IntentStoreFile.
 	IntentStore idempotency.Store
@@ -155,6 +173,7 @@ type config struct {
 	pageCap  int
 	account  string
 	redisURL string
+	pgURL    string
 	tcfg     transport.Config
 
 	store     idempotency.Store
@@ -166,7 +185,7 @@ type config struct {
 func (c Config) internal() config {
 	return config{
 		apiKey: c.APIKey, key: c.PrivateKey, getenv: c.Getenv, baseURL: c.BaseURL, log: c.Logger,
-		pageCap: orDefault(c.PageCap, defaultPageCap), account: c.AccountNumber, redisURL: c.RedisURL,
+		pageCap: orDefault(c.PageCap, defaultPageCap), account: c.AccountNumber, redisURL: c.RedisURL, pgURL: c.PostgresURL,
 		tcfg: c.Transport, store: c.IntentStore, storeFile: c.IntentStoreFile, orders: c.Orders,
 		limits: c.Limits,
 	}
@@ -208,8 +227,12 @@ func New(conf Config) (*Client, error) {
 	if base == "" {
 		base = defaultBaseURL
 	}
-	if cfg.redisURL == "" && cfg.getenv != nil {
+	if cfg.redisURL == "" && cfg.pgURL == "" && cfg.getenv != nil {
 		cfg.redisURL = strings.TrimSpace(cfg.getenv(envRedisURL))
+		cfg.pgURL = strings.TrimSpace(cfg.getenv(envPostgresURL))
+	}
+	if cfg.redisURL != "" && cfg.pgURL != "" {
+		return nil, &ArgumentError{Field: "PostgresURL", Reason: "a fleet is on Redis (RedisURL) or on PostgreSQL (PostgresURL), not both"}
 	}
 	tcfg := cfg.transportConfig()
 	// Built first even for a fleet: the transport's configuration is
@@ -219,8 +242,12 @@ func New(conf Config) (*Client, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	var fleet *fleetBudget
-	if cfg.redisURL != "" {
-		if fleet, err = cfg.shareBudget(tc, signer); err != nil {
+	if cfg.redisURL != "" || cfg.pgURL != "" {
+		share := cfg.shareBudget
+		if cfg.pgURL != "" {
+			share = cfg.sharePostgres
+		}
+		if fleet, err = share(tc, signer); err != nil {
 			return nil, err
 		}
 		cfg.account = fleet.account
@@ -242,8 +269,8 @@ func New(conf Config) (*Client, error) {
 // NewFromTransport returns a Client that sends through tc, so that several
 // clients can share one transport, one rate budget and one retry policy.
 // The Client runs on tc's clock. The fields of Config that configure the
-// transport (APIKey, PrivateKey, Getenv, BaseURL, Transport, RedisURL) are
-// refused: configure tc instead.
+// transport (APIKey, PrivateKey, Getenv, BaseURL, Transport, RedisURL,
+// PostgresURL) are refused: configure tc instead.
 func NewFromTransport(tc *transport.Client, c Config) (*Client, error) {
 	if tc == nil {
 		return nil, errors.New("broker: a transport client is required")
@@ -261,6 +288,9 @@ func NewFromTransport(tc *transport.Client, c Config) (*Client, error) {
 	}
 	if c.RedisURL != "" {
 		refused = append(refused, "RedisURL")
+	}
+	if c.PostgresURL != "" {
+		refused = append(refused, "PostgresURL")
 	}
 	if !reflect.ValueOf(c.Transport).IsZero() {
 		refused = append(refused, "Transport")

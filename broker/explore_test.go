@@ -20,21 +20,24 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/pgtest"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/venue"
 )
 
-// exploreRedisURL is the Redis the fleet schedules share (the tests'
-// shared one, TRADEWIRE_TEST_REDIS_URL); without it they run on a bbolt
+// exploreRedisURL and explorePostgresURL are the Redis and PostgreSQL the
+// fleet schedules share (the tests' shared ones, TRADEWIRE_TEST_REDIS_URL
+// and TRADEWIRE_TEST_POSTGRES_URL); without them they run on a bbolt
 // file, one process after another. exploreRun and exploreRuns keep
 // each schedule's keys in it apart from every other's, a replay of the
 // same seed's included.
 var (
-	exploreRedisURL string
-	exploreRun      = time.Now().UnixNano()
-	exploreRuns     atomic.Int64
+	exploreRedisURL    string
+	explorePostgresURL string
+	exploreRun         = time.Now().UnixNano()
+	exploreRuns        atomic.Int64
 )
 
 // TestExplore explores the placement protocol: each seed is one schedule
@@ -58,8 +61,9 @@ var (
 // TRADEWIRE_EXPLORE_SCHEDULES) explores seeds 1..N (default 300).
 func TestExplore(t *testing.T) {
 	exploreRedisURL = os.Getenv(redistest.EnvURL)
-	if exploreRedisURL == "" && os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not set: the explorer's fleet schedules need a Redis (make test starts one)", redistest.EnvURL)
+	explorePostgresURL = os.Getenv(pgtest.EnvURL)
+	if (exploreRedisURL == "" || explorePostgresURL == "") && os.Getenv("CI") == "true" {
+		t.Fatalf("%s or %s is not set: the explorer's fleet schedules need a Redis and a PostgreSQL (make test starts them)", redistest.EnvURL, pgtest.EnvURL)
 	}
 	seeds := exploreSeeds(t)
 	verbose := len(seeds) == 1 || *exploreTrace || *exploreList
@@ -222,8 +226,8 @@ func explore(t *testing.T, seed int64, detail bool) *outcome {
 }
 
 func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
-	if p.store == "redis" && exploreRedisURL == "" {
-		p.store = "bbolt" // no Redis here: see exploreRedisURL
+	if (p.store == "redis" && exploreRedisURL == "") || (p.store == "postgres" && explorePostgresURL == "") {
+		p.store = "bbolt" // no Redis or PostgreSQL here: see exploreRedisURL
 	}
 	// The bubble's clock starts in 2000; move it to a date of the venue's
 	// history.
@@ -247,8 +251,9 @@ func explorePlan(t *testing.T, seed int64, p plan, detail bool) *outcome {
 	if p.crashRate == 0 {
 		w.crashesLeft = 0
 	}
-	if p.store == "redis" {
-		// Redis outlives the schedule: its keys are this run's alone.
+	if p.fleet() {
+		// Redis and PostgreSQL outlive the schedule: its keys are this
+		// run's alone.
 		w.redisURL = exploreRedisURL
 		w.ns = fmt.Sprintf("explore-%d-%d-%d", seed, exploreRun, exploreRuns.Add(1))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/tradewire/tradewire/broker"
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/pgstore"
 	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/signing"
@@ -50,7 +51,7 @@ var errDead = errors.New("explore: this process has crashed")
 
 // plan is what a seed chose for its schedule.
 type plan struct {
-	store        string // "memory", "bbolt" or "redis"
+	store        string // "memory", "bbolt", "redis" or "postgres"
 	calm         bool   // no faults, no crashes, no steps: liveness is checked
 	keys         int
 	holders      int  // per process, sharing its store
@@ -143,6 +144,10 @@ func makePlan(seed int64) plan {
 		// on one Redis. (Drawn apart, so every other choice of the seed
 		// stays what it was.)
 		p.store = "redis"
+		if rand.New(rand.NewPCG(uint64(seed), 0x9057)).IntN(2) == 0 {
+			// Half the fleets share PostgreSQL instead.
+			p.store = "postgres"
+		}
 	}
 	if p.store == "memory" {
 		// A memory store dies with its process: only the signature window
@@ -202,7 +207,7 @@ func (p plan) modes() []string {
 
 // fleet reports whether the plan's processes run at once (a fleet on one
 // Redis) rather than one after another.
-func (p plan) fleet() bool { return p.store == "redis" }
+func (p plan) fleet() bool { return p.store == "redis" || p.store == "postgres" }
 
 func (p plan) String() string {
 	return fmt.Sprintf("store=%s keys=%d holders=%d gens=%d page=%d/%d lag=%v venueOff=%v step0=%v modes=%s",
@@ -534,6 +539,14 @@ func (w *world) openStore() idempotency.Store {
 		s, err := redisstore.Open(context.Background(), w.redisURL, w.srv.AccountNumber, redisstore.Config{})
 		if err != nil {
 			w.t.Fatalf("seed %d: opening the Redis store: %v", w.seed, err)
+		}
+		return s
+	case "postgres":
+		// The same, on the fleet's PostgreSQL (a primary and its
+		// synchronous standby): claims are rows, leases on its clock.
+		s, err := pgstore.Open(context.Background(), explorePostgresURL, w.srv.AccountNumber, pgstore.Config{})
+		if err != nil {
+			w.t.Fatalf("seed %d: opening the PostgreSQL store: %v", w.seed, err)
 		}
 		return s
 	}

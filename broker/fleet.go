@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/internal/redisurl"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -19,23 +22,26 @@ import (
 // fleetSetupTimeout bounds reaching Redis at start-up.
 const fleetSetupTimeout = 10 * time.Second
 
-// fleetBudget is the Redis connection and budget New made.
+// fleetBudget is the fleet's shared budget New made, on Redis or
+// PostgreSQL, with the way to the fleet's intent store on the same server.
 type fleetBudget struct {
-	rdb     *redis.Client
-	budget  *redisbudget.Budget
+	budget  transport.Limiter
 	account string
+	// store opens the fleet's intent store for an account.
+	store    func(ctx context.Context, account string, clock clockwork.Clock) (idempotency.Store, error)
+	closeAll func() error
 }
 
 func (f *fleetBudget) close() error {
 	if f == nil {
 		return nil
 	}
-	return f.rdb.Close()
+	return f.closeAll()
 }
 
 // Close releases what the Client opened: the intent store it opened for
-// placing (never Config.IntentStore) and the Redis connection
-// of Config.RedisURL. It is a no-op for a Client that only read.
+// placing (never Config.IntentStore) and the connection to the fleet's
+// Redis or PostgreSQL. It is a no-op for a Client that only read.
 func (c *Client) Close() error {
 	return errors.Join(c.closeStore(), c.fleet.close())
 }
@@ -111,7 +117,10 @@ func (cfg *config) shareBudget(tc *transport.Client, signer *signing.Signer) (*f
 		rdb.Close()
 		return nil, err
 	}
-	return &fleetBudget{rdb: rdb, budget: budget, account: account}, nil
+	return &fleetBudget{budget: budget, account: account, closeAll: rdb.Close,
+		store: func(ctx context.Context, n string, clock clockwork.Clock) (idempotency.Store, error) {
+			return redisstore.New(ctx, rdb, n, redisstore.Config{Clock: clock})
+		}}, nil
 }
 
 // fleetAccount finds the account that keys the shared budget when

@@ -126,8 +126,12 @@ func TestFleetSharesTheAccountAndBudget(t *testing.T) {
 const helperEnv = "TRADEWIRE_BROKER_HELPER"
 
 // TestHelperProcess is not a test: it is one bot process of a fleet,
-// started by TestFleetDiscoveryStaysInBudget.
+// started by TestFleetDiscoveryStaysInBudget (on Redis) or
+// TestPostgresFleet.
 func TestHelperProcess(t *testing.T) {
+	if os.Getenv(helperEnv) == "pgfleet" {
+		redistest.ServeHelper(t, helperEnv, "pgfleet", func() (any, error) { return pgFleetBot() })
+	}
 	redistest.ServeHelper(t, helperEnv, "fleet", func() (any, error) { return fleetBot() })
 }
 

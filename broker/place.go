@@ -12,7 +12,6 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tradewire/tradewire/idempotency"
-	"github.com/tradewire/tradewire/idempotency/redisstore"
 	"github.com/tradewire/tradewire/orders"
 	"github.com/tradewire/tradewire/transport"
 )
@@ -66,7 +65,7 @@ func (c *Client) initPlacing(cfg *config) error {
 
 // placer returns the Client's Placer, resolving the account and opening
 // the intent store on first use: the store given with Config.IntentStore,
-// the fleet's Redis with Config.RedisURL, or the bolt file
+// the fleet's with Config.RedisURL or Config.PostgresURL, or the bolt file
 // (Config.IntentStoreFile, default idempotency.DefaultPath()).
 func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 	c.place.mu.Lock()
@@ -81,7 +80,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 	if c.place.store == nil {
 		switch {
 		case c.fleet != nil && c.place.storeFile == "":
-			s, err := redisstore.New(ctx, c.fleet.rdb, n, redisstore.Config{Clock: venueClock{c.clock, c.tc}})
+			s, err := c.fleet.store(ctx, n, venueClock{c.clock, c.tc})
 			if err != nil {
 				return nil, fmt.Errorf("broker: the fleet's intent store: %w", err)
 			}

@@ -32,8 +32,9 @@ const (
 	flagLogLevel       = "log-level"
 	flagAccountNumber  = "account-number"
 	flagCACert         = "ca-cert"
-	flagStore          = "store"     // see place.go
-	flagRedisURL       = "redis-url" // see fleet.go
+	flagStore          = "store"        // see place.go
+	flagRedisURL       = "redis-url"    // see fleet.go
+	flagPostgresURL    = "postgres-url" // see fleet.go
 
 	envBaseURL        = "TRADEWIRE_BASE_URL"
 	envAPIKey         = "TRADEWIRE_API_KEY"
@@ -46,6 +47,7 @@ const (
 	envCACert         = "TRADEWIRE_CA_CERT"
 	envStore          = "TRADEWIRE_STORE"
 	envRedisURL       = "TRADEWIRE_REDIS_URL"
+	envPostgresURL    = "TRADEWIRE_POSTGRES_URL"
 
 	defaultBaseURL  = "https://trading.robinhood.com"
 	defaultLogLevel = "disabled"
@@ -70,6 +72,7 @@ type globalFlags struct {
 	simTime        string // --sim-time: see simflag.go
 	store          string // --store: see place.go
 	redisURL       string // --redis-url: see fleet.go
+	postgresURL    string // --postgres-url: see fleet.go
 }
 
 func (a *app) addGlobalFlags(root *cobra.Command) {
@@ -85,6 +88,8 @@ func (a *app) addGlobalFlags(root *cobra.Command) {
 	fs.StringVar(&a.flags.store, flagStore, "", "intent store file for order placement (env "+envStore+"; default "+defaultStoreHint+"; in memory with --sim)")
 	fs.StringVar(&a.flags.redisURL, flagRedisURL, "",
 		"Redis shared by a fleet of processes on one account: the rate budget and the intent store live there (env "+envRedisURL+")")
+	fs.StringVar(&a.flags.postgresURL, flagPostgresURL, "",
+		"PostgreSQL shared by a fleet of processes on one account, instead of Redis: the rate budget and the intent store live there; several hosts with target_session_attrs=read-write follow a failover (env "+envPostgresURL+")")
 	a.addLimitFlags(fs)
 }
 
@@ -336,8 +341,11 @@ func (a *app) transportWith(extra ...transport.Config) (*transport.Client, error
 	}
 	overlay(&opts, v.opts)
 	overlay(&opts, a.opts.TransportConfig)
-	if url := a.redisURL(); url != "" {
-		return a.fleetTransport(url, v, opts)
+	if f, err := a.fleet(); err != nil || f.url != "" {
+		if err != nil {
+			return nil, err
+		}
+		return a.fleetTransport(f, v, opts)
 	}
 	c, err := transport.New(v.baseURL, v.signer, opts)
 	if err != nil {

@@ -65,7 +65,8 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Short: "Check credentials, clock, connection, account and orders (read-only)",
 		Long: `doctor checks, without changing anything at the venue, that tradewire can
 trade: the credentials load (and the key file is private), a fleet's Redis
-(--redis-url) answers, the venue answers and over which protocol, how far this machine's clock is from the
+(--redis-url) or PostgreSQL (--postgres-url: its schema version and what its
+replication lets the intent store vouch for) answers, the venue answers and over which protocol, how far this machine's clock is from the
 venue's and the round-trip time, that the account reads and is tradable,
 and that a page of orders reads. Each line says ok, warn or FAIL; a
 problem line says how to fix it. Exit 0 when nothing failed.`,
@@ -111,10 +112,14 @@ func (a *app) doctor(ctx context.Context, d *doctorReport) error {
 	if err != nil {
 		var down *unavailableError
 		switch {
-		case errors.As(err, &down): // only the fleet's Redis is reached before the venue
-			d.fail("redis", err.Error(), "start the fleet's Redis, or point --"+flagRedisURL+" (env "+envRedisURL+") at the one it runs on; the rate budget and the intent store live there")
-		case a.redisURL() != "":
-			d.fail("client", err.Error(), "check --base-url, --rate-per-minute, --burst and --"+flagRedisURL+" (env "+envRedisURL+")")
+		case errors.As(err, &down): // only the fleet's server is reached before the venue
+			f, _ := a.fleet()
+			name := map[bool]string{false: "redis", true: "postgres"}[f.postgres]
+			server := map[bool]string{false: "Redis", true: "PostgreSQL"}[f.postgres]
+			d.fail(name, err.Error(), "start the fleet's "+server+", or point --"+f.flag+" (env "+f.env+") at the one it runs on; the rate budget and the intent store live there")
+		case a.inFleet():
+			f, _ := a.fleet()
+			d.fail("client", err.Error(), "check --base-url, --rate-per-minute, --burst and --"+f.flag+" (env "+f.env+")")
 		default:
 			d.fail("client", err.Error(), "check --base-url, --rate-per-minute and --burst")
 		}
@@ -173,6 +178,9 @@ func (a *app) doctor(ctx context.Context, d *doctorReport) error {
 		d.warn("account", detail, "an account that is not active may refuse orders")
 	default:
 		d.ok("account", detail)
+	}
+	if f, _ := a.fleet(); f.postgres {
+		a.doctorPostgres(ctx, d, f, acct.AccountNumber)
 	}
 
 	n := 0

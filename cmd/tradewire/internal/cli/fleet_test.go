@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	neturl "net/url"
 	"strings"
 	"testing"
 
 	"github.com/tradewire/tradewire/broker/brokertest"
+	"github.com/tradewire/tradewire/internal/pgtest"
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/venue"
@@ -92,4 +94,75 @@ func TestRedisURL_BadFilterSendsNothing(t *testing.T) {
 	if n := len(srv.Ledger().Requests()); n != 0 {
 		t.Errorf("%d requests sent for a bad filter", n)
 	}
+}
+
+// An unreachable PostgreSQL exits 4 with one line, as an unreachable
+// Redis does, and never shows the password; nothing is sent.
+func TestPostgresURL_UnreachableExits4(t *testing.T) {
+	t.Parallel()
+	srv, env := placeVenue(t)
+	env[envPostgresURL] = "postgres://bot:hunter22@127.0.0.1:1/trade?sslmode=disable"
+	for _, args := range [][]string{{"account"}, {"intents"}, {"halt"},
+		append(append([]string{}, placeArgs...), "--idempotency-key", "k"),
+		append(append([]string{"--account-number", "AB1234"}, placeArgs...), "--idempotency-key", "k")} {
+		r := runCLI(t, env, "", args...)
+		if r.code != exitGaveUp || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "PostgreSQL") {
+			t.Errorf("%v: exit %d, stderr %q; want 4 and one line saying PostgreSQL cannot be reached", args, r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr+r.stdout, "hunter22") {
+			t.Fatalf("output %q shows the PostgreSQL password", r.stderr)
+		}
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Fatalf("%d requests sent without the shared budget", n)
+	}
+	env[envRedisURL] = "redis://127.0.0.1:1/0"
+	if r := runCLI(t, env, "", "account"); r.code != exitUsage {
+		t.Errorf("both --redis-url and --postgres-url: exit %d (%q); want a usage error", r.code, r.stderr)
+	}
+}
+
+// Two runs of order place with one key on the fleet's PostgreSQL: the
+// second finds the intent there and sends nothing; intents reads it back,
+// and doctor reports the server's guarantee.
+func TestPostgresURL_SharedIntentStore(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	srv := brokertest.NewServer(venue.Config{Seed: simSeed, AccountNumber: pgtest.Account(t)})
+	t.Cleanup(srv.Close)
+	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64, envPostgresURL: url}
+	b := make([]byte, 8)
+	rand.Read(b)
+	key := "pgfleet-" + hex.EncodeToString(b)
+	args := append(append([]string{}, placeArgs...), "--idempotency-key", key)
+	first := runCLI(t, env, "", args...)
+	ok(t, first)
+	second := runCLI(t, env, "", args...)
+	ok(t, second)
+	if first.stdout != second.stdout {
+		t.Errorf("the second run printed another order:\n%s\n%s", first.stdout, second.stdout)
+	}
+	if n := creates(srv); n != 1 {
+		t.Fatalf("%d creates for one key through one PostgreSQL", n)
+	}
+	r := runCLI(t, env, "", "intents", "-o", "json", "--state", "acknowledged")
+	ok(t, r)
+	if !strings.Contains(r.stdout, `"key": "`+key+`"`) {
+		t.Errorf("intents from PostgreSQL lack the key %s:\n%s", key, r.stdout)
+	}
+	d := runCLI(t, env, "", "doctor")
+	checkLine(t, d.stdout, "ok", "postgres", "synchronous standby")
+	if pw := passwordOf(url); pw != "" && strings.Contains(d.stdout+d.stderr+r.stdout+first.stderr, pw) {
+		t.Fatal("the output shows the PostgreSQL password")
+	}
+}
+
+// passwordOf returns the password in a postgres:// URL.
+func passwordOf(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return pw
 }

@@ -51,8 +51,8 @@ func newHaltCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "halt",
 		Short: "Kill switch: refuse every create through the intent store, and cancel every open order",
-		Long: `Halt the intent store — the --store file, or with --redis-url the fleet's
-Redis — so that every tradewire process and bot placing through it refuses
+		Long: `Halt the intent store — the --store file, or with --redis-url or
+--postgres-url the fleet's — so that every tradewire process and bot placing through it refuses
 every new order, within a second, sending nothing (cancels still go out),
 until "tradewire resume". The halt is durable: it survives restarts.
 
@@ -96,7 +96,7 @@ func newResumeCmd(a *app) *cobra.Command {
 		Use:   "resume",
 		Short: "Lift a halt: creates through the intent store go out again",
 		Long: `Lift "tradewire halt" on the intent store — the --store file, or with
---redis-url the fleet's Redis: every process placing through it places again
+--redis-url or --postgres-url the fleet's: every process placing through it places again
 within a second. It places and cancels nothing.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, _ []string) error {

@@ -19,18 +19,22 @@ import (
 // about to do.
 const defaultStoreHint = "$XDG_STATE_HOME/tradewire/intents.db"
 
-// intentStore opens the intent store: the fleet's in Redis with
-// --redis-url (for the account account returns); else the file from
+// intentStore opens the intent store: the fleet's with --redis-url or
+// --postgres-url (for the account account returns); else the file from
 // --store or TRADEWIRE_STORE, else the default path; in memory with --sim
 // unless a file is named, since the simulated venue lives only as long as
 // the command.
 func (a *app) intentStore(ctx context.Context, account func(context.Context) (string, error)) (idempotency.Store, error) {
-	if url := a.redisURL(); url != "" {
+	f, err := a.fleet()
+	if err != nil {
+		return nil, err
+	}
+	if f.url != "" {
 		n, err := account(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return a.fleetStore(ctx, url, n)
+		return a.fleetStore(ctx, f, n)
 	}
 	path, source := a.setting(flagStore, envStore)
 	if path == "" {
@@ -76,7 +80,7 @@ func (a *app) accountNumber(ctx context.Context) (string, error) {
 // intent store it returns; close releases the store. Everything that can
 // be checked offline is, before the first request: the flags, the client,
 // and the store file, which is opened before the accounts list is read (a
-// fleet's store in Redis is keyed by the account, so it opens after).
+// fleet's store is keyed by the account, so it opens after).
 func (a *app) placer(ctx context.Context, namespace string, limits broker.Limits) (p *broker.Client, store idempotency.Store, close func(), err error) {
 	c, err := a.brokerClient()
 	if err != nil {
@@ -86,7 +90,7 @@ func (a *app) placer(ctx context.Context, namespace string, limits broker.Limits
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if a.redisURL() == "" {
+	if !a.inFleet() {
 		if store, err = a.intentStore(ctx, nil); err != nil {
 			return nil, nil, nil, err
 		}
