@@ -279,10 +279,10 @@ func TestCancelEndsWait(t *testing.T) {
 	})
 }
 
-// TestTokenDoesNotWaitForTheStandby: the budget's transaction commits
-// with synchronous_commit off, and only its own: the session's setting is
-// untouched afterwards.
-func TestTokenDoesNotWaitForTheStandby(t *testing.T) {
+// TestSynchronousCommitOffIsLocal: the budget's transaction commits with
+// synchronous_commit off, and only its own: the session's setting is
+// untouched afterwards, for the next transaction on the connection.
+func TestSynchronousCommitOffIsLocal(t *testing.T) {
 	t.Parallel()
 	u := pgtest.URL(t)
 	acct := pgtest.Account(t)
@@ -311,6 +311,54 @@ func TestTokenDoesNotWaitForTheStandby(t *testing.T) {
 	}
 	if inTx != "off" || after != "on" {
 		t.Fatalf("synchronous_commit: %q in the budget's transaction, %q after it; want off, then on", inTx, after)
+	}
+}
+
+// TestTokenDoesNotWaitForTheStandby: on a server whose synchronous
+// standby never answers, where every synchronously committed write
+// waits, tokens and pauses are still granted and written at once.
+func TestTokenDoesNotWaitForTheStandby(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := pgtest.Start(t, pgtest.NoStandby)
+	acct := pgtest.Account(t)
+	b := open(t, c.URL(), acct, pgbudget.Config{Timeout: time.Second}) // creates the schema
+	p := inspect(t, c.URL())
+	if _, err := p.Exec(ctx, `CREATE TABLE sync_probe (n integer)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, `ALTER SYSTEM SET synchronous_standby_names = 'absent'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, `SELECT pg_reload_conf()`); err != nil {
+		t.Fatal(err)
+	}
+	// A synchronously committed write now waits for the absent standby
+	// until the statement times out.
+	ictx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	for time.Since(start) < 5*time.Second {
+		var names string
+		if err := p.QueryRow(ctx, `SHOW synchronous_standby_names`).Scan(&names); err == nil && names == "absent" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start = time.Now()
+	p.Exec(ictx, `INSERT INTO sync_probe VALUES (1)`)
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("a synchronous commit took %v: the server does not wait for a standby, and the test shows nothing", d)
+	}
+	start = time.Now()
+	for i := 0; i < 5; i++ {
+		if err := b.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Pause(time.Millisecond)
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("5 tokens and a pause took %v with no standby answering", d)
 	}
 }
 

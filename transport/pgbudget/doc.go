@@ -58,15 +58,17 @@
 //
 // # Durability and cost
 //
-// A Wait is one round trip and one small transaction. The budget needs
+// A Wait is one round trip and one small transaction: on loopback about
+// 170 µs, 1.9 times a SELECT 1 on the same server (BenchmarkWait), and
+// about 140 µs a token when four processes contend for one account's row
+// (BenchmarkWaitContended), far above any venue budget. The budget needs
 // no durability beyond the server's own (a lost budget restarts full, and
 // the venue's 429s and Pause cover the gap), so its transactions set
 // synchronous_commit off locally: a token does not wait for the WAL flush
-// or the synchronous standby, and keeps being granted while the standby
-// is away. This applies to the budget's own transactions only; the intent
-// store's writes, in other transactions, keep their synchronous commit. A
-// crash or a failover may forget the last tokens granted.
-// BenchmarkWait measures a Wait against a SELECT 1 on the same pool.
+// or a synchronous standby, and is still granted while the standby does
+// not answer. This holds for the budget's own transactions only; the
+// intent store's writes, in other transactions, keep their synchronous
+// commit. A crash or a failover may forget the last tokens granted.
 //
 // # Time
 //

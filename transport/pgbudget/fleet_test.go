@@ -162,9 +162,9 @@ func summarize(run fleetRun) (ok, throttled, failed, venue429 int, span time.Dur
 
 // TestFleetSharesOneBudget runs four OS processes hammering one simulated
 // venue account on the real clock, first through one PostgreSQL budget at
-// the venue's own rate and burst, then
-// each with a private bucket at the full budget, and checks from the
-// venue's own ledger that only the first keeps to the budget.
+// the venue's own rate and burst, then each with a private bucket at the
+// full budget, and checks from the venue's own ledger that only the first
+// keeps to the budget.
 func TestFleetSharesOneBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs OS processes for several seconds")
