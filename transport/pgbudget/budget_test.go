@@ -446,3 +446,43 @@ func TestOpenValidates(t *testing.T) {
 		})
 	}
 }
+
+// TestFailover: with the primary killed, Wait fails as unavailable (the
+// transport sends nothing); once the standby is promoted, the same Budget
+// grants tokens again within 10 s, with no operator action.
+func TestFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts, kills and promotes a cluster")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	c := pgtest.Start(t, pgtest.SyncStandby)
+	b := open(t, c.URL(), pgtest.Account(t), pgbudget.Config{RatePerMinute: 6000, Burst: 30, Timeout: time.Second})
+	if err := b.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillPrimary(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Wait(ctx); !errors.Is(err, transport.ErrUnavailable) {
+		t.Fatalf("Wait with no primary: err = %v, want one matching transport.ErrUnavailable", err)
+	}
+	if err := c.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	promoted := time.Now()
+	var err error
+	for time.Since(promoted) < 10*time.Second {
+		if err = b.Wait(ctx); err == nil {
+			break
+		}
+		if !errors.Is(err, transport.ErrUnavailable) {
+			t.Fatalf("Wait after the promotion: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("no token within 10 s of the promotion: %v\n%s", err, c.Logs())
+	}
+	t.Logf("a token %v after the promotion", time.Since(promoted).Round(time.Millisecond))
+}
