@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/pgconn"
 	"github.com/tradewire/tradewire/internal/pgtest"
+	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
 	"github.com/tradewire/tradewire/transport/pgbudget"
+	"github.com/tradewire/tradewire/venue"
 )
 
 func open(t testing.TB, u, acct string, cfg pgbudget.Config) *pgbudget.Budget {
@@ -382,6 +385,27 @@ func TestUnavailable(t *testing.T) {
 	b.Close()
 	if err := b.Wait(ctx); !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("Wait after Close: err = %v, want one matching transport.ErrUnavailable", err)
+	}
+	// A client on the budget sends nothing.
+	srv := brokertest.NewServer(venue.Config{})
+	defer srv.Close()
+	pk, err := signing.ParsePrivateKey(srv.PrivateKeyBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signing.New(srv.APIKey, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := transport.New(srv.URL, signer, transport.Config{Limiter: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.Get(ctx, "/api/v2/crypto/trading/accounts/"); !errors.Is(err, transport.ErrUnavailable) {
+		t.Fatalf("a GET through a closed budget: err = %v, want one matching transport.ErrUnavailable", err)
+	}
+	if n := len(srv.Ledger().Requests()); n != 0 {
+		t.Fatalf("the venue saw %d requests through a budget that could not be reached", n)
 	}
 
 	c := pgtest.Start(t, pgtest.NoStandby)
