@@ -96,9 +96,10 @@ $fn$;
 type Config struct {
 	// RatePerMinute and Burst are the shared budget: RatePerMinute
 	// requests a minute sustained, bursts of Burst, kept to with the same
-	// headroom as transport's in-process bucket (adaptive.Headroom), to
-	// the microsecond. Zero means the venue's 100 a minute and 300; a
-	// negative RatePerMinute turns throttling off (pauses still apply).
+	// headroom as transport's in-process bucket (99 a minute and 299 for
+	// 100 and 300), to the microsecond. Zero means the venue's 100 a
+	// minute and 300; a negative RatePerMinute turns throttling off
+	// (pauses still apply).
 	RatePerMinute float64
 	Burst         int
 	// MaxPause bounds one Pause, whatever delay it is asked for. Zero

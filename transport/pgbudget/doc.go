@@ -19,9 +19,10 @@
 // emission interval or, changing nothing, returns how long to wait. The
 // caller sleeps that long on its own clock and tries again, so cancelling
 // a wait needs no refund. Machines whose clocks disagree still agree on
-// the budget. The rate and burst keep adaptive.Headroom under the venue's,
-// like the in-process bucket (99 a minute and 299 for the venue's 100 and
-// 300), the interval rounded up to the microsecond.
+// the budget. Like transport's in-process bucket, it keeps 1 % under the
+// rate and holds back from the burst what the venue regains in 250 ms (99
+// a minute and 299 for the venue's 100 and 300), the interval rounded up
+// to the microsecond.
 //
 // Config has no Adaptive: the budget keeps the configured rate and learns
 // nothing from the venue's 429s, and transport's in-process adaptive
