@@ -166,6 +166,7 @@ func password(rawURL string) string {
 var (
 	kvPassword  = regexp.MustCompile(`(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
 	queryPasswd = regexp.MustCompile(`([?&]password=)[^&]*`)
+	userPasswd  = regexp.MustCompile(`(://[^/?#@:]*:)[^@/?#]*@`)
 )
 
 // scrub replaces every occurrence of pw in s.
@@ -184,6 +185,9 @@ func Redact(rawURL string) string {
 	if pw := password(rawURL); pw != "" {
 		s = scrub(s, pw)
 	}
+	// The password as written (percent-encoded, or in a URL that does not
+	// parse), in the user information.
+	s = userPasswd.ReplaceAllString(s, "${1}xxxxx@")
 	s = queryPasswd.ReplaceAllString(s, "${1}xxxxx")
 	return kvPassword.ReplaceAllStringFunc(s, func(m string) string {
 		i := strings.Index(m, "=")

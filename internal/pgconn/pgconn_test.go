@@ -20,6 +20,10 @@ func TestRedact(t *testing.T) {
 		{"host=db1 user=bot password=hunter2 dbname=trade", "host=db1 user=bot password=xxxxx dbname=trade"},
 		{"host=db1 password='hunter 2' dbname=trade", "host=db1 password=xxxxx dbname=trade"},
 		{"postgres://db1/trade", "postgres://db1/trade"},
+		{"postgres://db1:5432,db2:5432/trade", "postgres://db1:5432,db2:5432/trade"},
+		{"postgres://bot@db1:5432/trade", "postgres://bot@db1:5432/trade"},
+		{"postgres://bot:hunter2@db1:notaport/trade", "postgres://bot:xxxxx@db1:notaport/trade"},
+		{"postgres://bot:hunter%402@db1/trade", "postgres://bot:xxxxx@db1/trade"},
 	} {
 		got := pgconn.Redact(tc.raw)
 		if got != tc.want || strings.Contains(got, "hunter") {
