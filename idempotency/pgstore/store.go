@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -431,7 +432,15 @@ func (s *store) UpdateAll(ctx context.Context, recs []idempotency.Record) []erro
 		sent  []int
 		ids   []string
 	)
-	for i, rec := range recs {
+	// In client_order_id order, so that two commits lock rows in one
+	// order and never wait on each other in a cycle.
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return strings.Compare(recs[i].ClientOrderID, recs[j].ClientOrderID) })
+	for _, i := range order {
+		rec := recs[i]
 		if errs[i] = s.check(rec); errs[i] != nil {
 			continue
 		}

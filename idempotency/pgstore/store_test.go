@@ -15,6 +15,7 @@ import (
 	"github.com/tradewire/tradewire/idempotency/pgstore"
 	"github.com/tradewire/tradewire/internal/pgtest"
 	"github.com/tradewire/tradewire/internal/storetest"
+	"github.com/tradewire/tradewire/transport"
 )
 
 // open is one process's Store on url.
@@ -195,6 +196,22 @@ func TestUpdateAll(t *testing.T) {
 	}
 	if got, err := b.Get(ctx, "theirs"); err != nil || got.State != idempotency.Pending {
 		t.Fatalf("Get(theirs) = %+v, %v; want it untouched", got, err)
+	}
+	// A commit that fails fails every record, and writes none.
+	x, y := record(acct, "x", time.Now()), record(acct, "y", time.Now())
+	a.Create(ctx, x)
+	a.Create(ctx, y)
+	x.State, y.State = idempotency.Unknown, idempotency.Unknown
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	errs = a.(idempotency.BatchUpdater).UpdateAll(ended, []idempotency.Record{x, y})
+	if !errors.Is(errs[0], transport.ErrUnavailable) || !errors.Is(errs[1], transport.ErrUnavailable) {
+		t.Fatalf("UpdateAll with its context ended = %v; want ErrUnavailable for each", errs)
+	}
+	for _, id := range []string{"x", "y"} {
+		if got, err := b.Get(ctx, id); err != nil || got.State != idempotency.Pending {
+			t.Fatalf("Get(%s) after a failed UpdateAll = %+v, %v; want it untouched", id, got, err)
+		}
 	}
 }
 
