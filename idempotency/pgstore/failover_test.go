@@ -3,6 +3,9 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,9 +60,50 @@ func TestFailoverToSynchronousStandby(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Writers keep claiming new keys while the primary dies: every Create
+	// that reported a claim must find it on the promoted standby.
+	var (
+		mu      sync.Mutex
+		claimed []string
+		wg      sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				r := record(acct, id, now)
+				r.Holder = id
+				if _, created, err := b.Create(ctx, r); err == nil && created {
+					mu.Lock()
+					claimed = append(claimed, id)
+					mu.Unlock()
+				} else if err != nil && !errors.Is(err, transport.ErrUnavailable) {
+					t.Errorf("Create(%s) = %v; want it, or ErrUnavailable", id, err)
+					return
+				}
+			}
+		})
+	}
+	for {
+		mu.Lock()
+		n := len(claimed)
+		mu.Unlock()
+		if n >= 20 {
+			break
+		}
+		runtime.Gosched()
+	}
 	if err := c.KillPrimary(); err != nil {
 		t.Fatal(err)
 	}
+	close(stop)
+	wg.Wait()
 	if _, _, err := b.Create(ctx, record(acct, "during", now)); !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("Create with no primary = %v; want ErrUnavailable", err)
 	}
@@ -82,6 +126,12 @@ func TestFailoverToSynchronousStandby(t *testing.T) {
 	}
 	t.Logf("the store worked again %v after the promotion", time.Since(promoted))
 
+	for _, id := range claimed {
+		if got, err := b.Get(ctx, id); err != nil || got.ClientOrderID != id {
+			t.Fatalf("a claim reported before the kill, %s, after the failover: %+v, %v", id, got, err)
+		}
+	}
+	t.Logf("%d claims reported by writers racing the kill, all on the promoted standby", len(claimed))
 	if got, err := b.Get(ctx, "held"); err != nil || got.Sends != 1 || got.State != idempotency.Pending {
 		t.Fatalf("Get(held) after the failover = %+v, %v", got, err)
 	}
