@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/idempotency/pgstore"
 	"github.com/tradewire/tradewire/internal/pgtest"
@@ -91,9 +93,28 @@ func TestCommitsThatCannotReplicateTimeOut(t *testing.T) {
 	url, acct := c.URL(), pgtest.Account(t)
 	const timeout = 500 * time.Millisecond
 	s := open(t, url, acct, pgstore.Config{Timeout: timeout})
+	sql(t, url, `CREATE TABLE probe (n int)`)
 	sql(t, url, `ALTER SYSTEM SET synchronous_standby_names = '*'`)
 	sql(t, url, `SELECT pg_reload_conf()`)
 	ctx := context.Background()
+	// The server takes the setting up a moment after the reload: wait until
+	// a commit waits.
+	probe, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close(ctx)
+	for i := 0; ; i++ {
+		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		_, err := probe.Exec(pctx, `INSERT INTO probe VALUES (1)`)
+		cancel()
+		if err != nil {
+			break
+		}
+		if i == 100 {
+			t.Fatal("commits still return at once 100 tries after synchronous_standby_names was set")
+		}
+	}
 	rec := record(acct, "c1", time.Now())
 	for _, write := range []func() error{
 		func() error { _, _, err := s.Create(ctx, rec); return err },

@@ -423,7 +423,7 @@ func (s *store) Update(ctx context.Context, rec idempotency.Record) error {
 }
 
 // UpdateAll implements idempotency.BatchUpdater: it applies each record
-// as Update does, in one transaction (one commit), which also deletes up
+// as Update does, in one transaction (one commit, one round trip), which also deletes up
 // to 16 settled intents past their retention.
 func (s *store) UpdateAll(ctx context.Context, recs []idempotency.Record) []error {
 	errs := make([]error, len(recs))
@@ -468,8 +468,10 @@ func (s *store) UpdateAll(ctx context.Context, recs []idempotency.Record) []erro
 		owner *string
 	}
 	res := make([]result, len(sent))
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		br := tx.SendBatch(ctx, &batch)
+	// One batch is one implicit transaction, committed at its end: Close
+	// reports whether the commit was made.
+	err := func() error {
+		br := s.pool.SendBatch(ctx, &batch)
 		for k := range sent {
 			if err := br.QueryRow().Scan(&res[k].wrote, &res[k].owner); err != nil {
 				br.Close()
@@ -481,7 +483,7 @@ func (s *store) UpdateAll(ctx context.Context, recs []idempotency.Record) []erro
 			return err
 		}
 		return br.Close()
-	})
+	}()
 	for k, i := range sent {
 		id := recs[i].ClientOrderID
 		switch r := res[k]; {
