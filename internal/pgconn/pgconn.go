@@ -42,6 +42,14 @@ type Pool struct {
 // transport.ErrUnavailable, a URL that does not parse an error that does
 // not.
 func Connect(ctx context.Context, rawURL string, timeout time.Duration) (*Pool, error) {
+	return ConnectWith(ctx, rawURL, timeout, nil)
+}
+
+// ConnectWith is Connect with afterConnect run on every new connection of
+// the pool (the first one, and each one made after a failover) before the
+// pool hands it out, bounded by timeout; an error from it discards the
+// connection. Nil is Connect.
+func ConnectWith(ctx context.Context, rawURL string, timeout time.Duration, afterConnect func(context.Context, *pgx.Conn) error) (*Pool, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -68,6 +76,13 @@ func Connect(ctx context.Context, rawURL string, timeout time.Duration) (*Pool, 
 	// timeout.
 	cfg.HealthCheckPeriod = timeout
 	cfg.MaxConnIdleTime = time.Minute
+	if afterConnect != nil {
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return afterConnect(ctx, c)
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL URL %s: %s", Redact(rawURL), scrub(err.Error(), pw))
