@@ -27,7 +27,7 @@ func (cfg *config) sharePostgres(tc *transport.Client, _ *signing.Signer) (*flee
 	defer cancel()
 	// Reached first, so that a server that cannot be reached costs no
 	// request to the venue.
-	pool, err := pgconn.Connect(ctx, cfg.pgURL, 0)
+	pool, err := pgconn.Connect(ctx, cfg.pgURL, pgconn.Options{Unavailable: transport.ErrUnavailable})
 	if err != nil {
 		return nil, fmt.Errorf("broker: the fleet's PostgreSQL cannot be reached (refusing to fall back to a private rate budget): %w", err)
 	}

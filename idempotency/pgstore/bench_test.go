@@ -20,7 +20,7 @@ func BenchmarkCreate(b *testing.B) {
 	url, acct := setup(b)
 	ctx := context.Background()
 	s := open(b, url, acct, pgstore.Config{})
-	pool, err := pgconn.Connect(ctx, url, 0)
+	pool, err := pgconn.Connect(ctx, url, pgconn.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/tradewire/tradewire/internal/pgconn"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
+	"github.com/tradewire/tradewire/transport"
 )
 
 // The defaults a zero Config field stands for.
@@ -137,7 +138,7 @@ func Open(ctx context.Context, url, accountNumber string, cfg Config) (idempoten
 		return nil, fmt.Errorf("pgstore: Timeout %v: want at least 1ms", cfg.Timeout)
 	}
 	v := &vouching{hosts: hostCount(url)}
-	pool, err := pgconn.ConnectWith(ctx, url, cfg.Timeout, v.check)
+	pool, err := pgconn.Connect(ctx, url, pgconn.Options{Timeout: cfg.Timeout, Unavailable: transport.ErrUnavailable, AfterConnect: v.check})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}

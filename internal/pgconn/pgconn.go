@@ -16,8 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/tradewire/tradewire/transport"
 )
 
 // DefaultTimeout bounds every wait on the server when the caller sets
@@ -29,27 +27,41 @@ type Pool struct {
 	*pgxpool.Pool
 	// Timeout bounds each statement (callers set it on their contexts with
 	// Bound) and each connection attempt.
-	Timeout  time.Duration
-	password string
+	Timeout     time.Duration
+	password    string
+	unavailable error
 }
+
+// Options configure Connect. The zero value of each is its default.
+type Options struct {
+	// Timeout bounds every wait on the server: each connection attempt and
+	// each statement. Zero: DefaultTimeout.
+	Timeout time.Duration
+	// Unavailable is the sentinel the errors of a server that could not be
+	// reached or did not answer match, besides ErrUnavailable: the
+	// caller's "try again later" (transport.ErrUnavailable).
+	Unavailable error
+	// AfterConnect, when set, runs on every new connection of the pool
+	// (the first one, and each one made after a failover) before the pool
+	// hands it out, bounded by Timeout; an error from it discards the
+	// connection.
+	AfterConnect func(context.Context, *pgx.Conn) error
+}
+
+// ErrUnavailable is matched by the errors of a server that could not be
+// reached or did not answer: try again later.
+var ErrUnavailable = errors.New("pgconn: the server is unavailable")
 
 // Connect opens a pool on rawURL (a postgres:// URL, several hosts
 // allowed, or a keyword/value string) and checks that a read-write
-// server answers within timeout. The pool's connection attempts are
-// bounded by timeout whatever connect_timeout the URL gives, and each new
-// connection sets statement_timeout to it. Errors name the hosts, never
-// the password; an unreachable or unanswering server is an error matching
-// transport.ErrUnavailable, a URL that does not parse an error that does
-// not.
-func Connect(ctx context.Context, rawURL string, timeout time.Duration) (*Pool, error) {
-	return ConnectWith(ctx, rawURL, timeout, nil)
-}
-
-// ConnectWith is Connect with afterConnect run on every new connection of
-// the pool (the first one, and each one made after a failover) before the
-// pool hands it out, bounded by timeout; an error from it discards the
-// connection. Nil is Connect.
-func ConnectWith(ctx context.Context, rawURL string, timeout time.Duration, afterConnect func(context.Context, *pgx.Conn) error) (*Pool, error) {
+// server answers within the timeout. The pool's connection attempts are
+// bounded by the timeout whatever connect_timeout the URL gives, and each
+// new connection sets statement_timeout to it. Errors name the hosts,
+// never the password; an unreachable or unanswering server is an error
+// matching ErrUnavailable and opts.Unavailable, a URL that does not parse
+// an error that does not.
+func Connect(ctx context.Context, rawURL string, opts Options) (*Pool, error) {
+	timeout, afterConnect := opts.Timeout, opts.AfterConnect
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -87,7 +99,7 @@ func ConnectWith(ctx context.Context, rawURL string, timeout time.Duration, afte
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL URL %s: %s", Redact(rawURL), scrub(err.Error(), pw))
 	}
-	p := &Pool{Pool: pool, Timeout: timeout, password: pw}
+	p := &Pool{Pool: pool, Timeout: timeout, password: pw, unavailable: opts.Unavailable}
 	pctx, cancel := p.Bound(ctx)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
@@ -105,15 +117,20 @@ func (p *Pool) Bound(ctx context.Context) (context.Context, context.CancelFunc) 
 
 // unavailableError is a server that could not be reached or did not
 // answer: try again later.
-type unavailableError struct{ msg string }
+type unavailableError struct {
+	msg  string
+	also error // Options.Unavailable
+}
 
-func (e *unavailableError) Error() string        { return e.msg }
-func (e *unavailableError) Is(target error) bool { return target == transport.ErrUnavailable }
+func (e *unavailableError) Error() string { return e.msg }
+func (e *unavailableError) Is(target error) bool {
+	return target == ErrUnavailable || (e.also != nil && target == e.also)
+}
 
 // Err returns err, prefixed with what was being done, with the password
 // scrubbed from its text. A failure to reach or hear from the server
 // (connection refused or lost, a timeout, the server shutting down or in
-// recovery) matches transport.ErrUnavailable; other errors (a constraint,
+// recovery) matches ErrUnavailable and Options.Unavailable; other errors (a constraint,
 // a statement the server refused) are returned as they are, scrubbed. The
 // result never wraps the driver's error, whose fields may name the
 // connection.
@@ -123,7 +140,7 @@ func (p *Pool) Err(err error, format string, args ...any) error {
 	}
 	msg := scrub(fmt.Sprintf(format, args...)+": "+err.Error(), p.password)
 	if Unavailable(err) {
-		return &unavailableError{msg}
+		return &unavailableError{msg: msg, also: p.unavailable}
 	}
 	return errors.New(msg)
 }

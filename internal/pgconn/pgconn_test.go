@@ -55,7 +55,7 @@ func TestUnreachable(t *testing.T) {
 		"postgres://bot:hunter2@" + silent.Addr().String() + "/trade?sslmode=disable&connect_timeout=3600",
 	} {
 		start := time.Now()
-		_, err := pgconn.Connect(context.Background(), url, 300*time.Millisecond)
+		_, err := pgconn.Connect(context.Background(), url, pgconn.Options{Timeout: 300 * time.Millisecond, Unavailable: transport.ErrUnavailable})
 		if !errors.Is(err, transport.ErrUnavailable) {
 			t.Fatalf("Connect(%s) = %v; want ErrUnavailable", pgconn.Redact(url), err)
 		}
@@ -72,7 +72,7 @@ func TestUnreachable(t *testing.T) {
 // the binary is refused.
 func TestMigrate(t *testing.T) {
 	ctx := context.Background()
-	p, err := pgconn.Connect(ctx, pgtest.URL(t), 0)
+	p, err := pgconn.Connect(ctx, pgtest.URL(t), pgconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func Open(ctx context.Context, url, accountNumber string, cfg Config) (*Budget, 
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgconn.Connect(ctx, url, cfg.Timeout)
+	pool, err := pgconn.Connect(ctx, url, pgconn.Options{Timeout: cfg.Timeout, Unavailable: transport.ErrUnavailable})
 	if err != nil {
 		return nil, fmt.Errorf("pgbudget: %w", err)
 	}

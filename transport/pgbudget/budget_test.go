@@ -32,7 +32,7 @@ func open(t testing.TB, u, acct string, cfg pgbudget.Config) *pgbudget.Budget {
 // inspect returns a pool for reading the budget's rows behind its back.
 func inspect(t testing.TB, u string) *pgconn.Pool {
 	t.Helper()
-	p, err := pgconn.Connect(context.Background(), u, 0)
+	p, err := pgconn.Connect(context.Background(), u, pgconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func (a *app) doctorPostgres(ctx context.Context, d *doctorReport, f fleetServer
 	}
 	defer store.Close()
 	schema := "schema unknown"
-	if pool, err := pgconn.Connect(ctx, f.url, 0); err == nil {
+	if pool, err := pgconn.Connect(ctx, f.url, pgconn.Options{}); err == nil {
 		rows, err := pool.Query(ctx, `SELECT component || ' v' || version FROM tradewire_schema ORDER BY component`)
 		if err == nil {
 			var parts []string
