@@ -131,6 +131,16 @@ func TestCommitsThatCannotReplicateTimeOut(t *testing.T) {
 	if _, err := s.Get(ctx, "c1"); err != nil && !errors.Is(err, idempotency.ErrNotFound) {
 		t.Fatal(err)
 	}
+	// A process starting now opens the store (its schema is current, so
+	// opening writes nothing), and its writes time out as well.
+	late, err := pgstore.Open(ctx, url, acct, pgstore.Config{Timeout: timeout})
+	if err != nil {
+		t.Fatalf("Open with commits blocked: %v", err)
+	}
+	defer late.Close()
+	if _, _, err := late.Create(ctx, record(acct, "c2", time.Now())); !errors.Is(err, transport.ErrUnavailable) {
+		t.Fatalf("a late Create with no standby to confirm it: %v; want ErrUnavailable", err)
+	}
 	if g, _ := pgstore.GuaranteeOf(s); g != pgstore.SynchronousStandby {
 		t.Fatalf("GuaranteeOf = %s; want %s", g, pgstore.SynchronousStandby)
 	}

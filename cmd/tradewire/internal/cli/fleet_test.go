@@ -150,6 +150,10 @@ func TestPostgresURL_SharedIntentStore(t *testing.T) {
 	if !strings.Contains(r.stdout, `"key": "`+key+`"`) {
 		t.Errorf("intents from PostgreSQL lack the key %s:\n%s", key, r.stdout)
 	}
+	ok(t, runCLI(t, env, "", "recover"))
+	if n := creates(srv); n != 1 {
+		t.Fatalf("%d creates after recover; want the one", n)
+	}
 	d := runCLI(t, env, "", "doctor")
 	checkLine(t, d.stdout, "ok", "postgres", "synchronous standby")
 	if pw := passwordOf(url); pw != "" && strings.Contains(d.stdout+d.stderr+r.stdout+first.stderr, pw) {
