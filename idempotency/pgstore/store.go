@@ -2,12 +2,8 @@ package pgstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/claim"
 	"github.com/tradewire/tradewire/internal/pgconn"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
@@ -84,12 +81,9 @@ type store struct {
 
 	mu     sync.Mutex
 	closed bool
-	// unreleased holds, by client_order_id, the holders whose claim may
-	// be left behind: their Release failed, or their Create did (its claim
-	// may have been committed with the reply lost). Those holders have
-	// ended or never knew of the claim, so the next Create of the intent
-	// from this Store releases them first.
-	unreleased map[string][]string
+	// ended are the holders of this Store whose claims may be left
+	// behind; its next Create of the intent releases them.
+	ended claim.Ended
 }
 
 var (
@@ -147,51 +141,14 @@ func Open(ctx context.Context, url, accountNumber string, cfg Config) (idempoten
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	return &store{
-		pool: pool, account: accountNumber, owner: newOwner(), lease: cfg.Lease, keep: cfg.Retention,
+		pool: pool, account: accountNumber, owner: claim.NewOwner(), lease: cfg.Lease, keep: cfg.Retention,
 		skew: cfg.SkewMargin, clock: cfg.Clock, vouch: v,
 	}, nil
-}
-
-func newOwner() string {
-	host, _ := os.Hostname()
-	var b [6]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // holder is the claim owner a caller's holder token is written as: this
 // Store's owner id, then the token, so that the holder names its process.
 func (s *store) holder(token string) string { return s.owner + "/" + token }
-
-// inProgressError is a Create refused because another holder has the
-// intent's claim. Nothing was written. It matches
-// idempotency.ErrInProgress; its message names the holder and the times.
-type inProgressError struct {
-	ClientOrderID string
-	// Owner identifies the holder (host/pid/random/token).
-	Owner string
-	// LeaseExpires is when the holder's claim lapses unless renewed, on
-	// the server's clock; zero when nobody holds it.
-	LeaseExpires time.Time
-	// SignaturesExpire is when no signature the intent was sent with can
-	// be accepted any more (last signature + 30 s + margin); zero when
-	// nothing was signed. An abandoned intent is taken over only after
-	// both times.
-	SignaturesExpire time.Time
-}
-
-func (e *inProgressError) Error() string {
-	s := fmt.Sprintf("pgstore: client_order_id %s is in progress in another process", e.ClientOrderID)
-	if e.Owner != "" {
-		s += fmt.Sprintf(" (%s, claim until %s)", e.Owner, e.LeaseExpires.UTC().Format(time.RFC3339Nano))
-	}
-	if !e.SignaturesExpire.IsZero() {
-		s += fmt.Sprintf("; its signatures expire at %s", e.SignaturesExpire.UTC().Format(time.RFC3339Nano))
-	}
-	return s
-}
-
-func (e *inProgressError) Is(target error) bool { return target == idempotency.ErrInProgress }
 
 // usable returns ErrClosed once the Store is closed.
 func (s *store) usable() error {
@@ -225,26 +182,8 @@ func (s *store) signExpiry(rec idempotency.Record) any {
 	return rec.LastSignedAt.Add(signing.ValidFor + s.skew)
 }
 
-// encode returns rec's JSON as the Store keeps it: whole while open,
-// compacted once settled (without the create's body and target and the
-// order's JSON).
-func encode(rec idempotency.Record) ([]byte, error) {
-	if !rec.State.Open() {
-		rec.Body, rec.Order, rec.Target = nil, nil, ""
-	}
-	js, err := json.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: encoding record %s: %w", rec.ClientOrderID, err)
-	}
-	return js, nil
-}
-
 func decode(cid string, js []byte) (idempotency.Record, error) {
-	var rec idempotency.Record
-	if err := json.Unmarshal(js, &rec); err != nil {
-		return rec, fmt.Errorf("pgstore: decoding intent %s: %w", cid, err)
-	}
-	return rec, nil
+	return claim.Decode("pgstore", cid, js)
 }
 
 // Create implements idempotency.Store, atomically across processes. It
@@ -267,7 +206,7 @@ func (s *store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	if err := s.check(rec); err != nil {
 		return idempotency.Record{}, false, err
 	}
-	js, err := encode(rec)
+	js, err := claim.Encode("pgstore", rec)
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
@@ -278,7 +217,7 @@ func (s *store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	}
 	got, created, err := s.create(ctx, rec, js)
 	if err != nil && !errors.Is(err, idempotency.ErrInProgress) {
-		s.ended(rec.ClientOrderID, rec.Holder)
+		s.ended.Add(rec.ClientOrderID, rec.Holder)
 	}
 	return got, created, err
 }
@@ -334,7 +273,7 @@ func (s *store) create(ctx context.Context, rec idempotency.Record, js []byte) (
 		if st := idempotency.State(state); st == idempotency.Acknowledged || st == idempotency.Rejected {
 			return existing, false, nil
 		}
-		e := &inProgressError{ClientOrderID: id, Owner: owner}
+		e := &claim.InProgressError{Store: "pgstore", ClientOrderID: id, Owner: owner}
 		if lease != nil && owner != "" {
 			e.LeaseExpires = *lease
 		}
@@ -359,39 +298,21 @@ func (s *store) Release(ctx context.Context, id, holder string) error {
 	ctx, cancel := s.pool.Bound(ctx)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, releaseSQL, s.account, id, s.holder(holder)); err != nil {
-		s.ended(id, holder)
+		s.ended.Add(id, holder)
 		return s.pool.Err(err, "pgstore: releasing %s", id)
 	}
 	return nil
 }
 
-// ended notes that holder's claim on id, if the server holds one, has no
-// holder left in this process.
-func (s *store) ended(id, holder string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.unreleased == nil {
-		s.unreleased = map[string][]string{}
-	}
-	s.unreleased[id] = append(s.unreleased[id], holder)
-}
-
 // releaseEnded releases the claims on id that ended holders of this Store
 // may have left behind.
 func (s *store) releaseEnded(ctx context.Context, id string) error {
-	s.mu.Lock()
-	holders := s.unreleased[id]
-	delete(s.unreleased, id)
-	s.mu.Unlock()
-	for i, h := range holders {
+	return s.ended.Release(id, func(h string) error {
 		if _, err := s.pool.Exec(ctx, releaseSQL, s.account, id, s.holder(h)); err != nil {
-			s.mu.Lock()
-			s.unreleased[id] = append(s.unreleased[id], holders[i:]...)
-			s.mu.Unlock()
 			return s.pool.Err(err, "pgstore: releasing %s (nothing may be sent on it)", id)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Get implements idempotency.Store.
@@ -445,7 +366,7 @@ func (s *store) UpdateAll(ctx context.Context, recs []idempotency.Record) []erro
 		if errs[i] = s.check(rec); errs[i] != nil {
 			continue
 		}
-		js, err := encode(rec)
+		js, err := claim.Encode("pgstore", rec)
 		if errs[i] = err; err != nil {
 			continue
 		}

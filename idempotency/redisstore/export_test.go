@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/claim"
 )
 
 // ShortLeaseForTest is a Config with Lease d without the floor, for tests
@@ -19,4 +20,4 @@ func Owner(s idempotency.Store) string { return s.(*store).owner }
 
 // InProgressError lets the tests read the details of Create's in-progress
 // refusal, which callers read in its message.
-type InProgressError = inProgressError
+type InProgressError = claim.InProgressError

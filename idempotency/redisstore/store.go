@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tradewire/tradewire/idempotency"
+	"github.com/tradewire/tradewire/internal/claim"
 	"github.com/tradewire/tradewire/internal/wire"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
@@ -83,39 +82,6 @@ func unavailable(err error, format string, args ...any) error {
 	return &unavailableError{msg: fmt.Sprintf(format, args...), err: err}
 }
 
-// inProgressError is a Create refused because another process holds the
-// intent's claim. Nothing was written. It matches
-// idempotency.ErrInProgress; its message names the holder and the times.
-// The holder will usually settle the intent; Create again later returns
-// the settled record, or transfers the claim once it is abandoned.
-type inProgressError struct {
-	ClientOrderID string
-	// Owner identifies the holder (host/pid/random); empty when the
-	// claim lapsed but a signature it sent may still be accepted.
-	Owner string
-	// LeaseExpires is when the holder's claim lapses unless renewed, on
-	// Redis's clock.
-	LeaseExpires time.Time
-	// SignaturesExpire is when no signature the intent was sent with can
-	// be accepted any more (last signature + 30 s + margin); zero when
-	// nothing was signed. An abandoned intent is taken over only after
-	// both times.
-	SignaturesExpire time.Time
-}
-
-func (e *inProgressError) Error() string {
-	s := fmt.Sprintf("redisstore: client_order_id %s is in progress in another process", e.ClientOrderID)
-	if e.Owner != "" {
-		s += fmt.Sprintf(" (%s, claim until %s)", e.Owner, e.LeaseExpires.UTC().Format(time.RFC3339Nano))
-	}
-	if !e.SignaturesExpire.IsZero() {
-		s += fmt.Sprintf("; its signatures expire at %s", e.SignaturesExpire.UTC().Format(time.RFC3339Nano))
-	}
-	return s
-}
-
-func (e *inProgressError) Is(target error) bool { return target == idempotency.ErrInProgress }
-
 // Store is an idempotency.Store kept in Redis and shared by every process
 // that trades one account, with claims that keep two holders (Places or
 // Recovers, in one process or several) from working on one intent at
@@ -146,12 +112,9 @@ type store struct {
 	closed bool
 	seq    int64 // the highest generation seq seen
 	reset  error // set once Redis is found reset: every call returns it
-	// unreleased holds, by client_order_id, the holders whose claim may
-	// be left behind: their Release failed, or their Create did (its claim
-	// may have been written with the reply lost). Those holders have ended
-	// or never knew of the claim, so the next Create of the intent from
-	// this Store releases them first.
-	unreleased map[string][]string
+	// ended are the holders of this Store whose claims may be left
+	// behind; its next Create of the intent releases them.
+	ended claim.Ended
 }
 
 var (
@@ -293,7 +256,7 @@ func newStore(ctx context.Context, rdb redis.UniversalClient, accountNumber stri
 	s := &store{
 		rdb: rdb, account: accountNumber, ns: ns, index: ns + "intents", genKey: ns + "generation",
 		open: ns + "open", settled: ns + "settled", keep: cfg.Retention,
-		owner: newOwner(), lease: cfg.Lease, skew: cfg.SkewMargin, clock: cfg.Clock,
+		owner: claim.NewOwner(), lease: cfg.Lease, skew: cfg.SkewMargin, clock: cfg.Clock,
 		replicas: replicas, replicaTimeout: cfg.ReplicaTimeout,
 	}
 	if err := s.readGeneration(ctx); err != nil {
@@ -435,13 +398,6 @@ func checkDurable(ctx context.Context, rdb redis.UniversalClient) error {
 	return nil
 }
 
-func newOwner() string {
-	host, _ := os.Hostname()
-	var b [6]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
-}
-
 func (s *store) key(cid string) string { return s.ns + "intent:" + cid }
 
 func (s *store) check(rec idempotency.Record) error {
@@ -497,7 +453,7 @@ func (s *store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	if err := s.check(rec); err != nil {
 		return idempotency.Record{}, false, err
 	}
-	js, err := encode(rec)
+	js, err := claim.Encode("redisstore", rec)
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
@@ -508,7 +464,7 @@ func (s *store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 		s.holder(rec.Holder), s.lease.Milliseconds(), js, string(rec.State), s.signExpiry(rec),
 		s.clock.Now().UnixMilli(), rec.CreatedAt.UnixMilli(), rec.ClientOrderID, s.key(""), s.keep.Milliseconds())
 	if err != nil {
-		s.ended(rec.ClientOrderID, rec.Holder)
+		s.ended.Add(rec.ClientOrderID, rec.Holder)
 		return idempotency.Record{}, false, err
 	}
 	code, _ := v[0].(int64)
@@ -520,7 +476,7 @@ func (s *store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 		return idempotency.Record{}, false, err
 	}
 	if code == 2 {
-		e := &inProgressError{ClientOrderID: rec.ClientOrderID}
+		e := &claim.InProgressError{Store: "redisstore", ClientOrderID: rec.ClientOrderID}
 		e.Owner, _ = v[2].(string)
 		if ms, _ := v[3].(int64); ms > 0 && e.Owner != "" {
 			e.LeaseExpires = time.UnixMilli(ms)
@@ -540,20 +496,6 @@ func (s *store) Create(ctx context.Context, rec idempotency.Record) (idempotency
 	return existing, false, nil
 }
 
-// encode returns rec's JSON as the Store keeps it: whole while open,
-// compacted once settled (without the create's body and target and the
-// order's JSON).
-func encode(rec idempotency.Record) ([]byte, error) {
-	if !rec.State.Open() {
-		rec.Body, rec.Order, rec.Target = nil, nil, ""
-	}
-	js, err := json.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: encoding record %s: %w", rec.ClientOrderID, err)
-	}
-	return js, nil
-}
-
 // holder is the claim owner a caller's holder token is written as: this
 // Store's owner id, then the token, so that the holder names its process.
 func (s *store) holder(token string) string { return s.owner + "/" + token }
@@ -570,50 +512,26 @@ func (s *store) Release(ctx context.Context, id, holder string) error {
 	}
 	_, err := s.guarded(ctx, "releasing "+id, releaseScript, []string{s.key(id), s.genKey}, s.holder(holder))
 	if err != nil {
-		s.ended(id, holder)
+		s.ended.Add(id, holder)
 	}
 	return err
-}
-
-// ended notes that holder's claim on id, if Redis holds one, has no
-// holder left in this process.
-func (s *store) ended(id, holder string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.unreleased == nil {
-		s.unreleased = map[string][]string{}
-	}
-	s.unreleased[id] = append(s.unreleased[id], holder)
 }
 
 // releaseEnded releases the claims on id that ended holders of this Store
 // may have left behind.
 func (s *store) releaseEnded(ctx context.Context, id string) error {
-	s.mu.Lock()
-	holders := s.unreleased[id]
-	delete(s.unreleased, id)
-	s.mu.Unlock()
-	for i, h := range holders {
-		if _, err := s.guarded(ctx, "releasing "+id, releaseScript, []string{s.key(id), s.genKey}, s.holder(h)); err != nil {
-			s.mu.Lock()
-			s.unreleased[id] = append(s.unreleased[id], holders[i:]...)
-			s.mu.Unlock()
-			return err
-		}
-	}
-	return nil
+	return s.ended.Release(id, func(h string) error {
+		_, err := s.guarded(ctx, "releasing "+id, releaseScript, []string{s.key(id), s.genKey}, s.holder(h))
+		return err
+	})
 }
 
 func decode(cid string, v any) (idempotency.Record, error) {
-	var rec idempotency.Record
 	str, ok := v.(string)
 	if !ok {
-		return rec, fmt.Errorf("redisstore: intent %s has no record", cid)
+		return idempotency.Record{}, fmt.Errorf("redisstore: intent %s has no record", cid)
 	}
-	if err := json.Unmarshal([]byte(str), &rec); err != nil {
-		return rec, fmt.Errorf("redisstore: decoding intent %s: %w", cid, err)
-	}
-	return rec, nil
+	return claim.Decode("redisstore", cid, []byte(str))
 }
 
 // Get implements idempotency.Store.
@@ -653,7 +571,7 @@ func (s *store) UpdateAll(ctx context.Context, recs []idempotency.Record) []erro
 		if errs[i] = s.check(rec); errs[i] != nil {
 			continue
 		}
-		js, err := encode(rec)
+		js, err := claim.Encode("redisstore", rec)
 		if errs[i] = err; err != nil {
 			continue
 		}
