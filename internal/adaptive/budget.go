@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -26,6 +27,29 @@ func Defaults(perMinute float64, burst int) (float64, int) {
 		burst = Burst
 	}
 	return perMinute, burst
+}
+
+// SharedSettings fills a shared budget's settings (redisbudget's and
+// pgbudget's Config) with their defaults — Defaults, and maxPause's
+// defaultMaxPause when zero — and refuses ones that cannot be meant, in
+// errors that begin with pkg. It returns the rate a minute, 0 when the
+// throttle is off (a negative rate), the burst and the longest pause.
+func SharedSettings(pkg string, perMinute float64, burst int, maxPause, defaultMaxPause time.Duration) (float64, int, time.Duration, error) {
+	perMinute, burst = Defaults(perMinute, burst)
+	if maxPause == 0 {
+		maxPause = defaultMaxPause
+	}
+	if math.IsNaN(perMinute) || math.IsInf(perMinute, 1) {
+		return 0, 0, 0, fmt.Errorf("%s: rate %v a minute: want a finite number", pkg, perMinute)
+	}
+	perMinute = max(0, perMinute) // negative: off
+	if perMinute > 0 && burst < 1 {
+		return 0, 0, 0, fmt.Errorf("%s: burst %d: want at least 1", pkg, burst)
+	}
+	if maxPause < 0 {
+		return 0, 0, 0, fmt.Errorf("%s: max pause %v: want 0 or more", pkg, maxPause)
+	}
+	return perMinute, burst, maxPause, nil
 }
 
 // RateMargin is how far below its configured rate a client-side budget

@@ -145,20 +145,11 @@ func Open(ctx context.Context, url, accountNumber string, cfg Config) (*Budget, 
 	if cfg.Clock == nil {
 		cfg.Clock = clockwork.NewRealClock()
 	}
-	cfg.RatePerMinute, cfg.Burst = adaptive.Defaults(cfg.RatePerMinute, cfg.Burst)
-	if cfg.MaxPause == 0 {
-		cfg.MaxPause = defaultMaxPause
+	perMinute, burst, maxPause, err := adaptive.SharedSettings("pgbudget", cfg.RatePerMinute, cfg.Burst, cfg.MaxPause, defaultMaxPause)
+	if err != nil {
+		return nil, err
 	}
-	if math.IsNaN(cfg.RatePerMinute) || math.IsInf(cfg.RatePerMinute, 1) {
-		return nil, fmt.Errorf("pgbudget: rate %v a minute: want a finite number", cfg.RatePerMinute)
-	}
-	perMinute := max(0, cfg.RatePerMinute) // negative: off
-	if perMinute > 0 && cfg.Burst < 1 {
-		return nil, fmt.Errorf("pgbudget: burst %d: want at least 1", cfg.Burst)
-	}
-	if cfg.MaxPause < 0 {
-		return nil, fmt.Errorf("pgbudget: max pause %v: want 0 or more", cfg.MaxPause)
-	}
+	cfg.Burst, cfg.MaxPause = burst, maxPause
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("pgbudget: timeout %v: want 0 or more", cfg.Timeout)
 	}
