@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/pgconn"
 	"github.com/tradewire/tradewire/internal/pgtest"
@@ -131,7 +133,7 @@ func TestRateHoldsAcrossBudgets(t *testing.T) {
 		}
 	}
 	// Meanwhile another account spends its own budget.
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // the budgets spend on the server's real clock
 	octx, ocancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer ocancel()
 	if err := c.Wait(octx); err != nil {
@@ -238,12 +240,13 @@ func TestCancelEndsWait(t *testing.T) {
 
 	t.Run("pause", func(t *testing.T) {
 		acct := pgtest.Account(t)
-		a := open(t, u, acct, pgbudget.Config{})
+		clk := clockwork.NewFakeClock()
+		a := open(t, u, acct, pgbudget.Config{Clock: clk})
 		a.Pause(10 * time.Second)
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
 		go func() { errc <- a.Wait(ctx) }()
-		time.Sleep(50 * time.Millisecond)
+		clk.BlockUntilContext(ctx, 1) // the Wait sleeps out the pause
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)
@@ -257,7 +260,8 @@ func TestCancelEndsWait(t *testing.T) {
 	})
 	t.Run("rate", func(t *testing.T) {
 		acct := pgtest.Account(t)
-		a := open(t, u, acct, pgbudget.Config{RatePerMinute: 6, Burst: 1}) // a token every 10 s
+		clk := clockwork.NewFakeClock()
+		a := open(t, u, acct, pgbudget.Config{RatePerMinute: 6, Burst: 1, Clock: clk}) // a token every 10 s
 		if err := a.Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +269,7 @@ func TestCancelEndsWait(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
 		go func() { errc <- a.Wait(ctx) }()
-		time.Sleep(50 * time.Millisecond)
+		clk.BlockUntilContext(ctx, 1) // the Wait sleeps until its token
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)
@@ -502,7 +506,7 @@ func TestFailover(t *testing.T) {
 		if !errors.Is(err, transport.ErrUnavailable) {
 			t.Fatalf("Wait after the promotion: %v", err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the real servers' time
 	}
 	if err != nil {
 		t.Fatalf("no token within 10 s of the promotion: %v\n%s", err, c.Logs())
