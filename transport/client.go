@@ -17,6 +17,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tradewire/tradewire/internal/adaptive"
 	"github.com/tradewire/tradewire/signing"
@@ -107,6 +109,17 @@ type Config struct {
 	// goroutine that made it, before the retry decision is acted on. It
 	// must not block: the request waits for it.
 	Observer func(Attempt)
+	// MeterProvider, when set, is where the client and what is built on
+	// it (packages orders and broker) record their metrics: the duration
+	// of every attempt (http.client.request.duration), resends, retries
+	// and 429s by endpoint class, the time spent waiting for the rate
+	// budget, the venue's clock offset (the full list: docs/metrics.md).
+	// Nil: no metrics, and nothing spent on them.
+	MeterProvider metric.MeterProvider
+	// TracerProvider, when set, is where the client records a span per
+	// request (a child of the span in the request's context, such as
+	// broker's span per Place). Nil: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Client sends signed requests to one venue and decides, in one function,
