@@ -69,6 +69,9 @@ type Client struct {
 	denials atomic.Uint64
 	// open is the account's open orders as last read for MaxOpenOrders.
 	open openView
+	// tel records the Client's metrics and spans; nil without a
+	// MeterProvider or TracerProvider on the transport.
+	tel *telemetry
 }
 
 // Config configures a Client built by New or NewFromTransport. The zero
@@ -314,7 +317,9 @@ func newClient(tc *transport.Client, cfg *config) (*Client, error) {
 	if err := cfg.limits.check(); err != nil {
 		return nil, err
 	}
-	c := &Client{tc: tc, clock: tc.Config().Clock, log: cfg.log, pageCap: cfg.pageCap, fixedAccount: cfg.account}
+	tcfg := tc.Config()
+	c := &Client{tc: tc, clock: tcfg.Clock, log: cfg.log, pageCap: cfg.pageCap, fixedAccount: cfg.account,
+		tel: newTelemetry(tcfg.MeterProvider, tcfg.TracerProvider)}
 	c.limits = cfg.limits
 	c.limits.Symbols = slices.Clone(cfg.limits.Symbols)
 	if err := c.initPlacing(cfg); err != nil {

@@ -71,6 +71,7 @@ func (c *Client) Halt(ctx context.Context) (*HaltReport, error) {
 	if err := p.Halt(ctx); err != nil {
 		return nil, fmt.Errorf("broker: halt: %w", err)
 	}
+	c.tel.halted(ctx, "halt")
 	c.log.Warn().Msg("intent store halted: creates are refused until resumed")
 	return c.cancelOpen(ctx)
 }
@@ -85,6 +86,7 @@ func (c *Client) Resume(ctx context.Context) error {
 	if err := p.Resume(ctx); err != nil {
 		return fmt.Errorf("broker: resume: %w", err)
 	}
+	c.tel.halted(ctx, "resume")
 	c.log.Info().Msg("intent store resumed")
 	return nil
 }

@@ -305,6 +305,7 @@ func (c *Client) openOrderIDs(ctx context.Context, now time.Time) (map[string]bo
 // denied counts and logs a refusal by a limit, and returns it.
 func (c *Client) denied(le *LimitError, key string) error {
 	c.denials.Add(1)
+	c.tel.denied(le.Limit)
 	c.log.Warn().Str("key", key).Str("limit", le.Limit).Str("value", le.Value).Str("setting", le.Setting).Msg("order refused by a limit; nothing sent")
 	return le
 }

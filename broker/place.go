@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/orders"
@@ -41,10 +42,11 @@ type RecoverReport struct {
 // or locks the store.
 type placing struct {
 	mu        sync.Mutex
-	store     idempotency.Store // given, or opened here
-	owned     bool              // opened here: Close closes it
-	storeFile string            // "" for the default path
-	namespace string            // Config.Orders.Namespace
+	open      metric.Registration // tradewire.intents.open's callback, or nil
+	store     idempotency.Store   // given, or opened here
+	owned     bool                // opened here: Close closes it
+	storeFile string              // "" for the default path
+	namespace string              // Config.Orders.Namespace
 	cfg       orders.Config
 	codec     orders.Codec // orderCodec{}: the one decode of an order the engine reads
 	placer    *orders.Placer
@@ -105,6 +107,7 @@ func (c *Client) placer(ctx context.Context) (*orders.Placer, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	c.place.placer = p
+	c.place.open = c.tel.observeOpen(c.place.store, n)
 	return p, nil
 }
 
@@ -127,6 +130,10 @@ func (v venueClock) Now() time.Time { return v.tc.VenueNow() }
 func (c *Client) closeStore() error {
 	c.place.mu.Lock()
 	defer c.place.mu.Unlock()
+	if c.place.open != nil {
+		c.place.open.Unregister()
+		c.place.open = nil
+	}
 	if !c.place.owned || c.place.store == nil {
 		return nil
 	}
@@ -166,6 +173,17 @@ func (c *Client) closeStore() error {
 // ErrUnknownOutcome, ErrRejected, ErrNotPlaced, ErrNotSent,
 // ErrInvalidRequest; anything else is to be treated as unknown.
 func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Order, error) {
+	if c.tel == nil {
+		return c.placeOnce(ctx, key, req)
+	}
+	ctx, span := c.tel.startPlace(ctx, c.ClientOrderID(key))
+	o, err := c.placeOnce(ctx, key, req)
+	c.tel.placed(ctx, span, err)
+	return o, err
+}
+
+// placeOnce is Place without its telemetry.
+func (c *Client) placeOnce(ctx context.Context, key string, req OrderRequest) (*Order, error) {
 	if err := checkIdempotencyKey(key); err != nil {
 		return nil, err
 	}

@@ -164,6 +164,15 @@ func (c *Client) Watch(ctx context.Context, cfg WatchConfig) iter.Seq2[Event, er
 		return errSeq[Event](err)
 	}
 	return func(yield func(Event, error) bool) {
+		if c.tel != nil {
+			inner := yield
+			yield = func(ev Event, err error) bool {
+				if err == nil {
+					c.tel.watched(ctx, ev.Kind)
+				}
+				return inner(ev, err)
+			}
+		}
 		w, err := c.newWatcher(ctx, cfg)
 		if err != nil {
 			yield(Event{}, err)
@@ -180,6 +189,7 @@ func (c *Client) Watch(ctx context.Context, cfg WatchConfig) iter.Seq2[Event, er
 			if stopped || ctx.Err() != nil {
 				return
 			}
+			c.tel.watchLag(ctx, c.tc.VenueNow().Sub(w.cur.Since).Seconds())
 			if err != nil && !yield(Event{}, err) {
 				return
 			}

@@ -62,6 +62,8 @@ type Placer struct {
 
 	hmu  sync.Mutex
 	halt haltCache // the store's halt record as last read
+
+	tel *telemetry // nil without a MeterProvider
 }
 
 // Codec is what the engine needs of the package that owns the order
@@ -166,6 +168,7 @@ func New(tc *transport.Client, store idempotency.Store, accountNumber string, co
 		maxSends: orDefault(cfg.MaxSends, defaultMaxSends), skew: orDefault(cfg.SkewMargin, defaultSkewMargin),
 		lookback: lookback, pageCap: orDefault(cfg.LookupPageCap, defaultLookupPageCap),
 		locks: map[string]*keyLock{}, answered: map[string]bool{}, signed: map[string]time.Time{},
+		tel: newTelemetry(tc.Config().MeterProvider),
 	}
 	return p, nil
 }
@@ -753,6 +756,7 @@ func (p *Placer) acknowledge(ctx context.Context, rec *idempotency.Record, o *Fa
 // setState records the intent in state s. A failure is logged and
 // returned: the caller decides what it may still say.
 func (p *Placer) setState(ctx context.Context, rec *idempotency.Record, s idempotency.State, reason string) error {
+	prev := rec.State
 	rec.State = s
 	rec.Reason = reason
 	rec.UpdatedAt = p.clock.Now()
@@ -768,6 +772,7 @@ func (p *Placer) setState(ctx context.Context, rec *idempotency.Record, s idempo
 	if !s.Open() {
 		rec.Holder = "" // the store released the claim with this write
 	}
+	p.tel.settled(ctx, prev, s)
 	return nil
 }
 

@@ -333,12 +333,14 @@ type settlements []settlement
 type settlement struct {
 	r    *recovered
 	kind int
+	prev idempotency.State // before the settlement
 }
 
 // add sets r's record to state s with reason, to be recorded.
 func (ss *settlements) add(r *recovered, s idempotency.State, reason string, kind int) {
+	prev := r.rec.State
 	r.rec.State, r.rec.Reason = s, reason
-	*ss = append(*ss, settlement{r: r, kind: kind})
+	*ss = append(*ss, settlement{r: r, kind: kind, prev: prev})
 }
 
 // recordAll records the settlements, with one commit when the store can
@@ -373,6 +375,7 @@ func (p *Placer) recordAll(ctx context.Context, ss settlements) {
 		} else {
 			rec.Holder = "" // the store released the claim with this write
 			s.r.recorded = true
+			p.tel.settled(ctx, s.prev, rec.State)
 		}
 		switch {
 		case s.kind == settleAcknowledged:
