@@ -176,9 +176,9 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	if c.tel == nil {
 		return c.placeOnce(ctx, key, req)
 	}
-	ctx, span := c.tel.startPlace(ctx, c.ClientOrderID(key))
+	ctx, span := c.tel.startPlace(ctx)
 	o, err := c.placeOnce(ctx, key, req)
-	c.tel.placed(ctx, span, err)
+	c.tel.placed(ctx, span, c.ClientOrderID(key), err)
 	return o, err
 }
 

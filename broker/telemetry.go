@@ -67,19 +67,19 @@ func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) *telemetry {
 	return t
 }
 
-// startPlace starts Place's span, carrying the key's client_order_id
-// (empty until the account is known); its lookups and sends are its
+// startPlace starts Place's span; its lookups and sends are its
 // children.
-func (t *telemetry) startPlace(ctx context.Context, cid string) (context.Context, trace.Span) {
+func (t *telemetry) startPlace(ctx context.Context) (context.Context, trace.Span) {
 	if t == nil || t.tracer == nil {
 		return ctx, nil
 	}
-	return t.tracer.Start(ctx, "tradewire.Place", trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("tradewire.client_order_id", cid)))
+	return t.tracer.Start(ctx, "tradewire.Place", trace.WithSpanKind(trace.SpanKindInternal))
 }
 
-// placed counts one Place by its answer, and ends its span.
-func (t *telemetry) placed(ctx context.Context, span trace.Span, err error) {
+// placed counts one Place by its answer, and ends its span with the
+// key's client_order_id (known once the Place has read the account; not
+// a secret).
+func (t *telemetry) placed(ctx context.Context, span trace.Span, cid string, err error) {
 	if t == nil {
 		return
 	}
@@ -98,6 +98,7 @@ func (t *telemetry) placed(ctx context.Context, span trace.Span, err error) {
 		t.creates.Add(ctx, 1, opt)
 	}
 	if span != nil {
+		span.SetAttributes(attribute.String("tradewire.client_order_id", cid))
 		if err != nil {
 			span.SetStatus(codes.Error, "")
 		}
@@ -134,8 +135,9 @@ func (t *telemetry) watchLag(ctx context.Context, seconds float64) {
 }
 
 // observeOpen reports the store's open intents of account (pending or
-// unknown) as tradewire.intents.open, read at each collection, until the
-// returned registration is unregistered.
+// unknown) as tradewire.intents.open, read at each collection (nothing
+// when the store cannot be read), until the returned registration is
+// unregistered.
 func (t *telemetry) observeOpen(store idempotency.Store, account string) metric.Registration {
 	if t == nil || t.meter == nil {
 		return nil
@@ -148,7 +150,7 @@ func (t *telemetry) observeOpen(store idempotency.Store, account string) metric.
 	reg, err := t.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		recs, err := store.List(ctx, idempotency.Pending, idempotency.Unknown)
 		if err != nil {
-			return err
+			return nil // nothing to report now: the store's own errors say why
 		}
 		n := 0
 		for _, r := range recs {
