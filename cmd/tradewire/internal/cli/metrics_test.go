@@ -135,10 +135,14 @@ func (s *signatureRecorder) signatures() []string {
 	return append([]string(nil), s.sigs...)
 }
 
-// watchMetricFamilies are the families a watch's /metrics must show. The
-// exporter's own target_info is always there; the client's instruments
-// (docs/metrics.md) join it as the library reports them, such as
-// http_client_request_duration_seconds.
+// watchMetricFamilies are the families a watch's /metrics must show: the
+// exporter's target_info, and the client's instruments (docs/metrics.md)
+// recorded by the end of the watch's first poll. With the transport's
+// and the broker's instruments those are
+// http_client_request_duration_seconds,
+// tradewire_budget_wait_duration_seconds, tradewire_budget_tokens,
+// tradewire_venue_clock_offset_seconds, tradewire_watch_lag_seconds and
+// tradewire_intents_open; a counter shows only once counted.
 var watchMetricFamilies = []string{"target_info"}
 
 // TestWatch_MetricsAddrServesAndHoldsNoSecret runs watch with
@@ -163,10 +167,15 @@ func TestWatch_MetricsAddrServesAndHoldsNoSecret(t *testing.T) {
 			TransportConfig: transport.Config{RoundTripper: rec}})
 	}()
 	url := awaitMetricsURL(t, stderr, done)
-	// Scrape once the watch has read the orders list: signed requests sent.
+	// Scrape once the watch has read the orders list (signed requests
+	// sent) and waits on the clock for its next poll: its first poll is
+	// complete and recorded.
 	if _, err := srv.Ledger().AwaitRequests(ctx, 0, func(r venue.Request) bool {
 		return r.Method == http.MethodGet && strings.HasPrefix(r.Target, "/api/v2/crypto/trading/orders/") && r.Status == http.StatusOK
 	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := clk.BlockUntilContext(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	body, families, samples := scrape(t, url)
