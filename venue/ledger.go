@@ -85,9 +85,15 @@ type Ledger struct {
 	dups     []string         // client_order_ids of more than one order, in the order they became so
 	// added, when set, is closed at the next request recorded.
 	added chan struct{}
+	// observe, when set (before the venue serves), is called with each
+	// request recorded, after the lock is released: the venue's metrics.
+	observe func(Request)
 }
 
 func (l *Ledger) add(r Request) {
+	if l.observe != nil {
+		defer l.observe(r)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {

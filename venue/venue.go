@@ -12,6 +12,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/shopspring/decimal"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Config configures a Venue. Every zero value is a default, documented
@@ -98,6 +99,14 @@ type Config struct {
 	// client can still open one before it reads the server's SETTINGS).
 	// The Ledger records each stream refused unserved (see Request.Fault).
 	MaxConcurrentStreams int
+	// MeterProvider, when set, is where the venue reports the other side
+	// of a client's metrics: tradewire.venue.requests (by
+	// tradewire.endpoint_class, "other" for a path of no class, and
+	// http.response.status_code, absent for a dropped connection) and
+	// tradewire.venue.throttled (its 429 answers, by endpoint class), each
+	// counting what the Ledger records, and the gauge tradewire.venue.orders
+	// (the orders it holds, by tradewire.order_state). Nil: no metrics.
+	MeterProvider metric.MeterProvider
 }
 
 // Venue is the simulated Robinhood Crypto Trading API, v1 and v2: an
@@ -193,6 +202,13 @@ func New(cfg Config) (*Venue, error) {
 		if err := e.loadStateFile(cfg.StateFile); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.MeterProvider != nil {
+		m, err := newVenueMetrics(cfg.MeterProvider, e)
+		if err != nil {
+			return nil, err
+		}
+		e.ledger.observe = m.record
 	}
 	cfg.Clock = e.clock
 	return &Venue{e: e, cfg: cfg}, nil

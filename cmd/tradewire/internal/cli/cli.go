@@ -8,6 +8,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tradewire/tradewire/transport"
 )
@@ -49,6 +50,9 @@ type app struct {
 	closers []func() error
 	// simClk is the --sim run's clock, made on first use (simClock).
 	simClk clockwork.Clock
+	// meterProvider, set by --metrics-addr (metrics.go), is the transport's
+	// transport.Config.MeterProvider; nil: no metrics.
+	meterProvider metric.MeterProvider
 }
 
 // Run runs the tradewire command line with args (without the program

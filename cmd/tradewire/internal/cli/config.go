@@ -335,7 +335,8 @@ func (a *app) transportWith(extra ...transport.Config) (*transport.Client, error
 	if err != nil {
 		return nil, err
 	}
-	opts := transport.Config{Logger: log, RatePerMinute: rate, Burst: burst, RootCAs: roots, Clock: a.injectedClock()}
+	opts := transport.Config{Logger: log, RatePerMinute: rate, Burst: burst, RootCAs: roots, Clock: a.injectedClock(),
+		MeterProvider: a.meterProvider}
 	for _, e := range extra {
 		overlay(&opts, e)
 	}

@@ -64,12 +64,13 @@ type simServeFlags struct {
 	status   string        // --account-status
 	readOnly bool          // --read-only-key
 	external time.Duration // --external-every; 0: none
+	metrics  string        // --metrics-addr; "": none
 }
 
 func newSimServeCmd(a *app) *cobra.Command {
 	var f simServeFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--rate-limits FILE] [--retry-after MODE] [--account-status S] [--read-only-key] [--external-every D] [--state FILE] [--tls [--ca-file FILE]]",
+		Use:   "serve [--addr 127.0.0.1:8787] [--seed N] [--page-size N] [--faults FILE] [--rate-limits FILE] [--retry-after MODE] [--account-status S] [--read-only-key] [--external-every D] [--state FILE] [--metrics-addr HOST:PORT] [--tls [--ca-file FILE]]",
 		Short: "Serve the simulated venue over HTTP, or HTTPS + HTTP/2, on a loopback address",
 		Long: `Serve the simulated venue over HTTP on a loopback address until interrupted;
 with --tls, over HTTPS with HTTP/2, as the real venue is served.
@@ -137,6 +138,11 @@ answered without its body being read. A body over 64 KiB answers 413. A
 client has 10 s to send its headers and 10 s more for its body (else 408,
 and the connection closes), and a connection idle for 2 minutes is closed.
 
+--metrics-addr HOST:PORT serves the venue's side as Prometheus text at
+http://HOST:PORT/metrics: tradewire_venue_requests_total (by endpoint class
+and status), tradewire_venue_throttled_total (its 429s) and
+tradewire_venue_orders (by state); see docs/metrics.md.
+
 Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 		Example: `  tradewire sim serve --addr 127.0.0.1:0 > sim.env & server=$!
   while ! grep -qs TRADEWIRE_PRIVATE_KEY sim.env && kill -0 $server; do sleep 0.1; done
@@ -165,6 +171,7 @@ Interrupt (Ctrl-C) stops it gracefully and exits 0.`,
 	fs.StringVar(&f.status, "account-status", "active", "the account's status: active, sell_only (buys refused with 400) or deactivated (creates refused with 403)")
 	fs.BoolVar(&f.readOnly, "read-only-key", false, "make the API key read-only: every create and cancel answers 403")
 	fs.DurationVar(&f.external, "external-every", 0, "place an order in the account every DURATION as another tool would (a client_order_id of its own): a $20 BTC-USD limit at the bid or ask, buy and sell in turn; 0 places none")
+	addMetricsFlag(cmd, &f.metrics)
 	fs.StringVar(&f.state, "state", "", "keep the venue's book (balances, orders, ids) in this file across restarts: loaded at start if it exists, saved every "+simStateEvery.String()+" and at stop")
 	return cmd
 }
@@ -187,6 +194,11 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	}
 	if f.caFile != "" && !f.tls {
 		return usagef("--ca-file without --tls: only the HTTPS simulator has a certificate")
+	}
+	if f.metrics != "" {
+		if err := checkMetricsAddr(f.metrics); err != nil {
+			return err
+		}
 	}
 	clk := a.opts.Clock
 	if clk == nil {
@@ -219,6 +231,15 @@ func (a *app) simServe(ctx context.Context, f simServeFlags) error {
 	// usage error with no socket opened.
 	if _, err := venue.New(cfg); err != nil {
 		return usagef("sim serve: %s", strings.TrimPrefix(err.Error(), "venue: "))
+	}
+
+	if f.metrics != "" {
+		m, err := a.startMetrics(ctx, "sim serve", f.metrics)
+		if err != nil {
+			return err
+		}
+		defer m.stop()
+		cfg.MeterProvider = m.provider
 	}
 
 	var lc net.ListenConfig

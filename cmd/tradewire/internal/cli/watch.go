@@ -75,12 +75,13 @@ func watchLine(ev broker.Event) string {
 
 func newWatchCmd(a *app) *cobra.Command {
 	var f struct {
-		since    string
-		interval time.Duration
-		overlap  time.Duration
+		since       string
+		interval    time.Duration
+		overlap     time.Duration
+		metricsAddr string
 	}
 	cmd := &cobra.Command{
-		Use:   "watch [--since DURATION|TIME] [--interval D] [--overlap D]",
+		Use:   "watch [--since DURATION|TIME] [--interval D] [--overlap D] [--metrics-addr HOST:PORT]",
 		Short: "Print each change of the account's orders as it happens",
 		Long: `Print each change of the account's orders (created, partially_filled, filled,
 canceled, failed) as the venue's orders list shows it, polled by updated_at
@@ -99,7 +100,11 @@ a crash) is settled as recover settles it, once its order shows or every
 signature it was sent with has expired, and printed as event "settled" with
 its new intent (acknowledged, rejected or not_placed). --since starts earlier (a duration back from now
 such as 30m, or an RFC 3339 time). external marks an order the store did
-not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
+not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).
+
+--metrics-addr HOST:PORT serves the client's metrics (requests, retries,
+429s, the rate budget, the watch's lag; docs/metrics.md) as Prometheus text
+at http://HOST:PORT/metrics while it runs.`,
 		Example: `  tradewire watch
   tradewire watch --since 30m -o json | jq -c 'select(.event == "filled")'`,
 		Args: noArgs,
@@ -124,6 +129,14 @@ not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
 				}
 			}
 			ctx := cmd.Context()
+			if f.metricsAddr != "" {
+				m, err := a.startMetrics(ctx, "tradewire watch", f.metricsAddr)
+				if err != nil {
+					return err
+				}
+				defer m.stop()
+				a.meterProvider = m.provider
+			}
 			c, _, closeStore, err := a.placer(ctx, "", broker.Limits{})
 			if err != nil {
 				return err
@@ -164,6 +177,7 @@ not place. Ctrl-C or SIGTERM stops it, the cursor saved (exit 0).`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.since, "since", "", "start earlier than the saved cursor: a duration back from now (30m, 36h, 7d) or an RFC 3339 time")
 	fs.DurationVar(&f.interval, "interval", 0, "time between polls (default 10s: 6 requests a minute with 100 open orders)")
+	addMetricsFlag(cmd, &f.metricsAddr)
 	fs.DurationVar(&f.overlap, "overlap", 0, "how far back by updated_at each poll reads again: an update the list shows later than this can be missed (default 30s)")
 	return cmd
 }
