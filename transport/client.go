@@ -144,6 +144,8 @@ type Client struct {
 	maxBody        int64
 	skew           clockSkew
 	observe        func(Attempt)
+	// tel records metrics and spans; nil when Config has no provider.
+	tel *telemetry
 	// cfg is the Config the client was made with, its defaults filled in.
 	cfg Config
 	// plainH2 is plainHTTP2(rt): an unencrypted connection may be
@@ -212,7 +214,7 @@ func New(baseURL string, signer *signing.Signer, cfg Config) (*Client, error) {
 		limiter = NewTokenBucket(cfg.Clock, perMinute, cfg.Burst)
 	}
 	classes, _ := limiter.(classLimiter)
-	return &Client{
+	c := &Client{
 		base:           base,
 		host:           removeEmptyPort(base.Host),
 		signer:         signer,
@@ -228,7 +230,11 @@ func New(baseURL string, signer *signing.Signer, cfg Config) (*Client, error) {
 		observe:        cfg.Observer,
 		cfg:            cfg,
 		plainH2:        plainHTTP2(rt),
-	}, nil
+	}
+	if err := c.instrument(cfg); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // defaultTransport is net/http's default transport (HTTP/2 when the venue
@@ -381,6 +387,19 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		return nil, err
 	}
 	u.Scheme, u.Host = c.base.Scheme, c.host
+	if c.tel == nil {
+		return c.send(ctx, method, target, u, body, beforeSend, nil)
+	}
+	var r request
+	ctx = c.tel.start(ctx, &r, method, u.Path)
+	resp, err := c.send(ctx, method, target, u, body, beforeSend, &r)
+	r.end(err)
+	return resp, err
+}
+
+// send is Send for a target checked and parsed into u, recording to r
+// when it is not nil.
+func (c *Client) send(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend func(signedAt time.Time) error, r *request) (*Response, error) {
 	path := u.Path
 	// last is the previous attempt's stamp: an attempt made in a later
 	// second than the one before is stamped later too, even when a new
@@ -390,7 +409,10 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 	// spent is what the last retry took from the retry budget.
 	var spent int
 	for attempt := 1; ; attempt++ {
-		var grantedAt time.Time
+		var grantedAt, waitFrom time.Time
+		if r != nil {
+			waitFrom = c.clock.Now()
+		}
 		if c.adaptive != nil {
 			if err := c.adaptive.WaitFor(ctx, method, path); err != nil {
 				return nil, c.notSent(method, path, attempt, err)
@@ -398,6 +420,9 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 			grantedAt = c.clock.Now()
 		} else if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
+		}
+		if r != nil {
+			r.waited(ctx, c.clock.Now().Sub(waitFrom))
 		}
 		ans, sendErr := c.attempt(ctx, method, target, u, body, beforeSend, last)
 		last = ans.stamp
@@ -411,6 +436,9 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 			if ns := (*notSentError)(nil); errors.As(sendErr, &ns) {
 				return nil, sendErr
 			}
+		}
+		if r != nil {
+			r.attempt(ctx, attempt, &ans, sendErr)
 		}
 		if c.observe != nil {
 			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})

@@ -1,0 +1,278 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+	"weak"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tradewire/tradewire/internal/wire"
+)
+
+// scope is the instrumentation scope of the client's meter and tracer.
+const scope = "github.com/tradewire/tradewire/transport"
+
+// The attribute keys the client records, written as the semantic
+// conventions spell them.
+const (
+	keyMethod        = attribute.Key("http.request.method")
+	keyStatus        = attribute.Key("http.response.status_code")
+	keyErrorType     = attribute.Key("error.type")
+	keyURLTemplate   = attribute.Key("url.template")
+	keyServerAddress = attribute.Key("server.address")
+	keyResendCount   = attribute.Key("http.request.resend_count")
+	keyEndpointClass = attribute.Key("tradewire.endpoint_class")
+)
+
+// telemetry is what a Client records its metrics and spans with; a
+// Client whose Config has neither provider has none (nil), and pays one
+// nil check a request for it. Each instrument is nil when its provider is.
+type telemetry struct {
+	duration   metric.Float64Histogram
+	resends    metric.Int64Counter
+	retries    metric.Int64Counter
+	throttled  metric.Int64Counter
+	budgetWait metric.Float64Histogram
+	tracer     trace.Tracer
+	// server is the server.address attribute, the venue's host.
+	server attribute.KeyValue
+	// classes holds each endpoint class's attributes.
+	classes [wire.NumClasses]metric.MeasurementOption
+}
+
+// instrument sets c's telemetry up from cfg's providers, when either is
+// set.
+func (c *Client) instrument(cfg Config) error {
+	if cfg.MeterProvider == nil && cfg.TracerProvider == nil {
+		return nil
+	}
+	t := &telemetry{server: keyServerAddress.String(c.base.Hostname())}
+	if cfg.TracerProvider != nil {
+		t.tracer = cfg.TracerProvider.Tracer(scope)
+	}
+	if cfg.MeterProvider != nil {
+		if err := t.meters(c, cfg.MeterProvider.Meter(scope)); err != nil {
+			return fmt.Errorf("transport: MeterProvider: %w", err)
+		}
+	}
+	c.tel = t
+	return nil
+}
+
+// meters creates t's instruments on m, and the gauges that read c.
+func (t *telemetry) meters(c *Client, m metric.Meter) error {
+	var errs [8]error
+	t.duration, errs[0] = m.Float64Histogram("http.client.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of each attempt of an HTTP request, from its signature to the end of its answer."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+	t.resends, errs[1] = m.Int64Counter("tradewire.http.resends", metric.WithUnit("{request}"),
+		metric.WithDescription("Sends of a GET that net/http made again by itself (after a refused stream, a GOAWAY or a dead connection)."))
+	t.retries, errs[2] = m.Int64Counter("tradewire.http.retries", metric.WithUnit("{request}"),
+		metric.WithDescription("Attempts of a request after its first."))
+	t.throttled, errs[3] = m.Int64Counter("tradewire.http.throttled", metric.WithUnit("{response}"),
+		metric.WithDescription("Answers 429 Too Many Requests."))
+	t.budgetWait, errs[4] = m.Float64Histogram("tradewire.budget.wait.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time each attempt waited for a token of the rate budget."))
+	offset, err := m.Float64ObservableGauge("tradewire.venue.clock_offset", metric.WithUnit("s"),
+		metric.WithDescription("The venue's clock minus this process's, as measured from its answers' Date headers."))
+	errs[5] = err
+	instruments := []metric.Observable{offset}
+	var tokens metric.Float64ObservableGauge
+	bucket, _ := c.limiter.(*tokenBucket)
+	if bucket != nil {
+		tokens, errs[6] = m.Float64ObservableGauge("tradewire.budget.tokens", metric.WithUnit("{token}"),
+			metric.WithDescription("Tokens left in the client's rate budget (negative: owed to callers waiting for one)."))
+		instruments = append(instruments, tokens)
+	}
+	if err := errors.Join(errs[:]...); err != nil {
+		return err
+	}
+	// The callback holds the client weakly: a provider that outlives the
+	// client does not keep it alive.
+	wc := weak.Make(c)
+	_, errs[7] = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		c := wc.Value()
+		if c == nil {
+			return nil
+		}
+		if d, ok := c.ClockOffset(); ok {
+			o.ObserveFloat64(offset, d.Seconds())
+		}
+		if bucket != nil {
+			if n, ok := bucket.level(); ok {
+				o.ObserveFloat64(tokens, n)
+			}
+		}
+		return nil
+	}, instruments...)
+	if errs[7] != nil {
+		return errs[7]
+	}
+	for cl := range t.classes {
+		t.classes[cl] = metric.WithAttributeSet(attribute.NewSet(keyEndpointClass.String(wire.Class(cl).String())))
+	}
+	return nil
+}
+
+// request is what the client's telemetry keeps of one request.
+type request struct {
+	t      *telemetry
+	method string
+	route  string
+	class  wire.Class
+	span   trace.Span
+	// routeSet is the url.template attribute, made at the first resend.
+	routeSet metric.MeasurementOption
+	// attempts, replays, status and errType are of the attempts so far:
+	// their number, net/http's resends, the last one's status and
+	// error.type.
+	attempts, replays int
+	status            int
+	errType           string
+}
+
+// start begins the telemetry of a request of method to path, and its
+// span as a child of ctx's; it returns the context the request runs in.
+func (t *telemetry) start(ctx context.Context, r *request, method, path string) context.Context {
+	*r = request{t: t, method: methodName(method), route: wire.Route(path), class: wire.ClassOf(method, path)}
+	if t.tracer != nil {
+		ctx, r.span = t.tracer.Start(ctx, spanName(r.method), trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(keyMethod.String(r.method), keyURLTemplate.String(r.route), t.server))
+	}
+	return ctx
+}
+
+// waited records how long an attempt waited for the rate budget.
+func (r *request) waited(ctx context.Context, d time.Duration) {
+	if r.t.budgetWait != nil {
+		r.t.budgetWait.Record(ctx, d.Seconds())
+	}
+}
+
+// attempt records one attempt as it ended: its answer, or err.
+func (r *request) attempt(ctx context.Context, n int, ans *answer, err error) {
+	r.attempts, r.replays, r.status = n, r.replays+ans.replays, ans.status
+	r.errType = attemptErrorType(ans.status, err)
+	t := r.t
+	if t.duration == nil {
+		return
+	}
+	kvs := [5]attribute.KeyValue{keyMethod.String(r.method), keyURLTemplate.String(r.route), t.server}
+	k := 3
+	if ans.status != 0 {
+		kvs[k] = keyStatus.Int(ans.status)
+		k++
+	}
+	if r.errType != "" {
+		kvs[k] = keyErrorType.String(r.errType)
+		k++
+	}
+	t.duration.Record(ctx, ans.elapsed.Seconds(), metric.WithAttributeSet(attribute.NewSet(kvs[:k]...)))
+	if ans.replays > 0 {
+		if r.routeSet == nil {
+			r.routeSet = metric.WithAttributeSet(attribute.NewSet(keyURLTemplate.String(r.route)))
+		}
+		t.resends.Add(ctx, int64(ans.replays), r.routeSet)
+	}
+	if n > 1 {
+		t.retries.Add(ctx, 1, t.classes[r.class])
+	}
+	if ans.status == http.StatusTooManyRequests {
+		t.throttled.Add(ctx, 1, t.classes[r.class])
+	}
+}
+
+// end ends the request's span with its outcome.
+func (r *request) end(err error) {
+	if r.span == nil {
+		return
+	}
+	if r.status != 0 {
+		r.span.SetAttributes(keyStatus.Int(r.status))
+	}
+	if n := r.replays + max(0, r.attempts-1); n > 0 {
+		r.span.SetAttributes(keyResendCount.Int(n))
+	}
+	if err != nil {
+		typ := requestErrorType(r, err)
+		r.span.SetAttributes(keyErrorType.String(typ))
+		// The type, not the error's text: the text names the path.
+		r.span.SetStatus(codes.Error, typ)
+	}
+	r.span.End()
+}
+
+// attemptErrorType is an attempt's error.type: the status for a 4xx or 5xx
+// answer, a short class for a failure below HTTP, "" for a success.
+func attemptErrorType(status int, err error) string {
+	if err == nil {
+		if status >= 400 {
+			return strconv.Itoa(status)
+		}
+		return ""
+	}
+	var refused *replayRefusedError
+	var ne net.Error
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		return "response_too_large"
+	case errors.As(err, &refused):
+		return "replay_refused"
+	case errors.Is(err, errAttemptTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "connection"
+}
+
+// requestErrorType is a failed request's error.type.
+func requestErrorType(r *request, err error) string {
+	switch {
+	case errors.Is(err, ErrNotSent):
+		return "not_sent"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case r.errType != "":
+		return r.errType
+	case r.status != 0:
+		return strconv.Itoa(r.status)
+	}
+	return attemptErrorType(0, err)
+}
+
+// methodName is method as the http.request.method attribute holds it: a
+// method that is not one of HTTP's is "_OTHER", so that callers' methods
+// cannot grow the attributes' cardinality.
+func methodName(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "_OTHER"
+}
+
+// spanName is a request's span's name, "HTTP GET".
+func spanName(method string) string {
+	switch method {
+	case http.MethodGet:
+		return "HTTP GET"
+	case http.MethodPost:
+		return "HTTP POST"
+	}
+	return "HTTP " + method
+}
