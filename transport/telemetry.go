@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 	"weak"
 
@@ -47,6 +48,35 @@ type telemetry struct {
 	server attribute.KeyValue
 	// classes holds each endpoint class's attributes.
 	classes [wire.NumClasses]metric.MeasurementOption
+	// attempts holds the attributes of http.client.request.duration made
+	// so far, by attemptKey: making a set costs more than finding it.
+	attempts sync.Map
+}
+
+// attemptKey is what an attempt's http.client.request.duration
+// attributes are made of, besides the server.
+type attemptKey struct {
+	method, route, errType string
+	status                 int
+}
+
+// attemptAttrs returns k's attributes, made once.
+func (t *telemetry) attemptAttrs(k attemptKey) metric.MeasurementOption {
+	if o, ok := t.attempts.Load(k); ok {
+		return o.(metric.MeasurementOption)
+	}
+	kvs := [5]attribute.KeyValue{keyMethod.String(k.method), keyURLTemplate.String(k.route), t.server}
+	n := 3
+	if k.status != 0 {
+		kvs[n] = keyStatus.Int(k.status)
+		n++
+	}
+	if k.errType != "" {
+		kvs[n] = keyErrorType.String(k.errType)
+		n++
+	}
+	o, _ := t.attempts.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kvs[:n]...)))
+	return o.(metric.MeasurementOption)
 }
 
 // instrument sets c's telemetry up from cfg's providers, when either is
@@ -123,6 +153,8 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 	return nil
 }
 
+var spanKindClient = trace.WithSpanKind(trace.SpanKindClient)
+
 // request is what the client's telemetry keeps of one request.
 type request struct {
 	t      *telemetry
@@ -145,8 +177,7 @@ type request struct {
 func (t *telemetry) start(ctx context.Context, r *request, method, path string) context.Context {
 	*r = request{t: t, method: methodName(method), route: wire.Route(path), class: wire.ClassOf(method, path)}
 	if t.tracer != nil {
-		ctx, r.span = t.tracer.Start(ctx, spanName(r.method), trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(keyMethod.String(r.method), keyURLTemplate.String(r.route), t.server))
+		ctx, r.span = t.tracer.Start(ctx, spanName(r.method), spanKindClient)
 	}
 	return ctx
 }
@@ -166,17 +197,7 @@ func (r *request) attempt(ctx context.Context, n int, ans *answer, err error) {
 	if t.duration == nil {
 		return
 	}
-	kvs := [5]attribute.KeyValue{keyMethod.String(r.method), keyURLTemplate.String(r.route), t.server}
-	k := 3
-	if ans.status != 0 {
-		kvs[k] = keyStatus.Int(ans.status)
-		k++
-	}
-	if r.errType != "" {
-		kvs[k] = keyErrorType.String(r.errType)
-		k++
-	}
-	t.duration.Record(ctx, ans.elapsed.Seconds(), metric.WithAttributeSet(attribute.NewSet(kvs[:k]...)))
+	t.duration.Record(ctx, ans.elapsed.Seconds(), t.attemptAttrs(attemptKey{method: r.method, route: r.route, errType: r.errType, status: ans.status}))
 	if ans.replays > 0 {
 		if r.routeSet == nil {
 			r.routeSet = metric.WithAttributeSet(attribute.NewSet(keyURLTemplate.String(r.route)))
@@ -196,18 +217,26 @@ func (r *request) end(err error) {
 	if r.span == nil {
 		return
 	}
+	// The attributes are set at once, at the end: one call costs less
+	// than two.
+	kvs := [7]attribute.KeyValue{keyMethod.String(r.method), keyURLTemplate.String(r.route), r.t.server}
+	n := 3
 	if r.status != 0 {
-		r.span.SetAttributes(keyStatus.Int(r.status))
+		kvs[n] = keyStatus.Int(r.status)
+		n++
 	}
-	if n := r.replays + max(0, r.attempts-1); n > 0 {
-		r.span.SetAttributes(keyResendCount.Int(n))
+	if resends := r.replays + max(0, r.attempts-1); resends > 0 {
+		kvs[n] = keyResendCount.Int(resends)
+		n++
 	}
 	if err != nil {
 		typ := requestErrorType(r, err)
-		r.span.SetAttributes(keyErrorType.String(typ))
+		kvs[n] = keyErrorType.String(typ)
+		n++
 		// The type, not the error's text: the text names the path.
 		r.span.SetStatus(codes.Error, typ)
 	}
+	r.span.SetAttributes(kvs[:n]...)
 	r.span.End()
 }
 
