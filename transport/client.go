@@ -388,18 +388,18 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 	}
 	u.Scheme, u.Host = c.base.Scheme, c.host
 	if c.tel == nil {
-		return c.send(ctx, method, target, u, body, beforeSend, nil)
+		return c.send(ctx, method, target, u, body, beforeSend, c.observe)
 	}
-	var r request
-	ctx = c.tel.start(ctx, &r, method, u.Path)
-	resp, err := c.send(ctx, method, target, u, body, beforeSend, &r)
+	r := c.tel.start(ctx, method, u.Path, c.observe)
+	resp, err := c.send(r.ctx, method, target, u, body, beforeSend, r.observe)
 	r.end(err)
 	return resp, err
 }
 
-// send is Send for a target checked and parsed into u, recording to r
-// when it is not nil.
-func (c *Client) send(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend func(signedAt time.Time) error, r *request) (*Response, error) {
+// send is Send for a target checked and parsed into u. observe, when not
+// nil, is called after every attempt as Config.Observer is: the client's
+// own, or the telemetry's, which calls it.
+func (c *Client) send(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend func(signedAt time.Time) error, observe func(Attempt)) (*Response, error) {
 	path := u.Path
 	// last is the previous attempt's stamp: an attempt made in a later
 	// second than the one before is stamped later too, even when a new
@@ -409,10 +409,7 @@ func (c *Client) send(ctx context.Context, method, target string, u *url.URL, bo
 	// spent is what the last retry took from the retry budget.
 	var spent int
 	for attempt := 1; ; attempt++ {
-		var grantedAt, waitFrom time.Time
-		if r != nil {
-			waitFrom = c.clock.Now()
-		}
+		var grantedAt time.Time
 		if c.adaptive != nil {
 			if err := c.adaptive.WaitFor(ctx, method, path); err != nil {
 				return nil, c.notSent(method, path, attempt, err)
@@ -420,9 +417,6 @@ func (c *Client) send(ctx context.Context, method, target string, u *url.URL, bo
 			grantedAt = c.clock.Now()
 		} else if err := c.limiter.Wait(ctx); err != nil {
 			return nil, c.notSent(method, path, attempt, err)
-		}
-		if r != nil {
-			r.waited(ctx, c.clock.Now().Sub(waitFrom))
 		}
 		ans, sendErr := c.attempt(ctx, method, target, u, body, beforeSend, last)
 		last = ans.stamp
@@ -437,11 +431,8 @@ func (c *Client) send(ctx context.Context, method, target string, u *url.URL, bo
 				return nil, sendErr
 			}
 		}
-		if r != nil {
-			r.attempt(ctx, attempt, &ans, sendErr)
-		}
-		if c.observe != nil {
-			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})
+		if observe != nil {
+			observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})
 		}
 		status, header := ans.status, ans.header
 		retry, reason := shouldRetry(ctx, method, status, sendErr)

@@ -202,7 +202,8 @@
 //	tradewire.http.resends         counter: net/http's own sends of a GET again (Attempt.Replays); url.template
 //	tradewire.http.retries         counter: attempts after a request's first; tradewire.endpoint_class
 //	tradewire.http.throttled       counter: 429 answers; tradewire.endpoint_class
-//	tradewire.budget.wait.duration histogram, s: each attempt's wait for the rate budget
+//	tradewire.budget.wait.duration histogram, s: each token the rate budget granted, how long it took
+//	                               (an attempt's, or net/http's resend's)
 //	tradewire.budget.tokens        gauge: tokens left in a NewTokenBucket budget (none for other Limiters)
 //	tradewire.venue.clock_offset   gauge, s: ClockOffset, once an answer was measured
 //

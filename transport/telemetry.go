@@ -11,6 +11,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/jonboulle/clockwork"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -111,7 +112,7 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 	t.throttled, errs[3] = m.Int64Counter("tradewire.http.throttled", metric.WithUnit("{response}"),
 		metric.WithDescription("Answers 429 Too Many Requests."))
 	t.budgetWait, errs[4] = m.Float64Histogram("tradewire.budget.wait.duration", metric.WithUnit("s"),
-		metric.WithDescription("Time each attempt waited for a token of the rate budget."))
+		metric.WithDescription("Time each send waited for a token of the rate budget."))
 	offset, err := m.Float64ObservableGauge("tradewire.venue.clock_offset", metric.WithUnit("s"),
 		metric.WithDescription("The venue's clock minus this process's, as measured from its answers' Date headers."))
 	errs[5] = err
@@ -147,6 +148,14 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 	if errs[7] != nil {
 		return errs[7]
 	}
+	// The waits are timed by the budget itself, wrapped: the client's
+	// loop, with telemetry off, is as it was without it.
+	if c.adaptive != nil {
+		l := &timedClassLimiter{classLimiter: c.adaptive, clock: c.clock, waits: t.budgetWait}
+		c.limiter, c.adaptive = l, l
+	} else {
+		c.limiter = &timedLimiter{Limiter: c.limiter, clock: c.clock, waits: t.budgetWait}
+	}
 	for cl := range t.classes {
 		t.classes[cl] = metric.WithAttributeSet(attribute.NewSet(keyEndpointClass.String(wire.Class(cl).String())))
 	}
@@ -157,7 +166,11 @@ var spanKindClient = trace.WithSpanKind(trace.SpanKindClient)
 
 // request is what the client's telemetry keeps of one request.
 type request struct {
-	t      *telemetry
+	t *telemetry
+	// ctx is the request's context, with its span.
+	ctx context.Context
+	// user is the client's Observer, nil when none.
+	user   func(Attempt)
 	method string
 	route  string
 	class  wire.Class
@@ -173,41 +186,45 @@ type request struct {
 }
 
 // start begins the telemetry of a request of method to path, and its
-// span as a child of ctx's; it returns the context the request runs in.
-func (t *telemetry) start(ctx context.Context, r *request, method, path string) context.Context {
-	*r = request{t: t, method: methodName(method), route: wire.Route(path), class: wire.ClassOf(method, path)}
+// span as a child of ctx's. user is the client's Observer, if any.
+func (t *telemetry) start(ctx context.Context, method, path string, user func(Attempt)) *request {
+	r := &request{t: t, method: methodName(method), route: wire.Route(path), class: wire.ClassOf(method, path), user: user}
 	if t.tracer != nil {
 		ctx, r.span = t.tracer.Start(ctx, spanName(r.method), spanKindClient)
 	}
-	return ctx
+	r.ctx = ctx
+	return r
 }
 
-// waited records how long an attempt waited for the rate budget.
-func (r *request) waited(ctx context.Context, d time.Duration) {
-	if r.t.budgetWait != nil {
-		r.t.budgetWait.Record(ctx, d.Seconds())
+// observe records one attempt as it ended, and passes it on to the
+// client's Observer.
+func (r *request) observe(a Attempt) {
+	r.attempt(a.Number, a.Status, a.Replays, a.Elapsed, a.Err)
+	if r.user != nil {
+		r.user(a)
 	}
 }
 
-// attempt records one attempt as it ended: its answer, or err.
-func (r *request) attempt(ctx context.Context, n int, ans *answer, err error) {
-	r.attempts, r.replays, r.status = n, r.replays+ans.replays, ans.status
-	r.errType = attemptErrorType(ans.status, err)
-	t := r.t
+// attempt records attempt n as it ended: the status read (0 for none),
+// net/http's resends, how long it took, and its failure below HTTP.
+func (r *request) attempt(n, status, replays int, elapsed time.Duration, err error) {
+	r.attempts, r.replays, r.status = n, r.replays+replays, status
+	r.errType = attemptErrorType(status, err)
+	t, ctx := r.t, r.ctx
 	if t.duration == nil {
 		return
 	}
-	t.duration.Record(ctx, ans.elapsed.Seconds(), t.attemptAttrs(attemptKey{method: r.method, route: r.route, errType: r.errType, status: ans.status}))
-	if ans.replays > 0 {
+	t.duration.Record(ctx, elapsed.Seconds(), t.attemptAttrs(attemptKey{method: r.method, route: r.route, errType: r.errType, status: status}))
+	if replays > 0 {
 		if r.routeSet == nil {
 			r.routeSet = metric.WithAttributeSet(attribute.NewSet(keyURLTemplate.String(r.route)))
 		}
-		t.resends.Add(ctx, int64(ans.replays), r.routeSet)
+		t.resends.Add(ctx, int64(replays), r.routeSet)
 	}
 	if n > 1 {
 		t.retries.Add(ctx, 1, t.classes[r.class])
 	}
-	if ans.status == http.StatusTooManyRequests {
+	if status == http.StatusTooManyRequests {
 		t.throttled.Add(ctx, 1, t.classes[r.class])
 	}
 }
@@ -304,4 +321,49 @@ func spanName(method string) string {
 		return "HTTP POST"
 	}
 	return "HTTP " + method
+}
+
+// timedLimiter is a Limiter that records how long each Wait that was
+// granted a token waited, in waits.
+type timedLimiter struct {
+	Limiter
+	clock clockwork.Clock
+	waits metric.Float64Histogram
+}
+
+// Wait implements Limiter.
+func (l *timedLimiter) Wait(ctx context.Context) error {
+	from := l.clock.Now()
+	err := l.Limiter.Wait(ctx)
+	if err == nil {
+		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
+	}
+	return err
+}
+
+// timedClassLimiter is timedLimiter for a classLimiter.
+type timedClassLimiter struct {
+	classLimiter
+	clock clockwork.Clock
+	waits metric.Float64Histogram
+}
+
+// Wait implements Limiter.
+func (l *timedClassLimiter) Wait(ctx context.Context) error {
+	from := l.clock.Now()
+	err := l.classLimiter.Wait(ctx)
+	if err == nil {
+		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
+	}
+	return err
+}
+
+// WaitFor implements classLimiter.
+func (l *timedClassLimiter) WaitFor(ctx context.Context, method, path string) error {
+	from := l.clock.Now()
+	err := l.classLimiter.WaitFor(ctx, method, path)
+	if err == nil {
+		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
+	}
+	return err
 }
