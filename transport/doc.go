@@ -219,7 +219,7 @@
 // and, on failure, error.type (the last attempt's, or not_sent, canceled,
 // timeout) and an error status. No attribute holds a key, a signature, a
 // body or a full URL. With neither provider set, nothing is made or
-// recorded: a request pays a nil check per hook.
+// recorded: a request pays one nil check.
 //
 // # Logging
 //

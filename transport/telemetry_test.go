@@ -192,7 +192,8 @@ func TestTelemetryThrottledThenOK(t *testing.T) {
 	v := newVenue(t, clock, throttled, ahead)
 	log := newEventLog()
 	rec := newRecorder(t)
-	c := newTestClient(t, v, log, rec.with(Config{}))
+	var observed []int
+	c := newTestClient(t, v, log, rec.with(Config{Observer: func(a Attempt) { observed = append(observed, a.Status) }}))
 
 	ctx, parent := rec.tp.Tracer("test").Start(ctx, "parent")
 	done := make(chan result, 1)
@@ -205,6 +206,9 @@ func TestTelemetryThrottledThenOK(t *testing.T) {
 		t.Fatalf("Get = %+v, %v; want 2 attempts and no error", res.resp, res.err)
 	}
 	parent.End()
+	if len(observed) != 2 || observed[0] != 429 || observed[1] != 200 {
+		t.Errorf("Observer saw %v, want [429 200]: the telemetry passes every attempt on", observed)
+	}
 
 	got := rec.collect(t)
 	host := keyServerAddress.String("127.0.0.1")
@@ -363,15 +367,16 @@ func TestTelemetryBudget(t *testing.T) {
 	}
 }
 
-// TestTelemetryOff: with no provider the client sets no telemetry up (each
-// hook is one nil check); with a tracer provider alone, no instruments.
+// TestTelemetryOff: with no provider the client sets no telemetry up (a
+// request pays one nil check) and keeps its own budget; with a tracer
+// provider alone, there are no instruments.
 func TestTelemetryOff(t *testing.T) {
 	t.Parallel()
 	clock := clockwork.NewFakeClockAt(t0)
 	v := newVenue(t, clock)
 	c := newTestClient(t, v, newEventLog())
-	if c.tel != nil {
-		t.Fatal("telemetry set up with no provider")
+	if _, own := c.limiter.(*tokenBucket); c.tel != nil || !own {
+		t.Fatalf("telemetry %+v, limiter %T: want none, and the client's own bucket", c.tel, c.limiter)
 	}
 	on := newTestClient(t, v, newEventLog(), Config{TracerProvider: newRecorder(t).tp})
 	if on.tel == nil || on.tel.tracer == nil || on.tel.duration != nil {
