@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/tradewire/tradewire/signing"
 )
@@ -168,30 +170,7 @@ func BenchmarkSignedGET(b *testing.B) {
 		})
 	}
 	b.Run("paired", func(b *testing.B) {
-		var allocs [3]float64
-		for i, get := range gets {
-			allocs[i] = testing.AllocsPerRun(200, func() { get(b) })
-		}
-		var took [3][]float64
-		for i := range took {
-			took[i] = make([]float64, 0, b.N)
-		}
-		b.ResetTimer()
-		for n := 0; n < b.N; n++ {
-			for _, i := range benchOrders[n%len(benchOrders)] {
-				start := time.Now()
-				gets[i](b)
-				took[i] = append(took[i], float64(time.Since(start)))
-			}
-		}
-		b.StopTimer()
-		ratio := func(num, den int) float64 {
-			r := make([]float64, b.N)
-			for n := range r {
-				r[n] = took[num][n] / took[den][n]
-			}
-			return median(r)
-		}
+		ratio, took, allocs := paired(b, gets)
 		b.ReportMetric(ratio(2, 0), "client/floor")
 		b.ReportMetric(ratio(2, 1), "client/retryablehttp")
 		b.ReportMetric(ratio(1, 0), "retryablehttp/floor")
@@ -200,4 +179,70 @@ func BenchmarkSignedGET(b *testing.B) {
 			b.ReportMetric(allocs[i], name+"-allocs")
 		}
 	})
+}
+
+// paired runs b.N rounds in which each of gets runs once, timed alone, in
+// an order that rotates through benchOrders. It returns the median over
+// rounds of the ratio of two gets' times, each get's times, and each
+// get's allocations (testing.AllocsPerRun, measured first).
+func paired(b *testing.B, gets [3]func(*testing.B)) (ratio func(num, den int) float64, took [3][]float64, allocs [3]float64) {
+	for i, get := range gets {
+		allocs[i] = testing.AllocsPerRun(200, func() { get(b) })
+	}
+	for i := range took {
+		took[i] = make([]float64, 0, b.N)
+	}
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for _, i := range benchOrders[n%len(benchOrders)] {
+			start := time.Now()
+			gets[i](b)
+			took[i] = append(took[i], float64(time.Since(start)))
+		}
+	}
+	b.StopTimer()
+	ratio = func(num, den int) float64 {
+		r := make([]float64, b.N)
+		for n := range r {
+			r[n] = took[num][n] / took[den][n]
+		}
+		return median(r)
+	}
+	return ratio, took, allocs
+}
+
+// BenchmarkSignedGETTelemetry puts the cost of the client's telemetry in
+// proportion, in paired rounds as BenchmarkSignedGET's: floor, the client
+// with telemetry off (no provider), and the client with it on (the SDK's
+// MeterProvider with a ManualReader never collected and its
+// TracerProvider with no span processor: every instrument records, every
+// span is made, nothing is exported). It reports on/off (goal: at most
+// 1.02) and off/floor, which is BenchmarkSignedGET's client/floor for
+// the client as a plain user has it.
+//
+//	go test -run '^$' -bench SignedGETTelemetry -benchtime 20000x -count 3 ./transport/
+func BenchmarkSignedGETTelemetry(b *testing.B) {
+	bc := newBenchClients(b)
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tp := sdktrace.NewTracerProvider()
+	on, err := New(bc.url, testSigner(b), Config{RatePerMinute: -1, RoundTripper: http.DefaultTransport.(*http.Transport).Clone(), MeterProvider: mp, TracerProvider: tp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	onGET := func(b *testing.B) {
+		if _, err := on.Get(context.Background(), benchTarget); err != nil {
+			b.Fatal(err)
+		}
+	}
+	onGET(b) // warm its connection pool
+	gets := [3]func(*testing.B){bc.floorGET, bc.clientGET, onGET}
+	names := [3]string{"floor", "off", "on"}
+	ratio, took, allocs := paired(b, gets)
+	b.ReportMetric(ratio(2, 1), "on/off")
+	b.ReportMetric(ratio(1, 0), "off/floor")
+	b.ReportMetric(ratio(2, 0), "on/floor")
+	for i, name := range names {
+		b.ReportMetric(median(took[i]), name+"-ns")
+		b.ReportMetric(allocs[i], name+"-allocs")
+	}
 }

@@ -144,6 +144,8 @@ type Client struct {
 	maxBody        int64
 	skew           clockSkew
 	observe        func(Attempt)
+	// tel records metrics and spans; nil when Config has no provider.
+	tel *telemetry
 	// cfg is the Config the client was made with, its defaults filled in.
 	cfg Config
 	// plainH2 is plainHTTP2(rt): an unencrypted connection may be
@@ -212,7 +214,7 @@ func New(baseURL string, signer *signing.Signer, cfg Config) (*Client, error) {
 		limiter = NewTokenBucket(cfg.Clock, perMinute, cfg.Burst)
 	}
 	classes, _ := limiter.(classLimiter)
-	return &Client{
+	c := &Client{
 		base:           base,
 		host:           removeEmptyPort(base.Host),
 		signer:         signer,
@@ -228,7 +230,11 @@ func New(baseURL string, signer *signing.Signer, cfg Config) (*Client, error) {
 		observe:        cfg.Observer,
 		cfg:            cfg,
 		plainH2:        plainHTTP2(rt),
-	}, nil
+	}
+	if err := c.instrument(cfg); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // defaultTransport is net/http's default transport (HTTP/2 when the venue
@@ -381,6 +387,19 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 		return nil, err
 	}
 	u.Scheme, u.Host = c.base.Scheme, c.host
+	if c.tel == nil {
+		return c.send(ctx, method, target, u, body, beforeSend, c.observe)
+	}
+	r := c.tel.start(ctx, method, u.Path, c.observe)
+	resp, err := c.send(r.ctx, method, target, u, body, beforeSend, r.observe)
+	r.end(err)
+	return resp, err
+}
+
+// send is Send for a target checked and parsed into u. observe, when not
+// nil, is called after every attempt as Config.Observer is: the client's
+// own, or the telemetry's, which calls it.
+func (c *Client) send(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend func(signedAt time.Time) error, observe func(Attempt)) (*Response, error) {
 	path := u.Path
 	// last is the previous attempt's stamp: an attempt made in a later
 	// second than the one before is stamped later too, even when a new
@@ -412,8 +431,8 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 				return nil, sendErr
 			}
 		}
-		if c.observe != nil {
-			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})
+		if observe != nil {
+			observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})
 		}
 		status, header := ans.status, ans.header
 		retry, reason := shouldRetry(ctx, method, status, sendErr)

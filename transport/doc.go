@@ -189,6 +189,38 @@
 // scheme and host (Client.Target), and response bodies are read through a
 // size limit (default 4 MiB).
 //
+// # Telemetry
+//
+// With Config.MeterProvider set, the client records, through the
+// OpenTelemetry API:
+//
+//	http.client.request.duration   histogram, s: each attempt, from its signature to the end of its answer;
+//	                               http.request.method, url.template, server.address, and
+//	                               http.response.status_code when an answer was read, error.type on a
+//	                               failure (the status of a 4xx or 5xx; timeout, canceled, connection,
+//	                               replay_refused or response_too_large below HTTP)
+//	tradewire.http.resends         counter: net/http's own sends of a GET again (Attempt.Replays); url.template
+//	tradewire.http.retries         counter: attempts after a request's first; tradewire.endpoint_class
+//	tradewire.http.throttled       counter: 429 answers; tradewire.endpoint_class
+//	tradewire.budget.wait.duration histogram, s: each token the rate budget granted, how long it took
+//	                               (an attempt's, or net/http's resend's)
+//	tradewire.budget.tokens        gauge: tokens left in a NewTokenBucket budget (none for other Limiters)
+//	tradewire.venue.clock_offset   gauge, s: ClockOffset, once an answer was measured
+//
+// url.template is the path with every segment that is not a fixed word of
+// the venue's paths replaced by {id} ("/api/v2/crypto/trading/orders/{id}/"):
+// never a query string, an account number or an order id. The endpoint
+// classes are "market data", "account reads", "order reads", "order
+// writes" and "other". With Config.TracerProvider set, each request
+// (Do, Get, Send) is a client span "HTTP GET", "HTTP POST", …, a child of
+// the span in its context, with http.request.method, url.template,
+// server.address, http.response.status_code of the last answer,
+// http.request.resend_count (retries and net/http's resends, when any)
+// and, on failure, error.type (the last attempt's, or not_sent, canceled,
+// timeout) and an error status. No attribute holds a key, a signature, a
+// body or a full URL. With neither provider set, nothing is made or
+// recorded: a request pays one nil check.
+//
 // # Logging
 //
 // The client logs one zerolog event per attempt to the injected logger

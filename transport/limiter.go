@@ -123,6 +123,22 @@ func (b *tokenBucket) reserve(now time.Time) time.Duration {
 	return d
 }
 
+// level returns the tokens the bucket holds now, negative when callers
+// are waiting for tokens not yet refilled, for the tokens gauge; false
+// when the bucket is unlimited.
+func (b *tokenBucket) level() (float64, bool) {
+	if b.rate == 0 {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.tokens
+	if now := b.clock.Now(); now.After(b.last) {
+		n = math.Min(b.burst, n+now.Sub(b.last).Seconds()*b.rate)
+	}
+	return n, true
+}
+
 func (b *tokenBucket) unreserve() {
 	if b.rate == 0 {
 		return

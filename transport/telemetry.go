@@ -1,0 +1,369 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tradewire/tradewire/internal/wire"
+)
+
+// scope is the instrumentation scope of the client's meter and tracer.
+const scope = "github.com/tradewire/tradewire/transport"
+
+// The attribute keys the client records, written as the semantic
+// conventions spell them.
+const (
+	keyMethod        = attribute.Key("http.request.method")
+	keyStatus        = attribute.Key("http.response.status_code")
+	keyErrorType     = attribute.Key("error.type")
+	keyURLTemplate   = attribute.Key("url.template")
+	keyServerAddress = attribute.Key("server.address")
+	keyResendCount   = attribute.Key("http.request.resend_count")
+	keyEndpointClass = attribute.Key("tradewire.endpoint_class")
+)
+
+// telemetry is what a Client records its metrics and spans with; a
+// Client whose Config has neither provider has none (nil), and pays one
+// nil check a request for it. Each instrument is nil when its provider is.
+type telemetry struct {
+	duration   metric.Float64Histogram
+	resends    metric.Int64Counter
+	retries    metric.Int64Counter
+	throttled  metric.Int64Counter
+	budgetWait metric.Float64Histogram
+	tracer     trace.Tracer
+	// server is the server.address attribute, the venue's host.
+	server attribute.KeyValue
+	// classes holds each endpoint class's attributes.
+	classes [wire.NumClasses]metric.MeasurementOption
+	// attempts holds the attributes of http.client.request.duration made
+	// so far, by attemptKey: making a set costs more than finding it.
+	attempts sync.Map
+}
+
+// attemptKey is what an attempt's http.client.request.duration
+// attributes are made of, besides the server.
+type attemptKey struct {
+	method, route, errType string
+	status                 int
+}
+
+// attemptAttrs returns k's attributes, made once.
+func (t *telemetry) attemptAttrs(k attemptKey) metric.MeasurementOption {
+	if o, ok := t.attempts.Load(k); ok {
+		return o.(metric.MeasurementOption)
+	}
+	kvs := [5]attribute.KeyValue{keyMethod.String(k.method), keyURLTemplate.String(k.route), t.server}
+	n := 3
+	if k.status != 0 {
+		kvs[n] = keyStatus.Int(k.status)
+		n++
+	}
+	if k.errType != "" {
+		kvs[n] = keyErrorType.String(k.errType)
+		n++
+	}
+	o, _ := t.attempts.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kvs[:n]...)))
+	return o.(metric.MeasurementOption)
+}
+
+// instrument sets c's telemetry up from cfg's providers, when either is
+// set.
+func (c *Client) instrument(cfg Config) error {
+	if cfg.MeterProvider == nil && cfg.TracerProvider == nil {
+		return nil
+	}
+	t := &telemetry{server: keyServerAddress.String(c.base.Hostname())}
+	if cfg.TracerProvider != nil {
+		t.tracer = cfg.TracerProvider.Tracer(scope)
+	}
+	if cfg.MeterProvider != nil {
+		if err := t.meters(c, cfg.MeterProvider.Meter(scope)); err != nil {
+			return fmt.Errorf("transport: MeterProvider: %w", err)
+		}
+	}
+	c.tel = t
+	return nil
+}
+
+// meters creates t's instruments on m, and the gauges that read c.
+func (t *telemetry) meters(c *Client, m metric.Meter) error {
+	var errs [8]error
+	t.duration, errs[0] = m.Float64Histogram("http.client.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of each attempt of an HTTP request, from its signature to the end of its answer."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+	t.resends, errs[1] = m.Int64Counter("tradewire.http.resends", metric.WithUnit("{request}"),
+		metric.WithDescription("Sends of a GET that net/http made again by itself (after a refused stream, a GOAWAY or a dead connection)."))
+	t.retries, errs[2] = m.Int64Counter("tradewire.http.retries", metric.WithUnit("{request}"),
+		metric.WithDescription("Attempts of a request after its first."))
+	t.throttled, errs[3] = m.Int64Counter("tradewire.http.throttled", metric.WithUnit("{response}"),
+		metric.WithDescription("Answers 429 Too Many Requests."))
+	t.budgetWait, errs[4] = m.Float64Histogram("tradewire.budget.wait.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time each send waited for a token of the rate budget."))
+	offset, err := m.Float64ObservableGauge("tradewire.venue.clock_offset", metric.WithUnit("s"),
+		metric.WithDescription("The venue's clock minus this process's, as measured from its answers' Date headers."))
+	errs[5] = err
+	instruments := []metric.Observable{offset}
+	var tokens metric.Float64ObservableGauge
+	bucket, _ := c.limiter.(*tokenBucket)
+	if bucket != nil {
+		tokens, errs[6] = m.Float64ObservableGauge("tradewire.budget.tokens", metric.WithUnit("{token}"),
+			metric.WithDescription("Tokens left in the client's rate budget (negative: owed to callers waiting for one)."))
+		instruments = append(instruments, tokens)
+	}
+	if err := errors.Join(errs[:]...); err != nil {
+		return err
+	}
+	// The callback holds the client weakly: a provider that outlives the
+	// client does not keep it alive.
+	wc := weak.Make(c)
+	_, errs[7] = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		c := wc.Value()
+		if c == nil {
+			return nil
+		}
+		if d, ok := c.ClockOffset(); ok {
+			o.ObserveFloat64(offset, d.Seconds())
+		}
+		if bucket != nil {
+			if n, ok := bucket.level(); ok {
+				o.ObserveFloat64(tokens, n)
+			}
+		}
+		return nil
+	}, instruments...)
+	if errs[7] != nil {
+		return errs[7]
+	}
+	// The waits are timed by the budget itself, wrapped: the client's
+	// loop, with telemetry off, is as it was without it.
+	if c.adaptive != nil {
+		l := &timedClassLimiter{classLimiter: c.adaptive, clock: c.clock, waits: t.budgetWait}
+		c.limiter, c.adaptive = l, l
+	} else {
+		c.limiter = &timedLimiter{Limiter: c.limiter, clock: c.clock, waits: t.budgetWait}
+	}
+	for cl := range t.classes {
+		t.classes[cl] = metric.WithAttributeSet(attribute.NewSet(keyEndpointClass.String(wire.Class(cl).String())))
+	}
+	return nil
+}
+
+var spanKindClient = trace.WithSpanKind(trace.SpanKindClient)
+
+// request is what the client's telemetry keeps of one request.
+type request struct {
+	t *telemetry
+	// ctx is the request's context, with its span.
+	ctx context.Context
+	// user is the client's Observer, nil when none.
+	user   func(Attempt)
+	method string
+	route  string
+	class  wire.Class
+	span   trace.Span
+	// routeSet is the url.template attribute, made at the first resend.
+	routeSet metric.MeasurementOption
+	// attempts, replays, status and errType are of the attempts so far:
+	// their number, net/http's resends, the last one's status and
+	// error.type.
+	attempts, replays int
+	status            int
+	errType           string
+}
+
+// start begins the telemetry of a request of method to path, and its
+// span as a child of ctx's. user is the client's Observer, if any.
+func (t *telemetry) start(ctx context.Context, method, path string, user func(Attempt)) *request {
+	r := &request{t: t, method: methodName(method), route: wire.Route(path), class: wire.ClassOf(method, path), user: user}
+	if t.tracer != nil {
+		ctx, r.span = t.tracer.Start(ctx, spanName(r.method), spanKindClient)
+	}
+	r.ctx = ctx
+	return r
+}
+
+// observe records one attempt as it ended, and passes it on to the
+// client's Observer.
+func (r *request) observe(a Attempt) {
+	r.attempt(a.Number, a.Status, a.Replays, a.Elapsed, a.Err)
+	if r.user != nil {
+		r.user(a)
+	}
+}
+
+// attempt records attempt n as it ended: the status read (0 for none),
+// net/http's resends, how long it took, and its failure below HTTP.
+func (r *request) attempt(n, status, replays int, elapsed time.Duration, err error) {
+	r.attempts, r.replays, r.status = n, r.replays+replays, status
+	r.errType = attemptErrorType(status, err)
+	t, ctx := r.t, r.ctx
+	if t.duration == nil {
+		return
+	}
+	t.duration.Record(ctx, elapsed.Seconds(), t.attemptAttrs(attemptKey{method: r.method, route: r.route, errType: r.errType, status: status}))
+	if replays > 0 {
+		if r.routeSet == nil {
+			r.routeSet = metric.WithAttributeSet(attribute.NewSet(keyURLTemplate.String(r.route)))
+		}
+		t.resends.Add(ctx, int64(replays), r.routeSet)
+	}
+	if n > 1 {
+		t.retries.Add(ctx, 1, t.classes[r.class])
+	}
+	if status == http.StatusTooManyRequests {
+		t.throttled.Add(ctx, 1, t.classes[r.class])
+	}
+}
+
+// end ends the request's span with its outcome.
+func (r *request) end(err error) {
+	if r.span == nil {
+		return
+	}
+	// The attributes are set at once, at the end: one call costs less
+	// than two.
+	kvs := [7]attribute.KeyValue{keyMethod.String(r.method), keyURLTemplate.String(r.route), r.t.server}
+	n := 3
+	if r.status != 0 {
+		kvs[n] = keyStatus.Int(r.status)
+		n++
+	}
+	if resends := r.replays + max(0, r.attempts-1); resends > 0 {
+		kvs[n] = keyResendCount.Int(resends)
+		n++
+	}
+	if err != nil {
+		typ := requestErrorType(r, err)
+		kvs[n] = keyErrorType.String(typ)
+		n++
+		// The type, not the error's text: the text names the path.
+		r.span.SetStatus(codes.Error, typ)
+	}
+	r.span.SetAttributes(kvs[:n]...)
+	r.span.End()
+}
+
+// attemptErrorType is an attempt's error.type: the status for a 4xx or 5xx
+// answer, a short class for a failure below HTTP, "" for a success.
+func attemptErrorType(status int, err error) string {
+	if err == nil {
+		if status >= 400 {
+			return strconv.Itoa(status)
+		}
+		return ""
+	}
+	var refused *replayRefusedError
+	var ne net.Error
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		return "response_too_large"
+	case errors.As(err, &refused):
+		return "replay_refused"
+	case errors.Is(err, errAttemptTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "connection"
+}
+
+// requestErrorType is a failed request's error.type.
+func requestErrorType(r *request, err error) string {
+	switch {
+	case errors.Is(err, ErrNotSent):
+		return "not_sent"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case r.errType != "":
+		return r.errType
+	case r.status != 0:
+		return strconv.Itoa(r.status)
+	}
+	return attemptErrorType(0, err)
+}
+
+// methodName is method as the http.request.method attribute holds it: a
+// method that is not one of HTTP's is "_OTHER", so that callers' methods
+// cannot grow the attributes' cardinality.
+func methodName(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "_OTHER"
+}
+
+// spanName is a request's span's name, "HTTP GET".
+func spanName(method string) string {
+	switch method {
+	case http.MethodGet:
+		return "HTTP GET"
+	case http.MethodPost:
+		return "HTTP POST"
+	}
+	return "HTTP " + method
+}
+
+// timedLimiter is a Limiter that records how long each Wait that was
+// granted a token waited, in waits.
+type timedLimiter struct {
+	Limiter
+	clock clockwork.Clock
+	waits metric.Float64Histogram
+}
+
+// Wait implements Limiter.
+func (l *timedLimiter) Wait(ctx context.Context) error {
+	from := l.clock.Now()
+	err := l.Limiter.Wait(ctx)
+	if err == nil {
+		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
+	}
+	return err
+}
+
+// timedClassLimiter is timedLimiter for a classLimiter.
+type timedClassLimiter struct {
+	classLimiter
+	clock clockwork.Clock
+	waits metric.Float64Histogram
+}
+
+// Wait implements Limiter.
+func (l *timedClassLimiter) Wait(ctx context.Context) error {
+	from := l.clock.Now()
+	err := l.classLimiter.Wait(ctx)
+	if err == nil {
+		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
+	}
+	return err
+}
+
+// WaitFor implements classLimiter.
+func (l *timedClassLimiter) WaitFor(ctx context.Context, method, path string) error {
+	from := l.clock.Now()
+	err := l.classLimiter.WaitFor(ctx, method, path)
+	if err == nil {
+		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
+	}
+	return err
+}
