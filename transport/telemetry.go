@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -157,7 +158,7 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 		c.limiter = &timedLimiter{Limiter: c.limiter, clock: c.clock, waits: t.budgetWait}
 	}
 	for cl := range t.classes {
-		t.classes[cl] = metric.WithAttributeSet(attribute.NewSet(keyEndpointClass.String(wire.Class(cl).String())))
+		t.classes[cl] = metric.WithAttributeSet(attribute.NewSet(keyEndpointClass.String(strings.ReplaceAll(wire.Class(cl).String(), " ", "_"))))
 	}
 	return nil
 }

@@ -213,7 +213,7 @@ func TestTelemetryThrottledThenOK(t *testing.T) {
 	got := rec.collect(t)
 	host := keyServerAddress.String("127.0.0.1")
 	get, route := keyMethod.String("GET"), keyURLTemplate.String(telRoute)
-	orderReads := set(keyEndpointClass.String("order reads"))
+	orderReads := set(keyEndpointClass.String("order_reads"))
 	wantPoints(t, got, "http.client.request.duration",
 		point{attrs: set(get, route, host, keyStatus.Int(429), keyErrorType.String("429")), count: 1},
 		point{attrs: set(get, route, host, keyStatus.Int(200)), count: 1})

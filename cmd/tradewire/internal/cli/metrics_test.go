@@ -137,13 +137,11 @@ func (s *signatureRecorder) signatures() []string {
 
 // watchMetricFamilies are the families a watch's /metrics must show: the
 // exporter's target_info, and the client's instruments (docs/metrics.md)
-// recorded by the end of the watch's first poll. With the transport's
-// and the broker's instruments those are
-// http_client_request_duration_seconds,
-// tradewire_budget_wait_duration_seconds, tradewire_budget_tokens,
-// tradewire_venue_clock_offset_seconds, tradewire_watch_lag_seconds and
-// tradewire_intents_open; a counter shows only once counted.
-var watchMetricFamilies = []string{"target_info"}
+// recorded by the end of the watch's first poll; a counter shows only
+// once counted.
+var watchMetricFamilies = []string{"target_info", "http_client_request_duration_seconds",
+	"tradewire_budget_wait_duration_seconds", "tradewire_budget_tokens", "tradewire_venue_clock_offset_seconds",
+	"tradewire_watch_lag_seconds", "tradewire_intents_open"}
 
 // TestWatch_MetricsAddrServesAndHoldsNoSecret runs watch with
 // credentials set and --metrics-addr, scrapes /metrics while it polls,
