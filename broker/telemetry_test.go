@@ -137,6 +137,29 @@ func TestTelemetry(t *testing.T) {
 	if places != 6 {
 		t.Errorf("%d Place spans; want 6", places)
 	}
+	// Each create a Place sent is a span of its own under the Place's.
+	placeSpans := map[string]bool{}
+	for _, s := range spans.Ended() {
+		if s.Name() == "tradewire.Place" {
+			placeSpans[s.SpanContext().SpanID().String()] = true
+		}
+	}
+	posts := 0
+	for _, s := range spans.Ended() {
+		create := false
+		for _, kv := range s.Attributes() {
+			create = create || (kv.Key == "url.template" && kv.Value.AsString() == "/api/v2/crypto/trading/orders/")
+		}
+		if s.Name() == "HTTP POST" && create { // not Halt's cancels
+			posts++
+			if !placeSpans[s.Parent().SpanID().String()] {
+				t.Errorf("a create's span is not a child of a Place's")
+			}
+		}
+	}
+	if posts < 2 {
+		t.Errorf("%d create spans; want k1's and k2's at least", posts)
+	}
 }
 
 // TestBrokerImportsOnlyTheOTelAPI: a plain broker user pulls in the
