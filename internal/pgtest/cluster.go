@@ -32,6 +32,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // EnvURL names the environment variable holding the shared test
@@ -103,6 +105,8 @@ type Cluster struct {
 	root             string
 	bin              string
 	asPostgres       bool
+	// clock paces the waits on the servers, which run on the real clock.
+	clock clockwork.Clock
 }
 
 // bindir finds the directory holding initdb, pg_ctl and pg_basebackup:
@@ -154,7 +158,7 @@ func StartCluster(standby Standby) (*Cluster, error) {
 	if err != nil {
 		return nil, &missingError{err}
 	}
-	c := &Cluster{bin: bin, asPostgres: os.Geteuid() == 0}
+	c := &Cluster{bin: bin, asPostgres: os.Geteuid() == 0, clock: clockwork.NewRealClock()}
 	var pw [12]byte
 	rand.Read(pw[:])
 	c.Password = "pw" + hex.EncodeToString(pw[:])
@@ -240,15 +244,24 @@ shared_buffers = '32MB'
 // awaitReplication waits until the primary reports its standby streaming
 // in state want ("sync" or "async").
 func (c *Cluster) awaitReplication(want string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	if c.await(30*time.Second, 50*time.Millisecond, func() bool {
 		out, err := c.query(c.Primary, "postgres", "SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'")
-		if err == nil && strings.TrimSpace(out) == want {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && strings.TrimSpace(out) == want
+	}) {
+		return nil
 	}
 	return fmt.Errorf("pgtest: the standby did not stream as %s within 30 s", want)
+}
+
+// await asks done every interval until it says yes, for at most within
+// on the cluster's clock, and reports whether it did.
+func (c *Cluster) await(within, every time.Duration, done func() bool) bool {
+	for deadline := c.clock.Now().Add(within); c.clock.Now().Before(deadline); c.clock.Sleep(every) {
+		if done() {
+			return true
+		}
+	}
+	return false
 }
 
 // URL is the cluster's connection string: both hosts, the primary first,
@@ -290,11 +303,8 @@ func (c *Cluster) kill(s *Server) error {
 			syscall.Kill(k, syscall.SIGKILL)
 		}
 	}
-	for i := 0; i < 200; i++ {
-		if err := syscall.Kill(pid, 0); err != nil {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
+	if c.await(2*time.Second, 10*time.Millisecond, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		return nil
 	}
 	return fmt.Errorf("pgtest: postmaster %d still alive after SIGKILL", pid)
 }
@@ -307,13 +317,11 @@ func (c *Cluster) Promote() error {
 	if err := c.run("pg_ctl", "-D", c.Standby.dir, "-w", "-t", "30", "promote"); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	if c.await(30*time.Second, 20*time.Millisecond, func() bool {
 		out, err := c.query(c.Standby, "postgres", "SELECT pg_is_in_recovery()")
-		if err == nil && strings.TrimSpace(out) == "f" {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil && strings.TrimSpace(out) == "f"
+	}) {
+		return nil
 	}
 	return errors.New("pgtest: the promoted standby still in recovery after 30 s")
 }
