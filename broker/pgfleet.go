@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jonboulle/clockwork"
@@ -25,16 +26,19 @@ func (cfg *config) sharePostgres(tc *transport.Client, _ *signing.Signer) (*flee
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fleetSetupTimeout)
 	defer cancel()
-	// Reached first, so that a server that cannot be reached costs no
-	// request to the venue.
-	pool, err := pgconn.Connect(ctx, cfg.pgURL, pgconn.Options{Unavailable: transport.ErrUnavailable})
-	if err != nil {
-		return nil, fmt.Errorf("broker: the fleet's PostgreSQL cannot be reached (refusing to fall back to a private rate budget): %w", err)
+	unreachable := func(err error) error {
+		return fmt.Errorf("broker: the fleet's PostgreSQL cannot be reached (refusing to fall back to a private rate budget): %w", err)
 	}
-	pool.Close()
 	account := cfg.account
 	discovered := false
 	if account == "" {
+		// The server is reached before the accounts read, so that one
+		// that cannot be reached costs no request to the venue.
+		pool, err := pgconn.Connect(ctx, cfg.pgURL, pgconn.Options{Unavailable: transport.ErrUnavailable})
+		if err != nil {
+			return nil, unreachable(err)
+		}
+		pool.Close()
 		c, err := newClient(tc, cfg)
 		if err != nil {
 			return nil, err
@@ -45,6 +49,9 @@ func (cfg *config) sharePostgres(tc *transport.Client, _ *signing.Signer) (*flee
 		discovered = true
 	}
 	budget, err := pgbudget.Open(ctx, cfg.pgURL, account, pgbudget.Config{RatePerMinute: tcfg.RatePerMinute, Burst: tcfg.Burst, Clock: tcfg.Clock})
+	if errors.Is(err, transport.ErrUnavailable) {
+		return nil, unreachable(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("broker: the fleet's PostgreSQL at %s: %w", pgconn.Hosts(cfg.pgURL), err)
 	}

@@ -47,11 +47,20 @@ func TestRedisURL_SharedIntentStore(t *testing.T) {
 	srv := brokertest.NewServer(venue.Config{Seed: simSeed})
 	t.Cleanup(srv.Close)
 	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64, envRedisURL: url}
+	placeTwiceInFleet(t, srv, env, "Redis")
+}
+
+// placeTwiceInFleet runs order place twice with one new key through the
+// fleet's server that env names (server names it in messages): the
+// second run finds the intent acknowledged there and sends nothing, and
+// intents reads it back. It returns the first run and intents' output.
+func placeTwiceInFleet(t *testing.T, srv *brokertest.Server, env map[string]string, server string) (first, intents result) {
+	t.Helper()
 	b := make([]byte, 8)
 	rand.Read(b)
 	key := "fleet-" + hex.EncodeToString(b)
 	args := append(append([]string{}, placeArgs...), "--idempotency-key", key)
-	first := runCLI(t, env, "", args...)
+	first = runCLI(t, env, "", args...)
 	ok(t, first)
 	second := runCLI(t, env, "", args...)
 	ok(t, second)
@@ -59,13 +68,14 @@ func TestRedisURL_SharedIntentStore(t *testing.T) {
 		t.Errorf("the second run printed another order:\n%s\n%s", first.stdout, second.stdout)
 	}
 	if n := creates(srv); n != 1 {
-		t.Fatalf("%d creates for one key through one Redis", n)
+		t.Fatalf("%d creates for one key through one %s", n, server)
 	}
-	r := runCLI(t, env, "", "intents", "-o", "json", "--state", "acknowledged")
-	ok(t, r)
-	if !strings.Contains(r.stdout, `"key": "`+key+`"`) {
-		t.Errorf("intents from Redis lack the key %s:\n%s", key, r.stdout)
+	intents = runCLI(t, env, "", "intents", "-o", "json", "--state", "acknowledged")
+	ok(t, intents)
+	if !strings.Contains(intents.stdout, `"key": "`+key+`"`) {
+		t.Errorf("intents from %s lack the key %s:\n%s", server, key, intents.stdout)
 	}
+	return first, intents
 }
 
 // In a fleet whose Redis does not know the account yet, building the
@@ -131,25 +141,7 @@ func TestPostgresURL_SharedIntentStore(t *testing.T) {
 	srv := brokertest.NewServer(venue.Config{Seed: simSeed, AccountNumber: pgtest.Account(t)})
 	t.Cleanup(srv.Close)
 	env := map[string]string{envBaseURL: srv.URL, envAPIKey: srv.APIKey, envPrivateKey: srv.PrivateKeyBase64, envPostgresURL: url}
-	b := make([]byte, 8)
-	rand.Read(b)
-	key := "pgfleet-" + hex.EncodeToString(b)
-	args := append(append([]string{}, placeArgs...), "--idempotency-key", key)
-	first := runCLI(t, env, "", args...)
-	ok(t, first)
-	second := runCLI(t, env, "", args...)
-	ok(t, second)
-	if first.stdout != second.stdout {
-		t.Errorf("the second run printed another order:\n%s\n%s", first.stdout, second.stdout)
-	}
-	if n := creates(srv); n != 1 {
-		t.Fatalf("%d creates for one key through one PostgreSQL", n)
-	}
-	r := runCLI(t, env, "", "intents", "-o", "json", "--state", "acknowledged")
-	ok(t, r)
-	if !strings.Contains(r.stdout, `"key": "`+key+`"`) {
-		t.Errorf("intents from PostgreSQL lack the key %s:\n%s", key, r.stdout)
-	}
+	first, r := placeTwiceInFleet(t, srv, env, "PostgreSQL")
 	ok(t, runCLI(t, env, "", "recover"))
 	if n := creates(srv); n != 1 {
 		t.Fatalf("%d creates after recover; want the one", n)
