@@ -152,10 +152,10 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 	// The waits are timed by the budget itself, wrapped: the client's
 	// loop, with telemetry off, is as it was without it.
 	if c.adaptive != nil {
-		l := &timedClassLimiter{classLimiter: c.adaptive, clock: c.clock, waits: t.budgetWait}
+		l := &timedClassLimiter{classLimiter: c.adaptive, waitTimer: waitTimer{c.clock, t.budgetWait}}
 		c.limiter, c.adaptive = l, l
 	} else {
-		c.limiter = &timedLimiter{Limiter: c.limiter, clock: c.clock, waits: t.budgetWait}
+		c.limiter = &timedLimiter{Limiter: c.limiter, waitTimer: waitTimer{c.clock, t.budgetWait}}
 	}
 	for cl := range t.classes {
 		t.classes[cl] = metric.WithAttributeSet(attribute.NewSet(keyEndpointClass.String(strings.ReplaceAll(wire.Class(cl).String(), " ", "_"))))
@@ -324,47 +324,46 @@ func spanName(method string) string {
 	return "HTTP " + method
 }
 
-// timedLimiter is a Limiter that records how long each Wait that was
-// granted a token waited, in waits.
-type timedLimiter struct {
-	Limiter
+// waitTimer records how long each wait for a token that was granted
+// took, in waits.
+type waitTimer struct {
 	clock clockwork.Clock
 	waits metric.Float64Histogram
 }
 
-// Wait implements Limiter.
-func (l *timedLimiter) Wait(ctx context.Context) error {
-	from := l.clock.Now()
-	err := l.Limiter.Wait(ctx)
+// timed runs wait and records its time if it granted a token.
+func (w waitTimer) timed(ctx context.Context, wait func() error) error {
+	from := w.clock.Now()
+	err := wait()
 	if err == nil {
-		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
+		w.waits.Record(ctx, w.clock.Now().Sub(from).Seconds())
 	}
 	return err
+}
+
+// timedLimiter is a Limiter whose granted Waits are timed.
+type timedLimiter struct {
+	Limiter
+	waitTimer
+}
+
+// Wait implements Limiter.
+func (l *timedLimiter) Wait(ctx context.Context) error {
+	return l.timed(ctx, func() error { return l.Limiter.Wait(ctx) })
 }
 
 // timedClassLimiter is timedLimiter for a classLimiter.
 type timedClassLimiter struct {
 	classLimiter
-	clock clockwork.Clock
-	waits metric.Float64Histogram
+	waitTimer
 }
 
 // Wait implements Limiter.
 func (l *timedClassLimiter) Wait(ctx context.Context) error {
-	from := l.clock.Now()
-	err := l.classLimiter.Wait(ctx)
-	if err == nil {
-		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
-	}
-	return err
+	return l.timed(ctx, func() error { return l.classLimiter.Wait(ctx) })
 }
 
 // WaitFor implements classLimiter.
 func (l *timedClassLimiter) WaitFor(ctx context.Context, method, path string) error {
-	from := l.clock.Now()
-	err := l.classLimiter.WaitFor(ctx, method, path)
-	if err == nil {
-		l.waits.Record(ctx, l.clock.Now().Sub(from).Seconds())
-	}
-	return err
+	return l.timed(ctx, func() error { return l.classLimiter.WaitFor(ctx, method, path) })
 }
