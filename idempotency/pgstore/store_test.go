@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -85,70 +84,13 @@ func TestMeta(t *testing.T) {
 	})
 }
 
-func TestCreateClaimsOnce(t *testing.T) {
-	t.Parallel()
-	url, acct := setup(t)
-	ctx := context.Background()
-	a, b := open(t, url, acct, pgstore.Config{}), open(t, url, acct, pgstore.Config{})
-	rec := record(acct, "c1", time.Now())
-	got, created, err := a.Create(ctx, rec)
-	if err != nil || !created || got.ClientOrderID != "c1" {
-		t.Fatalf("first Create = %v, %v, %v", got.ClientOrderID, created, err)
-	}
-	_, created, err = b.Create(ctx, rec)
-	var ip *pgstore.InProgressError
-	if !errors.As(err, &ip) || !errors.Is(err, idempotency.ErrInProgress) || created {
-		t.Fatalf("second process's Create: created %v, err %v; want *InProgressError", created, err)
-	}
-	if !strings.HasPrefix(ip.Owner, pgstore.Owner(a)+"/") || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
-		t.Fatalf("InProgressError = %+v, want held by %s", ip, pgstore.Owner(a))
-	}
-	if msg := err.Error(); !strings.Contains(msg, pgstore.Owner(a)) || !strings.Contains(msg, "c1") ||
-		!strings.Contains(msg, ip.LeaseExpires.UTC().Format(time.RFC3339Nano)) {
-		t.Fatalf("message %q does not name the holder %s and its lease", msg, pgstore.Owner(a))
-	}
-	if got, created, err := a.Create(ctx, rec); err != nil || created || got.State != idempotency.Pending {
-		t.Fatalf("holder's second Create = %+v, %v, %v", got, created, err)
-	}
-}
-
-// TestConcurrentCreate: many processes (Stores, each with its own
-// connections) race to create one key; exactly one creates it, every
-// other is told it is in progress.
-func TestConcurrentCreate(t *testing.T) {
-	t.Parallel()
-	url, acct := setup(t)
-	const n = 16
-	stores := make([]idempotency.Store, n)
-	for i := range stores {
-		stores[i] = open(t, url, acct, pgstore.Config{})
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	won, busy := 0, 0
-	rec := record(acct, "race", time.Now())
-	start := make(chan struct{})
-	for _, s := range stores {
-		wg.Go(func() {
-			<-start
-			_, created, err := s.Create(context.Background(), rec)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil && created:
-				won++
-			case errors.Is(err, idempotency.ErrInProgress):
-				busy++
-			default:
-				t.Errorf("Create: created %v, err %v", created, err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	if won != 1 || busy != n-1 {
-		t.Fatalf("%d created, %d in progress; want 1 and %d", won, busy, n-1)
-	}
+// TestProcesses: the claim rules between processes, each a Store with
+// its own connections on one account.
+func TestProcesses(t *testing.T) {
+	storetest.Processes(t, func(t *testing.T) (func() idempotency.Store, string) {
+		url, acct := setup(t)
+		return func() idempotency.Store { return open(t, url, acct, pgstore.Config{}) }, acct
+	}, pgstore.Owner)
 }
 
 func TestUpdateIsFencedByTheClaim(t *testing.T) {

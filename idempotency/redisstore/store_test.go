@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,71 +71,15 @@ func TestMeta(t *testing.T) {
 	})
 }
 
-func TestCreateClaimsOnce(t *testing.T) {
-	t.Parallel()
-	rdb, acct := setup(t)
-	ctx := context.Background()
-	a, b := newStore(t, rdb, acct, redisstore.Config{}), newStore(t, rdb, acct, redisstore.Config{})
-	rec := record(acct, "c1", time.Now())
-	got, created, err := a.Create(ctx, rec)
-	if err != nil || !created || got.ClientOrderID != "c1" {
-		t.Fatalf("first Create = %v, %v, %v", got.ClientOrderID, created, err)
-	}
-	_, created, err = b.Create(ctx, rec)
-	var ip *redisstore.InProgressError
-	if !errors.As(err, &ip) || !errors.Is(err, idempotency.ErrInProgress) || created {
-		t.Fatalf("second process's Create: created %v, err %v; want *InProgressError", created, err)
-	}
-	if !strings.HasPrefix(ip.Owner, redisstore.Owner(a)+"/") || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
-		t.Fatalf("InProgressError = %+v, want held by %s", ip, redisstore.Owner(a))
-	}
-	if msg := err.Error(); !strings.Contains(msg, redisstore.Owner(a)) || !strings.Contains(msg, "c1") ||
-		!strings.Contains(msg, ip.LeaseExpires.UTC().Format(time.RFC3339Nano)) {
-		t.Fatalf("message %q does not name the holder %s and its lease", msg, redisstore.Owner(a))
-	}
-	// The holder itself gets the record back (orders serialises its own
-	// callers per key).
-	if got, created, err := a.Create(ctx, rec); err != nil || created || got.State != idempotency.Pending {
-		t.Fatalf("holder's second Create = %+v, %v, %v", got, created, err)
-	}
+// TestProcesses: the claim rules between processes, each a Store of its
+// own on one account.
+func TestProcesses(t *testing.T) {
+	storetest.Processes(t, func(t *testing.T) (func() idempotency.Store, string) {
+		rdb, acct := setup(t)
+		return func() idempotency.Store { return newStore(t, rdb, acct, redisstore.Config{}) }, acct
+	}, redisstore.Owner)
 }
 
-// TestConcurrentCreate: many processes race to create one key; exactly
-// one wins, every other is told it is in progress.
-func TestConcurrentCreate(t *testing.T) {
-	t.Parallel()
-	rdb, acct := setup(t)
-	const n = 16
-	stores := make([]idempotency.Store, n)
-	for i := range stores {
-		stores[i] = newStore(t, rdb, acct, redisstore.Config{})
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	won, busy := 0, 0
-	rec := record(acct, "race", time.Now())
-	for _, s := range stores {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, created, err := s.Create(context.Background(), rec)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil && created:
-				won++
-			case errors.Is(err, idempotency.ErrInProgress):
-				busy++
-			default:
-				t.Errorf("Create: created %v, err %v", created, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if won != 1 || busy != n-1 {
-		t.Fatalf("%d created, %d in progress; want 1 and %d", won, busy, n-1)
-	}
-}
 
 func TestUpdateIsFencedByTheClaim(t *testing.T) {
 	t.Parallel()
