@@ -80,7 +80,6 @@ func TestProcesses(t *testing.T) {
 	}, redisstore.Owner)
 }
 
-
 func TestUpdateIsFencedByTheClaim(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
