@@ -120,8 +120,8 @@ func pgFleetBot() (pgFleetResult, error) {
 
 // TestPostgresFleet: four OS processes on one account share a store and a
 // budget in PostgreSQL (a primary with a synchronous standby), placing
-// over TLS + HTTP/2 on a venue that creates a second order for a reused
-// client_order_id. The store vouches, so each Place is one request; the
+// over TLS + HTTP/2, then over loopback HTTP/1.1, on a venue that creates
+// a second order for a reused client_order_id. The store vouches, so each Place is one request; the
 // budget is shared, so together they place at ≥ 95 % of its rate with no
 // 429. The rate is scaled up (1,200 a minute for 10 s) so the test takes
 // seconds: set TRADEWIRE_PG_FLEET_MINUTE=1 to run the venue's own 100 a
@@ -131,19 +131,28 @@ func TestPostgresFleet(t *testing.T) {
 		t.Skip("runs OS processes against PostgreSQL")
 	}
 	t.Parallel()
+	for _, overTLS := range []bool{true, false} { // one after the other: each takes the machine's time
+		t.Run(wireName(overTLS), func(t *testing.T) { testPostgresFleet(t, overTLS) })
+	}
+}
+
+func testPostgresFleet(t *testing.T, overTLS bool) {
 	url := pgtest.URL(t)
 	perMinute, seconds := 1200, 10
 	if os.Getenv("TRADEWIRE_PG_FLEET_MINUTE") != "" {
 		perMinute, seconds = 100, 60
 	}
 	const procs, burst = 4, 1
-	srv := brokertest.NewTLSServer(venue.Config{AccountNumber: pgtest.Account(t), Seed: 21,
+	srv := venueServer(overTLS, venue.Config{AccountNumber: pgtest.Account(t), Seed: 21,
 		Faults:     venue.FaultPlan{Duplicate: venue.CreateSecond},
 		RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: float64(perMinute), Burst: 4 * procs}}})
 	defer srv.Close()
-	caFile := t.TempDir() + "/ca.pem"
-	if err := os.WriteFile(caFile, srv.CACertPEM(), 0o600); err != nil {
-		t.Fatal(err)
+	caFile := ""
+	if overTLS {
+		caFile = t.TempDir() + "/ca.pem"
+		if err := os.WriteFile(caFile, srv.CACertPEM(), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ns := "pgfleet-" + strings.ToLower(pgtest.Account(t))
 	env := []string{helperEnv + "=pgfleet", "VENUE_URL=" + srv.URL, "VENUE_API_KEY=" + srv.APIKey, "VENUE_KEY=" + srv.PrivateKeyBase64,
@@ -218,16 +227,31 @@ func TestPostgresFailover(t *testing.T) {
 		{"synchronous standby", pgtest.SyncStandby, pgstore.SynchronousStandby},
 		{"asynchronous standby", pgtest.AsyncStandby, pgstore.AsynchronousStandby},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			testFailover(t, tc.standby, tc.want)
-		})
+		for _, overTLS := range []bool{true, false} {
+			t.Run(tc.name+", "+wireName(overTLS), func(t *testing.T) {
+				t.Parallel()
+				testFailover(t, tc.standby, tc.want, overTLS)
+			})
+		}
 	}
 }
 
-func testFailover(t *testing.T, standby pgtest.Standby, want pgstore.Guarantee) {
+// wireName names the venue's wire in a subtest's name.
+func wireName(overTLS bool) string {
+	return map[bool]string{false: "HTTP/1.1", true: "TLS + HTTP/2"}[overTLS]
+}
+
+// venueServer serves a venue over TLS + HTTP/2, or loopback HTTP/1.1.
+func venueServer(overTLS bool, cfg venue.Config) *brokertest.Server {
+	if overTLS {
+		return brokertest.NewTLSServer(cfg)
+	}
+	return brokertest.NewServer(cfg)
+}
+
+func testFailover(t *testing.T, standby pgtest.Standby, want pgstore.Guarantee, overTLS bool) {
 	cluster := pgtest.Start(t, standby)
-	srv := brokertest.NewTLSServer(venue.Config{AccountNumber: pgtest.Account(t), Seed: 5,
+	srv := venueServer(overTLS, venue.Config{AccountNumber: pgtest.Account(t), Seed: 5,
 		Faults:     venue.FaultPlan{Duplicate: venue.CreateSecond},
 		RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: 100000, Burst: 1000}}})
 	defer srv.Close()

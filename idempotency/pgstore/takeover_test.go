@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -32,12 +31,26 @@ var buy = broker.OrderRequest{Symbol: "BTC-USD", Side: broker.SideBuy, Type: bro
 // commits, and dies before hearing the answer, holding the intent's claim.
 // Process B is told "in progress" until A's lease has lapsed and A's
 // signature has expired; then B's Place takes the claim over, finds A's
-// order by lookup, and sends nothing.
+// order by lookup, and sends nothing. The venue creates a second order
+// for a reused client_order_id; over loopback HTTP/1.1 and TLS + HTTP/2.
 func TestTakeoverReconcilesByLookup(t *testing.T) {
 	t.Parallel()
+	for _, overTLS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "HTTP/1.1", true: "TLS + HTTP/2"}[overTLS], func(t *testing.T) {
+			t.Parallel()
+			testTakeover(t, overTLS)
+		})
+	}
+}
+
+func testTakeover(t *testing.T, overTLS bool) {
 	url := pgtest.URL(t)
 	clock := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
-	srv := brokertest.NewServer(venue.Config{Clock: clock, Seed: 11})
+	serve := brokertest.NewServer
+	if overTLS {
+		serve = brokertest.NewTLSServer
+	}
+	srv := serve(venue.Config{Clock: clock, Seed: 11, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 	defer srv.Close()
 	var ns [6]byte
 	rand.Read(ns[:])
@@ -115,7 +128,7 @@ func client(t *testing.T, srv *brokertest.Server, clock clockwork.Clock, store i
 		t.Fatal(err)
 	}
 	signer, _ := signing.New(srv.APIKey, pk)
-	tc, err := transport.New(srv.URL, signer, transport.Config{Clock: clock, AttemptTimeout: time.Hour, RoundTripper: http.DefaultTransport.(*http.Transport).Clone()})
+	tc, err := transport.New(srv.URL, signer, transport.Config{Clock: clock, AttemptTimeout: time.Hour, RoundTripper: srv.Client().Transport})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +155,7 @@ func TestRequestsPerPlace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clock := clockwork.NewFakeClockAt(time.Now())
-			srv := brokertest.NewServer(venue.Config{Clock: clock, Seed: 5})
+			srv := brokertest.NewServer(venue.Config{Clock: clock, Seed: 5, Faults: venue.FaultPlan{Duplicate: venue.CreateSecond}})
 			defer srv.Close()
 			var ns [6]byte
 			rand.Read(ns[:])
