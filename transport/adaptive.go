@@ -43,6 +43,10 @@ type adaptiveLimiter struct {
 
 	mu      sync.Mutex
 	classes [wire.NumClasses]classBudget
+
+	// waited, when set, is told how long each wait that had to wait for
+	// its token waited (the client's telemetry).
+	waited func(ctx context.Context, d time.Duration)
 }
 
 // classBudget is one class's token bucket and what it learnt.
@@ -198,6 +202,10 @@ func (l *adaptiveLimiter) wait(ctx context.Context, cb *classBudget) error {
 		cb.granted++
 	}
 	l.mu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	from := now
 	for d > 0 {
 		if err := adaptive.WaitToken(ctx, l.clock, now, d, "transport"); err != nil {
 			l.unreserve(cb, gen)
@@ -216,6 +224,9 @@ func (l *adaptiveLimiter) wait(ctx context.Context, cb *classBudget) error {
 			cb.granted++
 		}
 		l.mu.Unlock()
+	}
+	if l.waited != nil {
+		l.waited(ctx, now.Sub(from))
 	}
 	return nil
 }

@@ -388,18 +388,19 @@ func (c *Client) Send(ctx context.Context, method, target string, body []byte, b
 	}
 	u.Scheme, u.Host = c.base.Scheme, c.host
 	if c.tel == nil {
-		return c.send(ctx, method, target, u, body, beforeSend, c.observe)
+		return c.send(ctx, method, target, u, body, beforeSend, nil)
 	}
-	r := c.tel.start(ctx, method, u.Path, c.observe)
-	resp, err := c.send(r.ctx, method, target, u, body, beforeSend, r.observe)
+	var r request
+	ctx = c.tel.start(ctx, &r, method, u.Path)
+	resp, err := c.send(ctx, method, target, u, body, beforeSend, &r)
 	r.end(err)
 	return resp, err
 }
 
-// send is Send for a target checked and parsed into u. observe, when not
-// nil, is called after every attempt as Config.Observer is: the client's
-// own, or the telemetry's, which calls it.
-func (c *Client) send(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend func(signedAt time.Time) error, observe func(Attempt)) (*Response, error) {
+// send is Send for a target checked and parsed into u. After every
+// attempt it calls Config.Observer, and records the attempt in tel's
+// telemetry when tel is not nil.
+func (c *Client) send(ctx context.Context, method, target string, u *url.URL, body []byte, beforeSend func(signedAt time.Time) error, tel *request) (*Response, error) {
 	path := u.Path
 	// last is the previous attempt's stamp: an attempt made in a later
 	// second than the one before is stamped later too, even when a new
@@ -431,8 +432,11 @@ func (c *Client) send(ctx context.Context, method, target string, u *url.URL, bo
 				return nil, sendErr
 			}
 		}
-		if observe != nil {
-			observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})
+		if tel != nil {
+			tel.attempt(ctx, attempt, ans.status, ans.replays, ans.elapsed, sendErr)
+		}
+		if c.observe != nil {
+			c.observe(Attempt{Method: method, Path: path, Number: attempt, Status: ans.status, Proto: ans.proto, Replays: ans.replays, Elapsed: ans.elapsed, Err: sendErr})
 		}
 		status, header := ans.status, ans.header
 		retry, reason := shouldRetry(ctx, method, status, sendErr)

@@ -202,8 +202,9 @@
 //	tradewire.http.resends         counter: net/http's own sends of a GET again (Attempt.Replays); url.template
 //	tradewire.http.retries         counter: attempts after a request's first; tradewire.endpoint_class
 //	tradewire.http.throttled       counter: 429 answers; tradewire.endpoint_class
-//	tradewire.budget.wait.duration histogram, s: each token the rate budget granted, how long it took
-//	                               (an attempt's, or net/http's resend's)
+//	tradewire.budget.wait.time     counter, s: time spent waiting for tokens of the rate budget (an
+//	                               attempt's, or net/http's resend's); a token granted at once adds
+//	                               nothing, and a Config.Limiter's wait is timed whole
 //	tradewire.budget.tokens        gauge: tokens left in a NewTokenBucket budget (none for other Limiters)
 //	tradewire.venue.clock_offset   gauge, s: ClockOffset, once an answer was measured
 //
@@ -212,8 +213,9 @@
 // never a query string, an account number or an order id. The endpoint
 // classes are "market data", "account reads", "order reads", "order
 // writes" and "other". With Config.TracerProvider set, each request
-// (Do, Get, Send) is a client span "HTTP GET", "HTTP POST", …, a child of
-// the span in its context, with http.request.method, url.template,
+// (Do, Get, Send) whose context carries a span is a client span "HTTP
+// GET", "HTTP POST", …, a child of it (a request outside any trace makes
+// no span, rather than a trace of its own), with http.request.method, url.template,
 // server.address, http.response.status_code of the last answer,
 // http.request.resend_count (retries and net/http's resends, when any)
 // and, on failure, error.type (the last attempt's, or not_sent, canceled,

@@ -41,6 +41,10 @@ type tokenBucket struct {
 	mu     sync.Mutex
 	tokens float64
 	last   time.Time
+
+	// waited, when set, is told how long each Wait that had to wait for
+	// its token waited (the client's telemetry).
+	waited func(ctx context.Context, d time.Duration)
 }
 
 // NewTokenBucket returns the in-process Limiter, the one a Client builds
@@ -91,6 +95,10 @@ func (b *tokenBucket) Wait(ctx context.Context) error {
 	now := b.clock.Now()
 	d := b.reserve(now)
 	b.mu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	from := now
 	for d > 0 {
 		if err := adaptive.WaitToken(ctx, b.clock, now, d, "transport"); err != nil {
 			b.unreserve()
@@ -99,6 +107,9 @@ func (b *tokenBucket) Wait(ctx context.Context) error {
 		// A pause may have begun while this caller slept.
 		now = b.clock.Now()
 		d = b.pause.Left(now)
+	}
+	if b.waited != nil {
+		b.waited(ctx, now.Sub(from))
 	}
 	return nil
 }

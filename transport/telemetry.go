@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -44,7 +45,7 @@ type telemetry struct {
 	resends    metric.Int64Counter
 	retries    metric.Int64Counter
 	throttled  metric.Int64Counter
-	budgetWait metric.Float64Histogram
+	budgetWait metric.Float64Counter
 	tracer     trace.Tracer
 	// server is the server.address attribute, the venue's host.
 	server attribute.KeyValue
@@ -53,6 +54,71 @@ type telemetry struct {
 	// attempts holds the attributes of http.client.request.duration made
 	// so far, by attemptKey: making a set costs more than finding it.
 	attempts sync.Map
+	// routes holds, by path, the routeOf of paths made of the venue's
+	// fixed words only (a path with an id in it is templated each time),
+	// at most maxRoutes of them.
+	routes  sync.Map
+	nroutes atomic.Int32
+}
+
+// maxRoutes bounds telemetry.routes.
+const maxRoutes = 64
+
+// routeOf is a request's route template and endpoint class, and the
+// attributes of its last attempt's duration.
+type routeOf struct {
+	route string
+	class wire.Class
+	// cached is set on the routeOf of a path without an id, kept in
+	// telemetry.routes: only its last and lastSpan are kept for the next
+	// request.
+	cached   bool
+	last     atomic.Pointer[lastAttempt]
+	lastSpan atomic.Pointer[lastSpan]
+}
+
+// lastSpan is the attributes of the span of a request that succeeded at
+// its first try with status.
+type lastSpan struct {
+	status int
+	kvs    []attribute.KeyValue
+}
+
+// lastAttempt is an attempt's status and error.type, and the attributes
+// of its duration.
+type lastAttempt struct {
+	status  int
+	errType string
+	opts    []metric.RecordOption
+}
+
+// route returns the routeOf method's request to path: cached, when the
+// path holds no id.
+func (t *telemetry) route(method, path string) *routeOf {
+	type key struct{ method, path string }
+	k := key{method, path}
+	if r, ok := t.routes.Load(k); ok {
+		return r.(*routeOf)
+	}
+	r := &routeOf{route: wire.Route(path), class: wire.ClassOf(method, path)}
+	if r.route == path && t.nroutes.Load() < maxRoutes && t.nroutes.Add(1) <= maxRoutes {
+		r.cached = true
+		t.routes.Store(k, r)
+	}
+	return r
+}
+
+// durationAttrs returns the options of the duration of r's attempt that
+// ended with status and errType.
+func (t *telemetry) durationAttrs(r *request, status int, errType string) []metric.RecordOption {
+	if l := r.ro.last.Load(); l != nil && l.status == status && l.errType == errType {
+		return l.opts
+	}
+	opts := t.attemptAttrs(attemptKey{method: r.method, route: r.ro.route, errType: errType, status: status})
+	if r.ro.cached {
+		r.ro.last.Store(&lastAttempt{status, errType, opts})
+	}
+	return opts
 }
 
 // attemptKey is what an attempt's http.client.request.duration
@@ -62,10 +128,12 @@ type attemptKey struct {
 	status                 int
 }
 
-// attemptAttrs returns k's attributes, made once.
-func (t *telemetry) attemptAttrs(k attemptKey) metric.MeasurementOption {
+// attemptAttrs returns k's attributes, made once, as the options of a
+// Record (a slice made once too: the variadic slice of a call through an
+// interface is made on the heap each call).
+func (t *telemetry) attemptAttrs(k attemptKey) []metric.RecordOption {
 	if o, ok := t.attempts.Load(k); ok {
-		return o.(metric.MeasurementOption)
+		return o.([]metric.RecordOption)
 	}
 	kvs := [5]attribute.KeyValue{keyMethod.String(k.method), keyURLTemplate.String(k.route), t.server}
 	n := 3
@@ -77,8 +145,8 @@ func (t *telemetry) attemptAttrs(k attemptKey) metric.MeasurementOption {
 		kvs[n] = keyErrorType.String(k.errType)
 		n++
 	}
-	o, _ := t.attempts.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kvs[:n]...)))
-	return o.(metric.MeasurementOption)
+	o, _ := t.attempts.LoadOrStore(k, []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kvs[:n]...))})
+	return o.([]metric.RecordOption)
 }
 
 // instrument sets c's telemetry up from cfg's providers, when either is
@@ -112,8 +180,8 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 		metric.WithDescription("Attempts of a request after its first."))
 	t.throttled, errs[3] = m.Int64Counter("tradewire.http.throttled", metric.WithUnit("{response}"),
 		metric.WithDescription("Answers 429 Too Many Requests."))
-	t.budgetWait, errs[4] = m.Float64Histogram("tradewire.budget.wait.duration", metric.WithUnit("s"),
-		metric.WithDescription("Time each send waited for a token of the rate budget."))
+	t.budgetWait, errs[4] = m.Float64Counter("tradewire.budget.wait.time", metric.WithUnit("s"),
+		metric.WithDescription("Time sends spent waiting for a token of the rate budget, summed: a send granted a token at once adds nothing; with a shared budget its round trip to the budget's server counts."))
 	offset, err := m.Float64ObservableGauge("tradewire.venue.clock_offset", metric.WithUnit("s"),
 		metric.WithDescription("The venue's clock minus this process's, as measured from its answers' Date headers."))
 	errs[5] = err
@@ -149,13 +217,28 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 	if errs[7] != nil {
 		return errs[7]
 	}
-	// The waits are timed by the budget itself, wrapped: the client's
-	// loop, with telemetry off, is as it was without it.
-	if c.adaptive != nil {
-		l := &timedClassLimiter{classLimiter: c.adaptive, waitTimer: waitTimer{c.clock, t.budgetWait}}
-		c.limiter, c.adaptive = l, l
-	} else {
-		c.limiter = &timedLimiter{Limiter: c.limiter, waitTimer: waitTimer{c.clock, t.budgetWait}}
+	// The client's own budget reports the waits it imposed, so that a
+	// token granted at once costs nothing; a budget given in Config is
+	// timed from outside, wrapped. Either way the client's loop, with
+	// telemetry off, is as it was without it.
+	switch l := c.limiter.(type) {
+	case *tokenBucket:
+		if c.cfg.Limiter == nil {
+			l.waited = t.waited
+		}
+	case *adaptiveLimiter:
+		if c.cfg.Limiter == nil {
+			l.waited = t.waited
+		}
+	}
+	if c.cfg.Limiter != nil {
+		w := waitTimer{c.clock, t.budgetWait}
+		if c.adaptive != nil {
+			l := &timedClassLimiter{classLimiter: c.adaptive, waitTimer: w}
+			c.limiter, c.adaptive = l, l
+		} else {
+			c.limiter = &timedLimiter{Limiter: c.limiter, waitTimer: w}
+		}
 	}
 	for cl := range t.classes {
 		t.classes[cl] = metric.WithAttributeSet(attribute.NewSet(keyEndpointClass.String(strings.ReplaceAll(wire.Class(cl).String(), " ", "_"))))
@@ -167,14 +250,9 @@ var spanKindClient = trace.WithSpanKind(trace.SpanKindClient)
 
 // request is what the client's telemetry keeps of one request.
 type request struct {
-	t *telemetry
-	// ctx is the request's context, with its span.
-	ctx context.Context
-	// user is the client's Observer, nil when none.
-	user   func(Attempt)
+	t      *telemetry
 	method string
-	route  string
-	class  wire.Class
+	ro     *routeOf
 	span   trace.Span
 	// routeSet is the url.template attribute, made at the first resend.
 	routeSet metric.MeasurementOption
@@ -186,47 +264,41 @@ type request struct {
 	errType           string
 }
 
-// start begins the telemetry of a request of method to path, and its
-// span as a child of ctx's. user is the client's Observer, if any.
-func (t *telemetry) start(ctx context.Context, method, path string, user func(Attempt)) *request {
-	r := &request{t: t, method: methodName(method), route: wire.Route(path), class: wire.ClassOf(method, path), user: user}
-	if t.tracer != nil {
+// start begins r, the telemetry of a request of method to path, and its
+// span as a child of ctx's when ctx carries one: a request outside any
+// trace (a watch's poll, a read the caller does not trace) makes no
+// span, rather than a trace of its own. It returns the request's
+// context, with its span.
+func (t *telemetry) start(ctx context.Context, r *request, method, path string) context.Context {
+	r.t, r.method = t, methodName(method)
+	r.ro = t.route(r.method, path)
+	if t.tracer != nil && trace.SpanContextFromContext(ctx).IsValid() {
 		ctx, r.span = t.tracer.Start(ctx, spanName(r.method), spanKindClient)
 	}
-	r.ctx = ctx
-	return r
-}
-
-// observe records one attempt as it ended, and passes it on to the
-// client's Observer.
-func (r *request) observe(a Attempt) {
-	r.attempt(a.Number, a.Status, a.Replays, a.Elapsed, a.Err)
-	if r.user != nil {
-		r.user(a)
-	}
+	return ctx
 }
 
 // attempt records attempt n as it ended: the status read (0 for none),
 // net/http's resends, how long it took, and its failure below HTTP.
-func (r *request) attempt(n, status, replays int, elapsed time.Duration, err error) {
+func (r *request) attempt(ctx context.Context, n, status, replays int, elapsed time.Duration, err error) {
 	r.attempts, r.replays, r.status = n, r.replays+replays, status
 	r.errType = attemptErrorType(status, err)
-	t, ctx := r.t, r.ctx
+	t := r.t
 	if t.duration == nil {
 		return
 	}
-	t.duration.Record(ctx, elapsed.Seconds(), t.attemptAttrs(attemptKey{method: r.method, route: r.route, errType: r.errType, status: status}))
+	t.duration.Record(ctx, elapsed.Seconds(), t.durationAttrs(r, status, r.errType)...)
 	if replays > 0 {
 		if r.routeSet == nil {
-			r.routeSet = metric.WithAttributeSet(attribute.NewSet(keyURLTemplate.String(r.route)))
+			r.routeSet = metric.WithAttributeSet(attribute.NewSet(keyURLTemplate.String(r.ro.route)))
 		}
 		t.resends.Add(ctx, int64(replays), r.routeSet)
 	}
 	if n > 1 {
-		t.retries.Add(ctx, 1, t.classes[r.class])
+		t.retries.Add(ctx, 1, t.classes[r.ro.class])
 	}
 	if status == http.StatusTooManyRequests {
-		t.throttled.Add(ctx, 1, t.classes[r.class])
+		t.throttled.Add(ctx, 1, t.classes[r.ro.class])
 	}
 }
 
@@ -236,14 +308,29 @@ func (r *request) end(err error) {
 		return
 	}
 	// The attributes are set at once, at the end: one call costs less
-	// than two.
-	kvs := [7]attribute.KeyValue{keyMethod.String(r.method), keyURLTemplate.String(r.route), r.t.server}
+	// than two. Those of a success at the first try, the common case,
+	// are made once per route and status.
+	resends := r.replays + max(0, r.attempts-1)
+	if err == nil && resends == 0 && r.ro.cached {
+		l := r.ro.lastSpan.Load()
+		if l == nil || l.status != r.status {
+			l = &lastSpan{status: r.status, kvs: []attribute.KeyValue{keyMethod.String(r.method), keyURLTemplate.String(r.ro.route), r.t.server}}
+			if r.status != 0 {
+				l.kvs = append(l.kvs, keyStatus.Int(r.status))
+			}
+			r.ro.lastSpan.Store(l)
+		}
+		r.span.SetAttributes(l.kvs...)
+		r.span.End()
+		return
+	}
+	kvs := [7]attribute.KeyValue{keyMethod.String(r.method), keyURLTemplate.String(r.ro.route), r.t.server}
 	n := 3
 	if r.status != 0 {
 		kvs[n] = keyStatus.Int(r.status)
 		n++
 	}
-	if resends := r.replays + max(0, r.attempts-1); resends > 0 {
+	if resends > 0 {
 		kvs[n] = keyResendCount.Int(resends)
 		n++
 	}
@@ -324,19 +411,24 @@ func spanName(method string) string {
 	return "HTTP " + method
 }
 
-// waitTimer records how long each wait for a token that was granted
-// took, in waits.
-type waitTimer struct {
-	clock clockwork.Clock
-	waits metric.Float64Histogram
+// waited adds a granted token's wait, d, to the budget's wait time.
+func (t *telemetry) waited(ctx context.Context, d time.Duration) {
+	t.budgetWait.Add(ctx, d.Seconds())
 }
 
-// timed runs wait and records its time if it granted a token.
+// waitTimer adds the time of each wait for a token that was granted to
+// waits.
+type waitTimer struct {
+	clock clockwork.Clock
+	waits metric.Float64Counter
+}
+
+// timed runs wait and adds its time if it granted a token.
 func (w waitTimer) timed(ctx context.Context, wait func() error) error {
 	from := w.clock.Now()
 	err := wait()
 	if err == nil {
-		w.waits.Record(ctx, w.clock.Now().Sub(from).Seconds())
+		w.waits.Add(ctx, w.clock.Now().Sub(from).Seconds())
 	}
 	return err
 }

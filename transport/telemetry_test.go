@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tradewire/tradewire/internal/adaptive"
+	"github.com/tradewire/tradewire/internal/wire"
 	simvenue "github.com/tradewire/tradewire/venue"
 )
 
@@ -78,6 +80,10 @@ func (r *recorder) collect(t testing.TB) map[string][]point {
 			case metricdata.Sum[int64]:
 				for _, p := range d.DataPoints {
 					got[m.Name] = append(got[m.Name], point{attrs: p.Attributes, value: float64(p.Value)})
+				}
+			case metricdata.Sum[float64]:
+				for _, p := range d.DataPoints {
+					got[m.Name] = append(got[m.Name], point{attrs: p.Attributes, value: p.Value})
 				}
 			case metricdata.Gauge[float64]:
 				for _, p := range d.DataPoints {
@@ -220,7 +226,7 @@ func TestTelemetryThrottledThenOK(t *testing.T) {
 	wantPoints(t, got, "tradewire.http.retries", point{attrs: orderReads, value: 1})
 	wantPoints(t, got, "tradewire.http.throttled", point{attrs: orderReads, value: 1})
 	wantPoints(t, got, "tradewire.http.resends")
-	wantPoints(t, got, "tradewire.budget.wait.duration", point{count: 2})
+	wantPoints(t, got, "tradewire.budget.wait.time") // both tokens granted at once
 	// Samples of 9.75 s and 10.25 s: Date + 0.5 s minus the arrival.
 	wantPoints(t, got, "tradewire.venue.clock_offset", point{value: 10})
 	wantPoints(t, got, "tradewire.budget.tokens") // the bucket is unlimited
@@ -243,6 +249,37 @@ func TestTelemetryThrottledThenOK(t *testing.T) {
 	checkNoIDs(t, rec, telOrderID, telAccount, "account_number")
 }
 
+// TestTelemetryOutsideATrace: a request whose context carries no span
+// records its metrics but makes no span (a read outside any trace, such
+// as a watch's poll, would otherwise start a trace of its own); inside
+// a trace it is a child span.
+func TestTelemetryOutsideATrace(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	clock := clockwork.NewFakeClockAt(t0)
+	v := newVenue(t, clock)
+	rec := newRecorder(t)
+	c := newTestClient(t, v, newEventLog(), rec.with(Config{}))
+	if _, err := c.Get(ctx, telTarget); err != nil {
+		t.Fatal(err)
+	}
+	if spans := rec.spans.Ended(); len(spans) != 0 {
+		t.Fatalf("%d spans outside a trace, want none", len(spans))
+	}
+	ok := set(keyMethod.String("GET"), keyURLTemplate.String(telRoute), keyServerAddress.String("127.0.0.1"), keyStatus.Int(200))
+	wantPoints(t, rec.collect(t), "http.client.request.duration", point{attrs: ok, count: 1})
+
+	traced, parent := rec.tp.Tracer("test").Start(ctx, "caller")
+	if _, err := c.Get(traced, telTarget); err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.spans.Ended()
+	if len(spans) != 1 || spans[0].Parent().SpanID() != parent.SpanContext().SpanID() {
+		t.Fatalf("spans %v inside a trace, want one child of the caller's", spans)
+	}
+	wantPoints(t, rec.collect(t), "http.client.request.duration", point{attrs: ok, count: 2})
+}
+
 // TestTelemetryFailures: a final 404, and a POST whose connection drops
 // after it was written, record their error.type on the attempt and on the
 // span (with an error status); the POST's has no status code.
@@ -254,6 +291,7 @@ func TestTelemetryFailures(t *testing.T) {
 	rec := newRecorder(t)
 	c := newTestClient(t, v, newEventLog(), rec.with(Config{}))
 
+	ctx, _ = rec.tp.Tracer("test").Start(ctx, "caller") // never ended: not among the spans checked
 	if _, err := c.Get(ctx, telTarget); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("GET: %v, want ErrNotFound", err)
 	}
@@ -303,6 +341,7 @@ func TestTelemetryResend(t *testing.T) {
 		t.Fatal(err)
 	}
 	account := v.Config().AccountNumber
+	ctx, _ = rec.tp.Tracer("test").Start(ctx, "caller") // never ended: not among the spans checked
 	if _, err := c.Get(ctx, "/api/v2/crypto/trading/holdings/?account_number="+account); err != nil {
 		t.Fatal(err)
 	}
@@ -325,45 +364,57 @@ func TestTelemetryResend(t *testing.T) {
 }
 
 // TestTelemetryBudget: the in-process bucket's tokens are observed, and
-// an attempt that waits for a token records the wait.
+// the time an attempt waits for a token adds to the wait time, whether
+// the bucket is the client's own (which reports its waits itself, and
+// nothing for a token granted at once) or one given in Config (timed
+// from outside).
 func TestTelemetryBudget(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
-	clock := clockwork.NewFakeClockAt(t0)
-	v := newVenue(t, clock)
-	rec := newRecorder(t)
-	c := newTestClient(t, v, newEventLog(), rec.with(Config{RatePerMinute: 60, Burst: 1}))
-	_, burst := adaptive.Headroom(60, 1)
-	if burst != 1 {
-		t.Fatalf("burst %d, want 1", burst)
-	}
-	wantPoints(t, rec.collect(t), "tradewire.budget.tokens", point{value: 1})
-	wantPoints(t, rec.collect(t), "tradewire.venue.clock_offset") // not measured yet
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			t.Parallel()
+			ctx := testContext(t)
+			clock := clockwork.NewFakeClockAt(t0)
+			v := newVenue(t, clock)
+			rec := newRecorder(t)
+			cfg := Config{RatePerMinute: 60, Burst: 1}
+			if shared {
+				cfg.Limiter = NewTokenBucket(clock, 60, 1)
+			}
+			c := newTestClient(t, v, newEventLog(), rec.with(cfg))
+			_, burst := adaptive.Headroom(60, 1)
+			if burst != 1 {
+				t.Fatalf("burst %d, want 1", burst)
+			}
+			wantPoints(t, rec.collect(t), "tradewire.budget.tokens", point{value: 1})
+			wantPoints(t, rec.collect(t), "tradewire.venue.clock_offset") // not measured yet
 
-	if _, err := c.Get(ctx, accountsPath); err != nil {
-		t.Fatal(err)
-	}
-	wantPoints(t, rec.collect(t), "tradewire.budget.tokens", point{value: 0})
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Get(ctx, accountsPath)
-		done <- err
-	}()
-	if err := clock.BlockUntilContext(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(2 * time.Second)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	got := rec.collect(t)
-	hs := got["tradewire.budget.wait.duration"]
-	if len(hs) != 1 || hs[0].count != 2 || hs[0].sum != 2 {
-		t.Errorf("budget waits %v, want 2 summing to 2 s", describe(hs))
-	}
-	// 2 s at 0.99 a second refilled the token the wait owed and 0.98 more.
-	if ps := got["tradewire.budget.tokens"]; len(ps) != 1 || ps[0].value < 0.979 || ps[0].value > 0.981 {
-		t.Errorf("tokens %v, want 0.98", describe(ps))
+			if _, err := c.Get(ctx, accountsPath); err != nil {
+				t.Fatal(err)
+			}
+			wantPoints(t, rec.collect(t), "tradewire.budget.tokens", point{value: 0})
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Get(ctx, accountsPath)
+				done <- err
+			}()
+			if err := clock.BlockUntilContext(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(2 * time.Second)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			got := rec.collect(t)
+			wantPoints(t, got, "tradewire.budget.wait.time", point{value: 2})
+			// 2 s at 0.99 a second refilled the token the wait owed and 0.98 more.
+			if ps := got["tradewire.budget.tokens"]; len(ps) != 1 || ps[0].value < 0.979 || ps[0].value > 0.981 {
+				t.Errorf("tokens %v, want 0.98", describe(ps))
+			}
+			if b := cfg.Limiter; b != nil && b.(*tokenBucket).waited != nil {
+				t.Error("the client set its telemetry on a bucket given in Config, which other clients may share")
+			}
+		})
 	}
 }
 
@@ -404,5 +455,54 @@ func TestAttemptErrorType(t *testing.T) {
 		if got := attemptErrorType(tc.status, tc.err); got != tc.want {
 			t.Errorf("attemptErrorType(%d, %v) = %q, want %q", tc.status, tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestTelemetryRoutes: a route is templated the same whether it comes
+// from the cache or not; paths holding an id are never kept, and the
+// cache of fixed paths stays bounded however many a caller sends.
+func TestTelemetryRoutes(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t)
+	c, err := New("https://venue.example", testSigner(t), rec.with(Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func() int {
+		n := 0
+		c.tel.routes.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	for i := range 200 {
+		r := c.tel.route("GET", fmt.Sprintf("/api/v2/crypto/trading/orders/%d-id/", i))
+		if r.route != telRoute || r.class != wire.ClassOrderReads {
+			t.Fatalf("route %q class %v, want %q, order reads", r.route, r.class, telRoute)
+		}
+	}
+	if n := kept(); n != 0 {
+		t.Fatalf("%d routes kept after paths with ids, want 0", n)
+	}
+	for range 2 { // the second time from the cache
+		for _, tc := range []struct {
+			method, path string
+			class        wire.Class
+		}{{"GET", wire.PathAccounts, wire.ClassAccountReads}, {"POST", wire.PathOrders, wire.ClassOrderWrites}, {"GET", wire.PathOrders, wire.ClassOrderReads}} {
+			if r := c.tel.route(tc.method, tc.path); r.route != tc.path || r.class != tc.class {
+				t.Errorf("%s %s: route %q class %v, want itself, %v", tc.method, tc.path, r.route, r.class, tc.class)
+			}
+		}
+	}
+	if n := kept(); n != 3 {
+		t.Fatalf("%d routes kept, want 3", n)
+	}
+	path := "/api/v2/crypto/trading/"
+	for range 2 * maxRoutes {
+		path += "orders/"
+		if r := c.tel.route("GET", path); r.route != path {
+			t.Fatalf("route %q, want %q", r.route, path)
+		}
+	}
+	if n := kept(); n != maxRoutes {
+		t.Errorf("%d routes kept, want at most %d", n, maxRoutes)
 	}
 }

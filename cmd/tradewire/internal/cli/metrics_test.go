@@ -140,7 +140,7 @@ func (s *signatureRecorder) signatures() []string {
 // recorded by the end of the watch's first poll; a counter shows only
 // once counted.
 var watchMetricFamilies = []string{"target_info", "http_client_request_duration_seconds",
-	"tradewire_budget_wait_duration_seconds", "tradewire_budget_tokens", "tradewire_venue_clock_offset_seconds",
+	"tradewire_budget_tokens", "tradewire_venue_clock_offset_seconds",
 	"tradewire_watch_lag_seconds", "tradewire_intents_open"}
 
 // TestWatch_MetricsAddrServesAndHoldsNoSecret runs watch with
