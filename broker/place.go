@@ -178,7 +178,7 @@ func (c *Client) Place(ctx context.Context, key string, req OrderRequest) (*Orde
 	}
 	ctx, span := c.tel.startPlace(ctx)
 	o, err := c.placeOnce(ctx, key, req)
-	c.tel.placed(ctx, span, c.ClientOrderID(key), err)
+	c.tel.placed(ctx, span, func() string { return c.ClientOrderID(key) }, err)
 	return o, err
 }
 

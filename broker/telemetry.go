@@ -37,8 +37,11 @@ var (
 	outcomeInProgress = outcome("in_progress")
 )
 
-func outcome(s string) metric.AddOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.String("tradewire.outcome", s)))
+// outcome is the options of an Add of outcome s: a slice made once, as
+// the variadic slice of a call through an interface is made on the heap
+// each call.
+func outcome(s string) []metric.AddOption {
+	return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("tradewire.outcome", s)))}
 }
 
 func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) *telemetry {
@@ -73,13 +76,15 @@ func (t *telemetry) startPlace(ctx context.Context) (context.Context, trace.Span
 	if t == nil || t.tracer == nil {
 		return ctx, nil
 	}
-	return t.tracer.Start(ctx, "tradewire.Place", trace.WithSpanKind(trace.SpanKindInternal))
+	return t.tracer.Start(ctx, "tradewire.Place", spanKindInternal)
 }
 
+var spanKindInternal = trace.WithSpanKind(trace.SpanKindInternal)
+
 // placed counts one Place by its answer, and ends its span with the
-// key's client_order_id (known once the Place has read the account; not
-// a secret).
-func (t *telemetry) placed(ctx context.Context, span trace.Span, cid string, err error) {
+// key's client_order_id, cid() (known once the Place has read the
+// account; not a secret).
+func (t *telemetry) placed(ctx context.Context, span trace.Span, cid func() string, err error) {
 	if t == nil {
 		return
 	}
@@ -95,10 +100,10 @@ func (t *telemetry) placed(ctx context.Context, span trace.Span, cid string, err
 		opt = outcomeRejected
 	}
 	if t.creates != nil {
-		t.creates.Add(ctx, 1, opt)
+		t.creates.Add(ctx, 1, opt...)
 	}
 	if span != nil {
-		span.SetAttributes(attribute.String("tradewire.client_order_id", cid))
+		span.SetAttributes(attribute.String("tradewire.client_order_id", cid()))
 		if err != nil {
 			span.SetStatus(codes.Error, "")
 		}

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tradewire/tradewire/signing"
 )
@@ -212,13 +215,20 @@ func paired(b *testing.B, gets [3]func(*testing.B)) (ratio func(num, den int) fl
 }
 
 // BenchmarkSignedGETTelemetry puts the cost of the client's telemetry in
-// proportion, in paired rounds as BenchmarkSignedGET's: floor, the client
-// with telemetry off (no provider), and the client with it on (the SDK's
-// MeterProvider with a ManualReader never collected and its
+// proportion, in paired rounds as BenchmarkSignedGET's, of three GETs:
+// the client with telemetry off (no provider); the client with it on
+// (the SDK's MeterProvider with a ManualReader never collected and its
 // TracerProvider with no span processor: every instrument records, every
-// span is made, nothing is exported). It reports on/off (goal: at most
-// 1.02) and off/floor, which is BenchmarkSignedGET's client/floor for
-// the client as a plain user has it.
+// span is made, nothing is exported); and "sdk", the floor any
+// instrumentation on this SDK pays: the client with it off, plus the
+// bare SDK calls a request's telemetry cannot do without, one record of
+// the duration histogram with the same four attributes and, traced, one
+// child span with them. It reports on/off (goal: at most 1.02), sdk/off
+// (what the SDK itself costs) and on/sdk (what tradewire adds to it).
+// "untraced" sends outside any trace, as a watch's polls do: the client
+// makes no span; "traced" sends inside the caller's span, each GET a
+// child span of it. BenchmarkSignedGET's client/floor is the client off
+// against plain net/http.
 //
 //	go test -run '^$' -bench SignedGETTelemetry -benchtime 20000x -count 3 ./transport/
 func BenchmarkSignedGETTelemetry(b *testing.B) {
@@ -229,20 +239,54 @@ func BenchmarkSignedGETTelemetry(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	onGET := func(b *testing.B) {
-		if _, err := on.Get(context.Background(), benchTarget); err != nil {
-			b.Fatal(err)
-		}
+	// The floor's instruments: the SDK's, without tradewire's code.
+	hist, err := mp.Meter("bench").Float64Histogram("bench.duration", metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+	if err != nil {
+		b.Fatal(err)
 	}
-	onGET(b) // warm its connection pool
-	gets := [3]func(*testing.B){bc.floorGET, bc.clientGET, onGET}
-	names := [3]string{"floor", "off", "on"}
-	ratio, took, allocs := paired(b, gets)
-	b.ReportMetric(ratio(2, 1), "on/off")
-	b.ReportMetric(ratio(1, 0), "off/floor")
-	b.ReportMetric(ratio(2, 0), "on/floor")
-	for i, name := range names {
-		b.ReportMetric(median(took[i]), name+"-ns")
-		b.ReportMetric(allocs[i], name+"-allocs")
+	kvs := []attribute.KeyValue{keyMethod.String("GET"), keyURLTemplate.String(benchTarget), keyServerAddress.String("127.0.0.1"), keyStatus.Int(200)}
+	record := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kvs...))}
+	tracer, kind := tp.Tracer("bench"), []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+
+	traced, caller := tp.Tracer("bench").Start(context.Background(), "caller")
+	defer caller.End()
+	for _, run := range []struct {
+		name string
+		ctx  context.Context
+	}{{"untraced", context.Background()}, {"traced", traced}} {
+		b.Run(run.name, func(b *testing.B) {
+			onGET := func(b *testing.B) {
+				if _, err := on.Get(run.ctx, benchTarget); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sdkGET := func(b *testing.B) {
+				ctx, span := run.ctx, trace.Span(nil)
+				if run.ctx != context.Background() {
+					ctx, span = tracer.Start(ctx, "HTTP GET", kind...)
+				}
+				start := time.Now()
+				if _, err := bc.client.Get(ctx, benchTarget); err != nil {
+					b.Fatal(err)
+				}
+				hist.Record(ctx, time.Since(start).Seconds(), record...)
+				if span != nil {
+					span.SetAttributes(kvs...)
+					span.End()
+				}
+			}
+			onGET(b) // warm its connection pool
+			gets := [3]func(*testing.B){bc.clientGET, onGET, sdkGET}
+			names := [3]string{"off", "on", "sdk"}
+			ratio, took, allocs := paired(b, gets)
+			b.ReportMetric(ratio(1, 0), "on/off")
+			b.ReportMetric(ratio(2, 0), "sdk/off")
+			b.ReportMetric(ratio(1, 2), "on/sdk")
+			for i, name := range names {
+				b.ReportMetric(median(took[i]), name+"-ns")
+				b.ReportMetric(allocs[i], name+"-allocs")
+			}
+		})
 	}
 }
