@@ -34,9 +34,8 @@ import (
 // turn, in an order rotating through all six, 20 Places each; reported
 // are the medians of the rounds' on/off (goal: at most 1.02), sdk/off
 // (what the SDK itself costs) and on/sdk (what tradewire adds to it).
-// "tmpfs" keeps each Client's bolt store on /dev/shm (when there is one),
-// so that no disk's fsync hides the difference; "disk" keeps it in the
-// test's temporary directory, as a bot keeps its store.
+// Each Client's bolt store is on /dev/shm when there is one, so that no
+// disk's fsync hides the difference.
 //
 //	go test -run '^$' -bench PlaceTelemetry -benchtime 4000x -count 3 ./broker/
 func BenchmarkPlaceTelemetry(b *testing.B) {
@@ -71,76 +70,72 @@ func BenchmarkPlaceTelemetry(b *testing.B) {
 	placed := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("tradewire.outcome", "placed")))}
 	internalKind, clientKind := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}, []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
-	tmpfs := b.TempDir()
+	dir := b.TempDir()
 	if shm, err := os.MkdirTemp("/dev/shm", "tradewire-bench"); err == nil {
-		tmpfs = shm
-		defer os.RemoveAll(shm)
+		dir = shm
+		b.Cleanup(func() { os.RemoveAll(shm) })
 	}
-	for _, where := range []struct{ name, dir string }{{"tmpfs", tmpfs}, {"disk", b.TempDir()}} {
-		b.Run(where.name, func(b *testing.B) {
-			client := func(name string, tcfg transport.Config) *broker.Client {
-				tcfg.RoundTripper, tcfg.RatePerMinute = srv.Client().Transport, -1
-				c, err := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL, AccountNumber: srv.AccountNumber,
-					IntentStoreFile: filepath.Join(where.dir, name+".db"), Transport: tcfg})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := c.Place(ctx, "warm", pgBuy); err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { c.Close() })
-				return c
-			}
-			off, on, bare := client("off", transport.Config{}), client("on", transport.Config{MeterProvider: mp, TracerProvider: tp}), client("sdk", transport.Config{})
-			place := func(c *broker.Client, k string) {
-				if _, err := c.Place(ctx, k, pgBuy); err != nil {
-					b.Fatal(err)
-				}
-			}
-			sdkPlace := func(k string) {
-				ctx, span := tracer.Start(ctx, "tradewire.Place", internalKind...)
-				sctx, send := tracer.Start(ctx, "HTTP POST", clientKind...)
-				start := time.Now()
-				place(bare, k)
-				hist.Record(sctx, time.Since(start).Seconds(), record...)
-				send.SetAttributes(kvs...)
-				send.End()
-				creates.Add(ctx, 1, placed...)
-				span.SetAttributes(attribute.String("tradewire.client_order_id", bare.ClientOrderID(k)))
-				span.End()
-			}
-			const round = 20
-			var sum [3]time.Duration // off, on, sdk, this round
-			var onOff, sdkOff, onSDK []float64
-			orders := [6][3]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}}
-			for i := 0; b.Loop(); i++ {
-				for _, which := range orders[i%len(orders)] {
-					k := fmt.Sprint(which, "-", i)
-					start := time.Now()
-					switch which {
-					case 0:
-						place(off, k)
-					case 1:
-						place(on, k)
-					case 2:
-						sdkPlace(k)
-					}
-					sum[which] += time.Since(start)
-				}
-				if (i+1)%round == 0 {
-					onOff = append(onOff, float64(sum[1])/float64(sum[0]))
-					sdkOff = append(sdkOff, float64(sum[2])/float64(sum[0]))
-					onSDK = append(onSDK, float64(sum[1])/float64(sum[2]))
-					sum = [3]time.Duration{}
-				}
-			}
-			if len(onOff) == 0 {
-				return
-			}
-			median := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
-			b.ReportMetric(median(onOff), "on/off")
-			b.ReportMetric(median(sdkOff), "sdk/off")
-			b.ReportMetric(median(onSDK), "on/sdk")
-		})
+	client := func(name string, tcfg transport.Config) *broker.Client {
+		tcfg.RoundTripper, tcfg.RatePerMinute = srv.Client().Transport, -1
+		c, err := broker.New(broker.Config{APIKey: srv.APIKey, PrivateKey: key, BaseURL: srv.URL, AccountNumber: srv.AccountNumber,
+			IntentStoreFile: filepath.Join(dir, name+".db"), Transport: tcfg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Place(ctx, "warm", pgBuy); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		return c
 	}
+	off, on, bare := client("off", transport.Config{}), client("on", transport.Config{MeterProvider: mp, TracerProvider: tp}), client("sdk", transport.Config{})
+	place := func(c *broker.Client, k string) {
+		if _, err := c.Place(ctx, k, pgBuy); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sdkPlace := func(k string) {
+		ctx, span := tracer.Start(ctx, "tradewire.Place", internalKind...)
+		sctx, send := tracer.Start(ctx, "HTTP POST", clientKind...)
+		start := time.Now()
+		place(bare, k)
+		hist.Record(sctx, time.Since(start).Seconds(), record...)
+		send.SetAttributes(kvs...)
+		send.End()
+		creates.Add(ctx, 1, placed...)
+		span.SetAttributes(attribute.String("tradewire.client_order_id", bare.ClientOrderID(k)))
+		span.End()
+	}
+	const round = 20
+	var sum [3]time.Duration // off, on, sdk, this round
+	var onOff, sdkOff, onSDK []float64
+	orders := [6][3]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}}
+	for i := 0; b.Loop(); i++ {
+		for _, which := range orders[i%len(orders)] {
+			k := fmt.Sprint(which, "-", i)
+			start := time.Now()
+			switch which {
+			case 0:
+				place(off, k)
+			case 1:
+				place(on, k)
+			case 2:
+				sdkPlace(k)
+			}
+			sum[which] += time.Since(start)
+		}
+		if (i+1)%round == 0 {
+			onOff = append(onOff, float64(sum[1])/float64(sum[0]))
+			sdkOff = append(sdkOff, float64(sum[2])/float64(sum[0]))
+			onSDK = append(onSDK, float64(sum[1])/float64(sum[2]))
+			sum = [3]time.Duration{}
+		}
+	}
+	if len(onOff) == 0 {
+		return
+	}
+	median := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+	b.ReportMetric(median(onOff), "on/off")
+	b.ReportMetric(median(sdkOff), "sdk/off")
+	b.ReportMetric(median(onSDK), "on/sdk")
 }
