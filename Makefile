@@ -81,10 +81,12 @@ build:
 	$(GO) build -o bin/tradewire ./cmd/tradewire
 
 ## examples: run the example programs on the simulated venue (make test runs
-## them too, as the tests of examples/): a bot, a fee job, a simulation test.
+## them too, as the tests of examples/): a bot, a fee job, a simulation
+## test, a bot's metrics and traces.
 examples:
 	$(GO) run ./examples/bot
 	$(GO) run ./examples/feejob
+	$(GO) run ./examples/telemetry
 	$(GO) test -count=1 -v ./examples/simtest
 
 ## demo: a main job on the embedded simulated venue, over HTTPS + HTTP/2 on

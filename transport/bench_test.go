@@ -233,7 +233,7 @@ func paired(b *testing.B, gets [3]func(*testing.B)) (ratio func(num, den int) fl
 // child span of it. BenchmarkSignedGET's client/floor is the client off
 // against plain net/http.
 //
-//	go test -run '^$' -bench SignedGETTelemetry -benchtime 20000x -count 3 ./transport/
+//	go test -run '^$' -bench SignedGETTelemetry -benchtime 30000x -count 3 ./transport/
 func BenchmarkSignedGETTelemetry(b *testing.B) {
 	bc := newBenchClients(b)
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
