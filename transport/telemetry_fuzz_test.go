@@ -91,13 +91,18 @@ func FuzzAttributes(f *testing.F) {
 			{http.MethodPost, orders + url.PathEscape(apiKey) + "/cancel/"},
 			{http.MethodGet, "/" + url.PathEscape(privateKey) + "?" + query},
 		}
-		ctx := context.Background()
+		// Inside a trace, so that every request is a span too.
+		ctx, caller := rec.tp.Tracer("fuzz").Start(context.Background(), "caller")
 		for _, r := range requests {
 			var body []byte
 			if r.method == http.MethodPost {
 				body = []byte(`{"key":"` + apiKey + `"}`)
 			}
 			c.Do(ctx, r.method, r.target, body) // refused targets record nothing
+		}
+		caller.End()
+		if n := len(rec.spans.Ended()); n < 2 {
+			t.Fatalf("%d spans, want the requests' and the caller's", n)
 		}
 		secrets := append([]string{apiKey, privateKey, query}, v.signatures(apiKey)...)
 		if len(secrets) == 3 {
