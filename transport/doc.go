@@ -205,7 +205,8 @@
 //	tradewire.budget.wait.time     counter, s: time spent waiting for tokens of the rate budget (an
 //	                               attempt's, or net/http's resend's); a token granted at once adds
 //	                               nothing, and a Config.Limiter's wait is timed whole
-//	tradewire.budget.tokens        gauge: tokens left in a NewTokenBucket budget (none for other Limiters)
+//	tradewire.budget.tokens        gauge: tokens left in a NewTokenBucket budget, or in a Config.Limiter
+//	                               that counts them (redisbudget's, pgbudget's: read at each collection)
 //	tradewire.venue.clock_offset   gauge, s: ClockOffset, once an answer was measured
 //
 // url.template is the path with every segment that is not a fixed word of

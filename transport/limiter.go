@@ -134,12 +134,12 @@ func (b *tokenBucket) reserve(now time.Time) time.Duration {
 	return d
 }
 
-// level returns the tokens the bucket holds now, negative when callers
+// Tokens returns the tokens the bucket holds now, negative when callers
 // are waiting for tokens not yet refilled, for the tokens gauge; false
 // when the bucket is unlimited.
-func (b *tokenBucket) level() (float64, bool) {
+func (b *tokenBucket) Tokens(context.Context) (float64, bool, error) {
 	if b.rate == 0 {
-		return 0, false
+		return 0, false, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -147,7 +147,7 @@ func (b *tokenBucket) level() (float64, bool) {
 	if now := b.clock.Now(); now.After(b.last) {
 		n = math.Min(b.burst, n+now.Sub(b.last).Seconds()*b.rate)
 	}
-	return n, true
+	return n, true, nil
 }
 
 func (b *tokenBucket) unreserve() {

@@ -187,10 +187,10 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 	errs[5] = err
 	instruments := []metric.Observable{offset}
 	var tokens metric.Float64ObservableGauge
-	bucket, _ := c.limiter.(*tokenBucket)
-	if bucket != nil {
+	counter, _ := c.limiter.(tokenCounter)
+	if counter != nil {
 		tokens, errs[6] = m.Float64ObservableGauge("tradewire.budget.tokens", metric.WithUnit("{token}"),
-			metric.WithDescription("Tokens left in the client's rate budget (negative: owed to callers waiting for one)."))
+			metric.WithDescription("Tokens left in the client's rate budget (negative: owed to callers waiting for one); a shared budget's, read from its server."))
 		instruments = append(instruments, tokens)
 	}
 	if err := errors.Join(errs[:]...); err != nil {
@@ -199,7 +199,7 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 	// The callback holds the client weakly: a provider that outlives the
 	// client does not keep it alive.
 	wc := weak.Make(c)
-	_, errs[7] = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	_, errs[7] = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		c := wc.Value()
 		if c == nil {
 			return nil
@@ -207,8 +207,10 @@ func (t *telemetry) meters(c *Client, m metric.Meter) error {
 		if d, ok := c.ClockOffset(); ok {
 			o.ObserveFloat64(offset, d.Seconds())
 		}
-		if bucket != nil {
-			if n, ok := bucket.level(); ok {
+		if counter != nil {
+			// A shared budget that cannot be read now reports nothing:
+			// its errors reach the callers that wait on it.
+			if n, ok, err := counter.Tokens(ctx); err == nil && ok {
 				o.ObserveFloat64(tokens, n)
 			}
 		}
@@ -409,6 +411,15 @@ func spanName(method string) string {
 		return "HTTP POST"
 	}
 	return "HTTP " + method
+}
+
+// tokenCounter is a Limiter that counts the tokens it has left: the
+// in-process bucket, and the fleet's shared budgets (redisbudget,
+// pgbudget), which read them from their server. ok is false when it has
+// no single bucket to count (throttling off, or one bucket per endpoint
+// class).
+type tokenCounter interface {
+	Tokens(ctx context.Context) (n float64, ok bool, err error)
 }
 
 // waited adds a granted token's wait, d, to the budget's wait time.

@@ -233,6 +233,30 @@ func (b *Budget) take(ctx context.Context) (int64, error) {
 	return 0, b.pool.Err(err, "pgbudget: taking a token for account %s", b.account)
 }
 
+// Tokens returns the tokens left in the account's shared budget, read
+// on the server's clock: the burst when none was taken lately, down to
+// 0 while the fleet spends faster than the rate. ok is false when the
+// budget does not throttle (a negative RatePerMinute). An error matches
+// transport.ErrUnavailable when the server cannot be reached within
+// Config.Timeout.
+func (b *Budget) Tokens(ctx context.Context) (n float64, ok bool, err error) {
+	if b.emission <= 0 {
+		return 0, false, nil
+	}
+	sctx, cancel := b.pool.Bound(ctx)
+	defer cancel()
+	var ahead int64 // µs the GCRA's tat runs ahead of the server's now
+	err = b.pool.QueryRow(sctx, `SELECT coalesce((SELECT ceil(extract(epoch FROM greatest(tat - clock_timestamp(), interval '0')) * 1000000)::bigint
+		FROM tradewire_budget WHERE account = $1), 0)`, b.account).Scan(&ahead)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return 0, false, fmt.Errorf("pgbudget: reading the tokens of account %s: %w", b.account, cerr)
+		}
+		return 0, false, b.pool.Err(err, "pgbudget: reading the tokens of account %s", b.account)
+	}
+	return float64(b.tolerance-ahead) / float64(b.emission), true, nil
+}
+
 // Pause holds back every process on the account for d (clamped to the
 // maximum pause) from the server's now, unless a longer pause is already
 // in force: it never shortens one. It pauses this process even if the

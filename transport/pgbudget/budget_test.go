@@ -17,6 +17,7 @@ import (
 	"github.com/tradewire/tradewire/internal/pgtest"
 	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/transport/internal/budgettest"
 	"github.com/tradewire/tradewire/transport/pgbudget"
 	"github.com/tradewire/tradewire/venue"
 )
@@ -512,4 +513,16 @@ func TestFailover(t *testing.T) {
 		t.Fatalf("no token within 10 s of the promotion: %v\n%s", err, c.Logs())
 	}
 	t.Logf("a token %v after the promotion", time.Since(promoted).Round(time.Millisecond))
+}
+
+// TestTokens: the budget counts the tokens left in the fleet's bucket,
+// as transport's tokens gauge reports them; a budget that does not
+// throttle counts none.
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	u := pgtest.URL(t)
+	budgettest.Tokens(t, open(t, u, pgtest.Account(t), pgbudget.Config{RatePerMinute: 60, Burst: 10}), 60, 10)
+	if n, ok, err := open(t, u, pgtest.Account(t), pgbudget.Config{RatePerMinute: -1}).Tokens(context.Background()); ok || err != nil {
+		t.Errorf("no throttle: Tokens = %v, %v, %v; want none", n, ok, err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -227,6 +228,43 @@ func (b *Budget) Pause(d time.Duration) {
 		b.log.Error().Str("account", b.account).Dur("pause", d).Str("error", err.Error()).Msg("redisbudget: the fleet-wide pause was not written")
 	}
 }
+
+// Tokens returns the tokens left in the account's shared budget, read
+// on Redis's clock: the burst when none was taken lately, down to 0
+// while the fleet spends faster than the rate. ok is false when the
+// budget does not throttle (a negative RatePerMinute) or keeps one
+// bucket per endpoint class (Config.Adaptive). A Redis failure is an
+// error matching transport.ErrUnavailable.
+func (b *Budget) Tokens(ctx context.Context) (n float64, ok bool, err error) {
+	if b.off || b.adaptive {
+		return 0, false, nil
+	}
+	v, err := tokensLeft.Run(ctx, b.rdb, []string{"rate:" + b.budget}, b.limit.Burst, b.limit.Rate, b.limit.Period.Seconds()).Text()
+	if err != nil {
+		return 0, false, unavailable(err, "redisbudget: reading the tokens of account %s", b.account)
+	}
+	n, err = strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("redisbudget: reading the tokens of account %s: %q: %w", b.account, v, err)
+	}
+	return n, true, nil
+}
+
+// tokensLeft reads the tokens left in redis_rate's GCRA at KEYS[1] (its
+// key, "rate:" and the budget's name) for burst ARGV[1], rate ARGV[2]
+// and period ARGV[3] (seconds), as its own script computes them, without
+// spending one.
+var tokensLeft = redis.NewScript(`
+local emission = tonumber(ARGV[3]) / tonumber(ARGV[2])
+local now = redis.call("TIME")
+now = (now[1] - 1483228800) + (now[2] / 1000000)
+local tat = redis.call("GET", KEYS[1])
+local ahead = 0
+if tat then
+  ahead = math.max(tonumber(tat) - now, 0)
+end
+return tostring((emission * tonumber(ARGV[1]) - ahead) / emission)
+`)
 
 // gcraLimit is the shared bucket for a venue allowing perMinute requests a
 // minute in bursts of burst: adaptive.Headroom under it.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradewire/tradewire/internal/redistest"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/transport/internal/budgettest"
 	"github.com/tradewire/tradewire/transport/redisbudget"
 )
 
@@ -198,5 +199,20 @@ func TestNewValidates(t *testing.T) {
 				t.Fatalf("err = %v, want one naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestTokens: the budget counts the tokens left in the fleet's bucket,
+// as transport's tokens gauge reports them; a budget that does not
+// throttle, or keeps a bucket per endpoint class, counts none.
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	rdb, acct := setup(t)
+	budgettest.Tokens(t, newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 10}), 60, 10)
+	for _, cfg := range []redisbudget.Config{{RatePerMinute: -1}, {Adaptive: true}} {
+		_, other := setup(t)
+		if n, ok, err := newBudget(t, rdb, other, cfg).Tokens(context.Background()); ok || err != nil {
+			t.Errorf("%+v: Tokens = %v, %v, %v; want none", cfg, n, ok, err)
+		}
 	}
 }
