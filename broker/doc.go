@@ -203,6 +203,18 @@
 // read is fresh, and a filled or cancelled order frees its place within
 // 30 seconds.
 //
+// # Telemetry
+//
+// A Client records metrics and spans through the OpenTelemetry API when
+// Config.Transport has a MeterProvider or a TracerProvider, and nothing
+// without one (this package links no SDK). Each Place is a span
+// "tradewire.Place", with its client_order_id, whose lookups and sends
+// are child spans; any other call's requests are spans only inside the
+// caller's trace (a ctx carrying a span), so that reads and a Watch's
+// polls outside one start no traces. docs/metrics.md in the repository
+// lists every metric and what to alert on; examples/telemetry wires the
+// SDK and a Prometheus endpoint.
+//
 // # Testing
 //
 // Point a Client at an httptest server on a loopback address with
