@@ -66,40 +66,10 @@ func tat(t *testing.T, p *pgconn.Pool, acct string) string {
 	return s
 }
 
+// TestBurstThenWaitForRate: budgettest.BurstThenRate on PostgreSQL.
 func TestBurstThenWaitForRate(t *testing.T) {
 	t.Parallel()
-	u := pgtest.URL(t)
-	// 1/s, bursts of 4 at the venue: 3 here, less the token the venue
-	// regains in 250 ms (adaptive.Headroom). Slow, so that the margins
-	// are wide on a loaded machine: the GCRA runs on the server's clock.
-	b := open(t, u, pgtest.Account(t), pgbudget.Config{RatePerMinute: 60, Burst: 4})
-	ctx := context.Background()
-	start := time.Now()
-	for i := 0; i < 3; i++ {
-		if err := b.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Fatalf("the burst of 3 took %v: it waited for the rate", d)
-	}
-	// The fourth token is about 1 s away; a deadline 500 ms out refuses
-	// at once.
-	dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	before := time.Now()
-	if err := b.Wait(dctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want an immediate deadline error", err)
-	}
-	if d := time.Since(before); d > 400*time.Millisecond {
-		t.Fatalf("a refused wait took %v", d)
-	}
-	if err := b.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 900*time.Millisecond {
-		t.Fatalf("the fourth token came after %v, want about 1s", d)
-	}
+	budgettest.BurstThenRate(t, open(t, pgtest.URL(t), pgtest.Account(t), pgbudget.Config{RatePerMinute: 60, Burst: 4}))
 }
 
 // TestRateHoldsAcrossBudgets: four Budgets (four processes, each with its

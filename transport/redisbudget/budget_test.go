@@ -29,41 +29,11 @@ func newBudget(t *testing.T, rdb *redis.Client, acct string, cfg redisbudget.Con
 	return b
 }
 
+// TestBurstThenWaitForRate: budgettest.BurstThenRate on Redis.
 func TestBurstThenWaitForRate(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
-	// 1/s, bursts of 4 at the venue: 3 here, less the token the venue
-	// regains in 250 ms (adaptive.Headroom). The rate is
-	// slow so that the margins below are wide on a loaded machine: the
-	// GCRA runs on Redis's own clock.
-	b := newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 4})
-	ctx := context.Background()
-	start := time.Now()
-	for i := 0; i < 3; i++ {
-		if err := b.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Fatalf("the burst of 3 took %v: it waited for the rate", d)
-	}
-	// The fourth token is about 1 s away; a deadline 500 ms out refuses
-	// at once.
-	dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	before := time.Now()
-	if err := b.Wait(dctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want an immediate deadline error", err)
-	}
-	if d := time.Since(before); d > 400*time.Millisecond {
-		t.Fatalf("a refused wait took %v", d)
-	}
-	if err := b.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 900*time.Millisecond {
-		t.Fatalf("the fourth token came after %v, want about 1s", d)
-	}
+	budgettest.BurstThenRate(t, newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 4}))
 }
 
 // TestSharedAcrossBudgets: two Budgets on one account (two processes)

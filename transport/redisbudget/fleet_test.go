@@ -2,207 +2,47 @@ package redisbudget_test
 
 import (
 	"context"
-	"errors"
-	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tradewire/tradewire/broker/brokertest"
 	"github.com/tradewire/tradewire/internal/redistest"
-	"github.com/tradewire/tradewire/signing"
 	"github.com/tradewire/tradewire/transport"
+	"github.com/tradewire/tradewire/transport/internal/budgettest"
 	"github.com/tradewire/tradewire/transport/redisbudget"
-	"github.com/tradewire/tradewire/venue"
 )
 
-// The fleet: venue budget 600/min (10/s), bursts of 20. The fleet's shared
-// budget is 90% of it, leaving room for the jitter between a token being
-// taken and the request arriving.
-const (
-	venuePerMinute = 600
-	venueBurst     = 20
-	fleetPerMinute = 540
-	fleetBurst     = 18
-	fleetProcs     = 4
-	procWorkers    = 3
-	procRequests   = 15 // per process
-)
-
-const helperEnv = "TRADEWIRE_REDISBUDGET_HELPER"
-
-// TestHelperProcess is not a test: it is one bot process of the fleet,
-// started by runFleet.
-func TestHelperProcess(t *testing.T) {
-	redistest.ServeHelper(t, helperEnv, "fleet", func() (any, error) { return fleetBot() })
-}
-
-func fleetBot() (redistest.Tally, error) {
-	var res redistest.Tally
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pk, err := signing.ParsePrivateKey(os.Getenv("VENUE_KEY"))
-	if err != nil {
-		return res, err
-	}
-	signer, err := signing.New(os.Getenv("VENUE_API_KEY"), pk)
-	if err != nil {
-		return res, err
-	}
-	// One attempt per request: every 429 shows in the venue's ledger and
-	// in the result.
-	cfg := transport.Config{Retry: &transport.RetryPolicy{}}
-	if url := os.Getenv("REDIS_URL"); url != "" {
+// fleet: the budget set to 90 % of the venue's (600 a minute, bursts of
+// 20), leaving room for the jitter between a token being taken and the
+// request arriving.
+var fleet = budgettest.Fleet{Name: "Redis", PerMinute: 540, Burst: 18, HelperEnv: "TRADEWIRE_REDISBUDGET_HELPER",
+	Open: func(ctx context.Context, url, account string) (transport.Limiter, func(), error) {
 		opt, err := redis.ParseURL(url)
 		if err != nil {
-			return res, err
+			return nil, nil, err
 		}
 		rdb := redis.NewClient(opt)
-		defer rdb.Close()
-		b, err := redisbudget.New(ctx, rdb, os.Getenv("BUDGET_ACCOUNT"), redisbudget.Config{RatePerMinute: fleetPerMinute, Burst: fleetBurst})
+		b, err := redisbudget.New(ctx, rdb, account, redisbudget.Config{RatePerMinute: 540, Burst: 18})
 		if err != nil {
-			return res, err
+			rdb.Close()
+			return nil, nil, err
 		}
-		cfg.Limiter = b
-	} else {
-		// Without Redis: a private bucket at the full budget per process.
-		cfg.RatePerMinute, cfg.Burst = venuePerMinute, venueBurst
-	}
-	tc, err := transport.New(os.Getenv("VENUE_URL"), signer, cfg)
-	if err != nil {
-		return res, err
-	}
-	if err := redistest.AwaitRelease(); err != nil {
-		return res, err
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	jobs := make(chan int, procRequests)
-	for i := 0; i < procRequests; i++ {
-		jobs <- i
-	}
-	close(jobs)
-	for w := 0; w < procWorkers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range jobs {
-				_, err := tc.Get(ctx, "/api/v2/crypto/trading/accounts/")
-				mu.Lock()
-				res.Add(err, errors.Is(err, transport.ErrRateLimited))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return res, nil
+		return b, func() { rdb.Close() }, nil
+	}}
+
+// TestHelperProcess is not a test: it is one bot process of the fleet,
+// started by TestFleetSharesOneBudget.
+func TestHelperProcess(t *testing.T) {
+	redistest.ServeHelper(t, fleet.HelperEnv, "fleet", func() (any, error) { return fleet.Bot() })
 }
 
-type fleetRun struct {
-	results  []redistest.Tally
-	requests []venue.Request
-}
-
-// runFleet starts fleetProcs bot processes against one venue account,
-// sharing the Redis at redisURL (private buckets when it is empty),
-// releases them together and returns what they and the venue saw.
-func runFleet(t *testing.T, redisURL, budgetAccount string) fleetRun {
-	t.Helper()
-	srv := brokertest.NewServer(venue.Config{RateLimits: venue.RateLimits{Account: venue.RateLimit{PerMinute: venuePerMinute, Burst: venueBurst}}, Seed: 1})
-	defer srv.Close()
-	ps := redistest.StartProcesses(t, fleetProcs, helperEnv+"=fleet",
-		"VENUE_URL="+srv.URL, "VENUE_API_KEY="+srv.APIKey, "VENUE_KEY="+srv.PrivateKeyBase64,
-		"REDIS_URL="+redisURL, "BUDGET_ACCOUNT="+budgetAccount)
-	var run fleetRun
-	run.results = make([]redistest.Tally, fleetProcs)
-	ps.Release(t, func(i int) any { return &run.results[i] })
-	run.requests = srv.Ledger().Requests()
-	return run
-}
-
-// conformance checks the venue's ledger against a token bucket of
-// perMinute and burst that starts full. prefix is the largest excess of
-// count(first..j) over burst + rate×(t_j − t_first), window the largest
-// excess of count(i..j) over burst + rate×(t_j − t_i) over every window;
-// both are ≤ 0 when the ledger conforms. perSecond is the most requests
-// seen within any one second.
-func conformance(reqs []venue.Request, perMinute float64, burst int) (prefix, window float64, perSecond int) {
-	rate := perMinute / 60
-	prefix, window = -float64(burst), -float64(burst)
-	for i := range reqs {
-		for j := i; j < len(reqs); j++ {
-			el := reqs[j].Time.Sub(reqs[i].Time).Seconds()
-			ex := float64(j-i+1) - (float64(burst) + rate*el)
-			window = max(window, ex)
-			if i == 0 {
-				prefix = max(prefix, ex)
-			}
-			if el < 1 && j-i+1 > perSecond {
-				perSecond = j - i + 1
-			}
-		}
-	}
-	return prefix, window, perSecond
-}
-
-func summarize(run fleetRun) (ok, throttled, failed, venue429 int, span time.Duration) {
-	for _, r := range run.results {
-		ok += r.OK
-		throttled += r.Throttled
-		failed += r.Failed
-	}
-	for _, r := range run.requests {
-		if r.Status == 429 {
-			venue429++
-		}
-	}
-	if n := len(run.requests); n > 1 {
-		span = run.requests[n-1].Time.Sub(run.requests[0].Time)
-	}
-	return
-}
-
-// TestFleetSharesOneBudget runs four OS processes hammering one simulated
-// venue account on the real clock, first through one Redis budget, then
-// each with a private bucket at the full budget, and checks from the
-// venue's own ledger that only the first keeps to the budget.
+// TestFleetSharesOneBudget: four OS processes on one Redis budget keep to
+// the venue's budget, where private buckets do not
+// (budgettest.Fleet.SharesOneBudget).
 func TestFleetSharesOneBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs OS processes for several seconds")
 	}
 	url := redistest.URL(t)
-	total := fleetProcs * procRequests
-
-	shared := runFleet(t, url, redistest.Account(t, url))
-	ok, throttled, failed, v429, span := summarize(shared)
-	prefix, window, perSec := conformance(shared.requests, fleetPerMinute, fleetBurst)
-	_, venueWindow, _ := conformance(shared.requests, venuePerMinute, venueBurst)
-	t.Logf("shared Redis budget (%d/min, burst %d; venue %d/min, burst %d): %d processes, %d requests in %v: %d ok, %d throttled, %d failed; venue 429s %d; max in any 1 s %d; worst excess over the fleet budget: every prefix %.3f, every window %.3f; over the venue's budget, every window %.3f",
-		fleetPerMinute, fleetBurst, venuePerMinute, venueBurst, fleetProcs, len(shared.requests), span.Round(time.Millisecond), ok, throttled, failed, v429, perSec, prefix, window, venueWindow)
-	if len(shared.requests) != total || ok != total || failed != 0 {
-		t.Errorf("shared: %d requests at the venue, %d ok, %d failed; want %d ok", len(shared.requests), ok, failed, total)
-	}
-	if v429 != 0 || throttled != 0 {
-		t.Errorf("shared: the venue answered 429 %d times", v429)
-	}
-	// A token is taken at t on Redis's clock and the request arrives a
-	// little later, so arrivals can bunch by the jitter between processes:
-	// half a request of slack for prefixes, one for arbitrary windows.
-	if prefix > 0.5 || window > 1 {
-		t.Errorf("shared: the venue saw more than the fleet budget: prefix excess %.3f, window excess %.3f", prefix, window)
-	}
-	if venueWindow > 0 {
-		t.Errorf("shared: a window exceeds the venue's budget by %.3f requests", venueWindow)
-	}
-
-	private := runFleet(t, "", "")
-	ok, throttled, failed, v429, span = summarize(private)
-	prefix, worstVenue, perSec := conformance(private.requests, venuePerMinute, venueBurst)
-	t.Logf("private buckets (each %d/min, burst %d): %d requests in %v: %d ok, %d throttled, %d failed; venue 429s %d; max in any 1 s %d; worst excess over the venue's budget: every prefix %.3f, every window %.3f",
-		venuePerMinute, venueBurst, len(private.requests), span.Round(time.Millisecond), ok, throttled, failed, v429, perSec, prefix, worstVenue)
-	if v429 == 0 && worstVenue <= 0 {
-		t.Errorf("private buckets stayed within the venue's budget: the comparison shows nothing")
-	}
+	fleet.SharesOneBudget(t, url, redistest.Account(t, url))
 }
