@@ -117,8 +117,9 @@ type Config struct {
 	// Nil: no metrics, and nothing spent on them.
 	MeterProvider metric.MeterProvider
 	// TracerProvider, when set, is where the client records a span per
-	// request (a child of the span in the request's context, such as
-	// broker's span per Place). Nil: no spans.
+	// request made inside a trace: a child of the span in the request's
+	// context, such as broker's span per Place. A request whose context
+	// carries no span makes none. Nil: no spans.
 	TracerProvider trace.TracerProvider
 }
 
