@@ -59,9 +59,10 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## bench: every benchmark, with allocations.
+## bench: every benchmark, with allocations (a redis-server and a
+## PostgreSQL primary with its standby started for the fleet's).
 bench:
-	bash internal/redistest/with-redis.sh $(GO) test -run '^$$' -bench . -benchmem ./...
+	bash internal/redistest/with-redis.sh bash internal/pgtest/with-postgres.sh $(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## fuzz: a short run (FUZZTIME each) of every fuzz target, found per package.
 fuzz:
