@@ -201,7 +201,11 @@
 // (every order of the account, however placed) as the Client last listed
 // them, at most 30 seconds ago: a refusal sends no request while that
 // read is fresh, and a filled or cancelled order frees its place within
-// 30 seconds.
+// 30 seconds. Each Place they judge reads the store's intents of the last
+// day (MaxDailyNotional) or minute (MaxOpenOrders alone); the bolt and
+// memory stores leave older settled intents unread
+// (idempotency.RecentLister), the Redis and PostgreSQL stores list them
+// all.
 //
 // # Telemetry
 //

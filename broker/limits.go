@@ -226,11 +226,11 @@ func (c *Client) marketPrice(ctx context.Context, req OrderRequest) (decimal.Dec
 // sees the other's intent), or "" for a Preview, which adds s itself.
 func (c *Client) accountLimit(ctx context.Context, store idempotency.Store, account, own string, s orderSize) (*LimitError, error) {
 	l := c.limits
-	recs, err := store.List(ctx, idempotency.Pending, idempotency.Unknown, idempotency.Acknowledged)
+	now := c.clock.Now()
+	recs, err := limitRecords(ctx, store, l.since(now))
 	if err != nil {
 		return nil, fmt.Errorf("broker: reading the intent store for the limits: %w", err)
 	}
-	now := c.clock.Now()
 	mine := func(r idempotency.Record) bool { return r.AccountNumber == account }
 	if l.MaxDailyNotional.IsPositive() {
 		total := decimal.Zero
@@ -273,6 +273,28 @@ func (c *Client) accountLimit(ctx context.Context, store idempotency.Store, acco
 		}
 	}
 	return nil, nil
+}
+
+// since is how far back, from now, the account-wide limits look at
+// settled intents: a day for MaxDailyNotional, else the open-orders view's
+// age and the venue's list lag for MaxOpenOrders (the view is re-read
+// when older than openFresh, or in the future).
+func (l Limits) since(now time.Time) time.Time {
+	if l.MaxDailyNotional.IsPositive() {
+		return now.Add(-dailyWindow)
+	}
+	return now.Add(-openFresh - listLag)
+}
+
+// limitRecords lists the store's intents the account-wide limits count
+// (pending, unknown, acknowledged), leaving out, when the store can,
+// those settled before since: neither limit counts them.
+func limitRecords(ctx context.Context, store idempotency.Store, since time.Time) ([]idempotency.Record, error) {
+	states := []idempotency.State{idempotency.Pending, idempotency.Unknown, idempotency.Acknowledged}
+	if rl, ok := store.(idempotency.RecentLister); ok {
+		return rl.ListRecent(ctx, since, states...)
+	}
+	return store.List(ctx, states...)
 }
 
 // openOrderIDs returns the account's open orders as last listed, and when

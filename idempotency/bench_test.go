@@ -102,6 +102,12 @@ func (v *venue) place(b *testing.B, prefix string, n int) []idempotency.Record {
 // store, open, with fsync off while it wrote.
 func writeDay(b *testing.B, path string, sample idempotency.Record) idempotency.Store {
 	b.Helper()
+	return writeDays(b, path, sample, 1)
+}
+
+// writeDays is writeDay for days days in a row.
+func writeDays(b *testing.B, path string, sample idempotency.Record, days int) idempotency.Store {
+	b.Helper()
 	ctx := context.Background()
 	s, err := idempotency.Open(path, idempotency.Config{})
 	if err != nil {
@@ -109,7 +115,7 @@ func writeDay(b *testing.B, path string, sample idempotency.Record) idempotency.
 	}
 	idempotency.SetSync(s, false)
 	t0 := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	for i := range dayOrders {
+	for i := range days * dayOrders {
 		at := t0.Add(time.Duration(i) * 5 * time.Second)
 		key := fmt.Sprintf("job-%d", i)
 		rec := sample
@@ -136,6 +142,44 @@ func writeDay(b *testing.B, path string, sample idempotency.Record) idempotency.
 
 // dayOrders is 24 h at one order every 5 s.
 const dayOrders = 24 * 60 * 60 / 5
+
+// BenchmarkLimitReadsAfterAWeek: what broker's account-wide limits read
+// of a bolt store holding a week of history (one order every 5 s, all
+// settled, within the default retention), at its end: every intent the
+// limits count, as List reads them, against ListRecent's read for
+// MaxDailyNotional (the last day) and for MaxOpenOrders alone (the last
+// minute), which read the times of the older intents without decoding
+// them. Reported as each read's time and as ratios to List's.
+//
+//	go test -run '^$' -bench LimitReadsAfterAWeek -benchtime 1x ./idempotency/
+func BenchmarkLimitReadsAfterAWeek(b *testing.B) {
+	v := newVenue(b)
+	sample := v.place(b, "sample", 1)[0]
+	s := writeDays(b, filepath.Join(b.TempDir(), "intents.db"), sample, 7)
+	defer s.Close()
+	end := time.Date(2026, 11, 9, 0, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	states := []idempotency.State{idempotency.Pending, idempotency.Unknown, idempotency.Acknowledged}
+	read := func(list func() ([]idempotency.Record, error), want int) time.Duration {
+		return timeOf(5, func() {
+			recs, err := list()
+			if err != nil || len(recs) != want {
+				b.Fatalf("%d records, %v; want %d", len(recs), err, want)
+			}
+		})
+	}
+	lr := s.(idempotency.RecentLister)
+	for b.Loop() {
+		all := read(func() ([]idempotency.Record, error) { return s.List(ctx, states...) }, 7*dayOrders)
+		day := read(func() ([]idempotency.Record, error) { return lr.ListRecent(ctx, end.Add(-24*time.Hour), states...) }, dayOrders)
+		minute := read(func() ([]idempotency.Record, error) { return lr.ListRecent(ctx, end.Add(-time.Minute), states...) }, 12)
+		b.ReportMetric(float64(all.Microseconds())/1000, "list-ms")
+		b.ReportMetric(float64(day.Microseconds())/1000, "day-ms")
+		b.ReportMetric(float64(minute.Microseconds())/1000, "minute-ms")
+		b.ReportMetric(float64(day)/float64(all), "day/list")
+		b.ReportMetric(float64(minute)/float64(all), "minute/list")
+	}
+}
 
 // BenchmarkDayOfHistory: the bolt file after 24 simulated hours at one
 // order every 5 s (17,280 intents, settled acknowledged), with the

@@ -369,13 +369,22 @@ func (s *boltStore) Release(_ context.Context, id, holder string) error {
 
 // List implements Store. Listing only open states reads the open
 // intents alone.
-func (s *boltStore) List(_ context.Context, states ...State) ([]Record, error) {
+func (s *boltStore) List(ctx context.Context, states ...State) ([]Record, error) {
+	return s.ListRecent(ctx, time.Time{}, states...)
+}
+
+// ListRecent implements RecentLister: a settled record's times are read
+// before it is decoded, and one settled before since is left out.
+func (s *boltStore) ListRecent(_ context.Context, since time.Time, states ...State) ([]Record, error) {
 	onlyOpen := len(states) > 0
 	for _, st := range states {
 		onlyOpen = onlyOpen && st.Open()
 	}
 	var out []Record
 	keep := func(k, v []byte) error {
+		if !since.IsZero() && compactBefore(v, since) {
+			return nil
+		}
 		rec, err := decodeRecord(idOf(k), v)
 		if err != nil {
 			return err

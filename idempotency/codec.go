@@ -108,18 +108,11 @@ func decodeRecord(id string, v []byte) (Record, error) {
 	rec.Sends = int(d.uvarint())
 	flags := d.byte()
 	rec.Answered2xx = flags&1 != 0
-	var base int64
+	ns, present := d.times(flags)
 	for i, t := range []*time.Time{&rec.CreatedAt, &rec.FirstSentAt, &rec.LastSignedAt, &rec.UpdatedAt} {
-		if flags&(2<<i) == 0 {
-			continue
+		if present[i] {
+			*t = time.Unix(0, ns[i]).UTC()
 		}
-		n := d.varint()
-		if i == 0 {
-			base = n
-		} else {
-			n += base
-		}
-		*t = time.Unix(0, n).UTC()
 	}
 	if d.err == nil && len(d.b) != 0 {
 		rec.Notional = d.text()
@@ -131,6 +124,52 @@ func decodeRecord(id string, v []byte) (Record, error) {
 		return Record{}, fmt.Errorf("record %s: %w", id, d.err)
 	}
 	return rec, nil
+}
+
+// compactBefore reports whether v is a compact record (a settled one)
+// whose LastSignedAt and UpdatedAt are both before since, read without
+// decoding the rest; false when it is not, or cannot tell (v is JSON, or
+// does not decode), so that v is decoded and judged whole.
+func compactBefore(v []byte, since time.Time) bool {
+	if len(v) == 0 || v[0] != compactForm {
+		return false
+	}
+	d := decoder{b: v[1:]}
+	for range 7 { // Key … Reason, as encodeRecord writes them
+		d.skipText()
+	}
+	if d.byte() == 0 {
+		d.skipText() // a state by name
+	}
+	d.uvarint() // Sends
+	ns, present := d.times(d.byte())
+	latest, seen := int64(0), false
+	for i := 2; i < 4; i++ { // LastSignedAt, UpdatedAt
+		if present[i] && (!seen || ns[i] > latest) {
+			latest, seen = ns[i], true
+		}
+	}
+	return d.err == nil && seen && time.Unix(0, latest).Before(since)
+}
+
+// times reads the times flags say a compact record holds, in Unix
+// nanoseconds, and which it holds: CreatedAt, FirstSentAt, LastSignedAt,
+// UpdatedAt, each after the first written as its offset from CreatedAt.
+func (d *decoder) times(flags byte) (ns [4]int64, present [4]bool) {
+	var base int64
+	for i := range 4 {
+		if flags&(2<<i) == 0 {
+			continue
+		}
+		n := d.varint()
+		if i == 0 {
+			base = n
+		} else {
+			n += base
+		}
+		ns[i], present[i] = n, true
+	}
+	return ns, present
 }
 
 func appendText(b []byte, s string) []byte {
@@ -196,6 +235,20 @@ func readVarint[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
 	}
 	d.b = d.b[k:]
 	return n
+}
+
+// skipText reads past one text as text reads it.
+func (d *decoder) skipText() {
+	switch d.byte() {
+	case 0, 1:
+		d.bytes(d.uvarint())
+	case 2:
+		d.bytes(16)
+	default:
+		if d.err == nil {
+			d.err = errors.New("bad text tag")
+		}
+	}
 }
 
 func (d *decoder) text() string {

@@ -153,7 +153,13 @@ func (m *memoryStore) Release(_ context.Context, id, holder string) error {
 }
 
 // List implements Store.
-func (m *memoryStore) List(_ context.Context, states ...State) ([]Record, error) {
+func (m *memoryStore) List(ctx context.Context, states ...State) ([]Record, error) {
+	return m.ListRecent(ctx, time.Time{}, states...)
+}
+
+// ListRecent implements RecentLister: it leaves out every record settled
+// before since.
+func (m *memoryStore) ListRecent(_ context.Context, since time.Time, states ...State) ([]Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -161,7 +167,7 @@ func (m *memoryStore) List(_ context.Context, states ...State) ([]Record, error)
 	}
 	var out []Record
 	for _, rec := range m.recs {
-		if len(states) == 0 || slices.Contains(states, rec.State) {
+		if (len(states) == 0 || slices.Contains(states, rec.State)) && !settledBefore(rec, since) {
 			out = append(out, clone(rec))
 		}
 	}

@@ -55,6 +55,23 @@ func (c Config) retention() (time.Duration, error) {
 // writes.
 const purgeBatch = 16
 
+// RecentLister is implemented by a Store that can leave the intents
+// settled long ago out of a listing without reading them whole. The risk
+// limits of package broker, which count the last day's orders, use it
+// when the store has it, so that a store holding a week of settled
+// intents is not decoded whole on every Place.
+type RecentLister interface {
+	// ListRecent is List, except that a settled record (not Open) whose
+	// UpdatedAt and LastSignedAt are both before since may be left out.
+	ListRecent(ctx context.Context, since time.Time, states ...State) ([]Record, error)
+}
+
+// settledBefore reports whether a record settled before since: not
+// open, and its UpdatedAt and LastSignedAt both before since.
+func settledBefore(rec Record, since time.Time) bool {
+	return !rec.State.Open() && rec.UpdatedAt.Before(since) && rec.LastSignedAt.Before(since)
+}
+
 // BatchUpdater is implemented by a Store that can make several updates
 // durable in one commit. orders.Placer's Recover uses it, when the store
 // has it, to record what it settled with one commit per lookup instead of
