@@ -87,9 +87,10 @@ func TestMeta(t *testing.T) {
 // TestProcesses: the claim rules between processes, each a Store with
 // its own connections on one account.
 func TestProcesses(t *testing.T) {
-	storetest.Processes(t, func(t *testing.T) (func() idempotency.Store, string) {
+	clock := clockwork.NewRealClock() // the server's leases run on the real clock
+	storetest.Processes(t, clock, func(t *testing.T) (func() idempotency.Store, string) {
 		url, acct := setup(t)
-		return func() idempotency.Store { return open(t, url, acct, pgstore.Config{}) }, acct
+		return func() idempotency.Store { return open(t, url, acct, pgstore.Config{Clock: clock}) }, acct
 	}, pgstore.Owner)
 }
 

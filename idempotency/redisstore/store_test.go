@@ -74,9 +74,10 @@ func TestMeta(t *testing.T) {
 // TestProcesses: the claim rules between processes, each a Store of its
 // own on one account.
 func TestProcesses(t *testing.T) {
-	storetest.Processes(t, func(t *testing.T) (func() idempotency.Store, string) {
+	clock := clockwork.NewRealClock() // Redis's leases run on the real clock
+	storetest.Processes(t, clock, func(t *testing.T) (func() idempotency.Store, string) {
 		rdb, acct := setup(t)
-		return func() idempotency.Store { return newStore(t, rdb, acct, redisstore.Config{}) }, acct
+		return func() idempotency.Store { return newStore(t, rdb, acct, redisstore.Config{Clock: clock}) }, acct
 	}, redisstore.Owner)
 }
 

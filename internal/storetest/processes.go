@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/tradewire/tradewire/idempotency"
 	"github.com/tradewire/tradewire/internal/claim"
 )
@@ -19,10 +21,11 @@ import (
 // holder gets the record back; and of many processes racing to create one
 // key, exactly one creates it. newAccount returns a fresh account and a
 // function that opens one process's Store on it; owner returns the id a
-// Store claims under.
-func Processes(t *testing.T, newAccount func(t *testing.T) (newProcess func() idempotency.Store, account string), owner func(idempotency.Store) string) {
+// Store claims under; clock is the clock the Stores run on (their leases
+// are judged on it).
+func Processes(t *testing.T, clock clockwork.Clock, newAccount func(t *testing.T) (newProcess func() idempotency.Store, account string), owner func(idempotency.Store) string) {
 	record := func(account, cid string) idempotency.Record {
-		now := time.Now()
+		now := clock.Now()
 		return idempotency.Record{ClientOrderID: cid, Key: "k-" + cid, AccountNumber: account, Symbol: "BTC-USD",
 			Fingerprint: "fp", State: idempotency.Pending, Body: []byte(`{"client_order_id":"` + cid + `"}`),
 			Target: "/api/v2/crypto/trading/orders/?account_number=" + account, CreatedAt: now, UpdatedAt: now}
@@ -42,7 +45,7 @@ func Processes(t *testing.T, newAccount func(t *testing.T) (newProcess func() id
 		if !errors.As(err, &ip) || !errors.Is(err, idempotency.ErrInProgress) || created {
 			t.Fatalf("second process's Create: created %v, err %v; want *InProgressError", created, err)
 		}
-		if !strings.HasPrefix(ip.Owner, owner(a)+"/") || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(time.Now()) || !ip.SignaturesExpire.IsZero() {
+		if !strings.HasPrefix(ip.Owner, owner(a)+"/") || ip.ClientOrderID != "c1" || ip.LeaseExpires.Before(clock.Now()) || !ip.SignaturesExpire.IsZero() {
 			t.Fatalf("InProgressError = %+v, want held by %s", ip, owner(a))
 		}
 		if msg := err.Error(); !strings.Contains(msg, owner(a)) || !strings.Contains(msg, "c1") ||

@@ -69,7 +69,8 @@ func tat(t *testing.T, p *pgconn.Pool, acct string) string {
 // TestBurstThenWaitForRate: budgettest.BurstThenRate on PostgreSQL.
 func TestBurstThenWaitForRate(t *testing.T) {
 	t.Parallel()
-	budgettest.BurstThenRate(t, open(t, pgtest.URL(t), pgtest.Account(t), pgbudget.Config{RatePerMinute: 60, Burst: 4}))
+	clock := clockwork.NewRealClock() // the server's GCRA runs on the real clock
+	budgettest.BurstThenRate(t, open(t, pgtest.URL(t), pgtest.Account(t), pgbudget.Config{RatePerMinute: 60, Burst: 4, Clock: clock}), clock)
 }
 
 // TestRateHoldsAcrossBudgets: four Budgets (four processes, each with its

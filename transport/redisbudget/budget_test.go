@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tradewire/tradewire/internal/redistest"
@@ -33,7 +34,8 @@ func newBudget(t *testing.T, rdb *redis.Client, acct string, cfg redisbudget.Con
 func TestBurstThenWaitForRate(t *testing.T) {
 	t.Parallel()
 	rdb, acct := setup(t)
-	budgettest.BurstThenRate(t, newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 4}))
+	clock := clockwork.NewRealClock() // Redis's GCRA runs on the real clock
+	budgettest.BurstThenRate(t, newBudget(t, rdb, acct, redisbudget.Config{RatePerMinute: 60, Burst: 4, Clock: clock}), clock)
 }
 
 // TestSharedAcrossBudgets: two Budgets on one account (two processes)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -90,37 +91,37 @@ func Tokens(t *testing.T, b Budget, perMinute float64, burst int) {
 
 // BurstThenRate checks b, a fresh budget of an account of its own at 60
 // requests a minute in bursts of 4 (3 here, less the token the venue
-// regains in 250 ms: adaptive.Headroom): three Waits are granted at once,
-// a fourth with a deadline 500 ms out is refused at once (its token is
-// about a second away), and without one it is granted about a second
-// after the first. The rate is slow so that the margins are wide on a
-// loaded machine: the budget runs on its server's clock, so the check
-// runs on the real one.
-func BurstThenRate(t *testing.T, b Budget) {
+// regains in 250 ms: adaptive.Headroom), waiting on clock: three Waits
+// are granted at once, a fourth with a deadline 500 ms out is refused at
+// once (its token is about a second away), and without one it is granted
+// about a second after the first. The rate is slow so that the margins
+// are wide on a loaded machine: the budget runs on its server's clock, so
+// clock is the real one.
+func BurstThenRate(t *testing.T, b Budget, clock clockwork.Clock) {
 	t.Helper()
 	ctx := context.Background()
-	start := time.Now()
+	start := clock.Now()
 	for i := 0; i < 3; i++ {
 		if err := b.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
+	if d := clock.Since(start); d > 500*time.Millisecond {
 		t.Fatalf("the burst of 3 took %v: it waited for the rate", d)
 	}
-	dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	dctx, cancel := clockwork.WithTimeout(ctx, clock, 500*time.Millisecond)
 	defer cancel()
-	before := time.Now()
+	before := clock.Now()
 	if err := b.Wait(dctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want an immediate deadline error", err)
 	}
-	if d := time.Since(before); d > 400*time.Millisecond {
+	if d := clock.Since(before); d > 400*time.Millisecond {
 		t.Fatalf("a refused wait took %v", d)
 	}
 	if err := b.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d < 900*time.Millisecond {
+	if d := clock.Since(start); d < 900*time.Millisecond {
 		t.Fatalf("the fourth token came after %v, want about 1s", d)
 	}
 }
