@@ -70,36 +70,11 @@ func scrape(t *testing.T, url string) (body string, families map[string]bool, sa
 	return body, families, samples
 }
 
-// syncLines collects what is written, safe for concurrent use, and
-// signals each write.
-type syncLines struct {
-	mu    sync.Mutex
-	buf   strings.Builder
-	wrote chan struct{}
-}
-
-func (w *syncLines) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	w.buf.Write(p)
-	w.mu.Unlock()
-	select {
-	case w.wrote <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (w *syncLines) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
 var metricsLineRE = regexp.MustCompile(`metrics at (http://\S+/metrics)`)
 
 // awaitMetricsURL waits for the command writing to stderr to print where
 // it serves its metrics, or to end (done).
-func awaitMetricsURL(t *testing.T, stderr *syncLines, done <-chan int) string {
+func awaitMetricsURL(t *testing.T, stderr *lineWriter, done <-chan int) string {
 	t.Helper()
 	for {
 		if m := metricsLineRE.FindStringSubmatch(stderr.String()); m != nil {
@@ -157,7 +132,7 @@ func TestWatch_MetricsAddrServesAndHoldsNoSecret(t *testing.T) {
 	rec := &signatureRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &syncLines{wrote: make(chan struct{}, 1)}
+	stderr := &lineWriter{wrote: make(chan struct{}, 1)}
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"watch", "--metrics-addr", "127.0.0.1:0", "-o", "json"}, Options{
@@ -254,7 +229,7 @@ func TestSimServe_MetricsMatchLedger(t *testing.T) {
 	defer cancel()
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { pr.Close() })
-	stderr := &syncLines{wrote: make(chan struct{}, 1)}
+	stderr := &lineWriter{wrote: make(chan struct{}, 1)}
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"sim", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--rate-limits", limits},

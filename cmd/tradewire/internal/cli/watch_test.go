@@ -19,7 +19,8 @@ import (
 	"github.com/tradewire/tradewire/venue"
 )
 
-// lineWriter collects what is written and signals each write.
+// lineWriter collects what is written, safe for concurrent use, and
+// signals each write.
 type lineWriter struct {
 	mu    sync.Mutex
 	buf   strings.Builder
@@ -35,6 +36,12 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	default:
 	}
 	return len(p), nil
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 func (w *lineWriter) lines() []string {
